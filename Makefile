@@ -1,0 +1,25 @@
+# Makefile for jsonb_toaster (PGXS)
+#
+#   make PG_CONFIG=/path/to/pg_config
+#   make PG_CONFIG=/path/to/pg_config install
+#   make PG_CONFIG=/path/to/pg_config installcheck   # against a running server
+#
+# tools/test.sh runs everything (server build, temporary instance, pg_regress
+# and TAP) in one command.
+
+MODULE_big = jsonb_toaster
+OBJS = \
+	src/introspect.o \
+	src/jsonb_toaster.o
+
+EXTENSION = jsonb_toaster
+DATA = jsonb_toaster--0.1.sql
+PGFILEDESC = "jsonb_toaster - TOAST that understands jsonb"
+
+REGRESS = storage
+REGRESS_OPTS = --inputdir=$(srcdir) --outputdir=$(CURDIR)
+TAP_TESTS = 1
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)

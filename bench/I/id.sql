@@ -1,0 +1,3 @@
+-- Benchmark I: jb -> 'id' on every document of size bucket :bucket of :tab.
+-- By hand: pgbench -n -t 5 -f bench/I/id.sql -D tab=imdb_stock_pglz -D bucket=3
+SELECT count(jb -> 'id') FROM :tab WHERE bucket = :bucket;

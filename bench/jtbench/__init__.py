@@ -1,0 +1,1 @@
+"""jsonb_toaster benchmark suite (see bench/README.md)."""

@@ -1,0 +1,77 @@
+"""Benchmark S: synthetic key access (the published motivational example).
+
+100 rows whose documents grow from 130 B to 3.3 MB raw; for each row, key
+and configuration, the time of one jb -> 'keyN' evaluation, measured by
+repeating it in one query (bench/S/key_access.sql) and normalising per call.
+The repetition count adapts to the cost so that each measurement takes a
+fraction of a second: up to 1000 for the cheap cases, a few calls for the
+multi-megabyte ones.
+"""
+
+import os
+
+from . import db
+
+KEYS = ["key1", "key2", "key3", "key4"]
+SCRIPT = os.path.join(os.path.dirname(__file__), "..", "S", "key_access.sql")
+
+GENERATE = """
+INSERT INTO {table}
+SELECT i id, jsonb_build_object(
+  'key1', i,
+  'key2', (SELECT jsonb_agg(0) FROM generate_series(1, pow(10, 1 + 5.0 * i / 100.0)::int)),
+  'key3', i,
+  'key4', (SELECT jsonb_agg(0) FROM generate_series(1, pow(10, 0 + 5.0 * i / 100.0)::int))
+) jb FROM generate_series(1, 100) i;
+"""
+
+
+def setup(configs, log):
+    for cfg in configs:
+        t = cfg.table("s")
+        log(f"S: loading {t}")
+        db.execute(f"DROP TABLE IF EXISTS {t};"
+                   f"CREATE TABLE {t} (id int PRIMARY KEY, {cfg.column()});"
+                   + GENERATE.format(table=t) + f"VACUUM ANALYZE {t};")
+
+
+def rows_to_measure(step):
+    rows = sorted(set(list(range(1, 101, step)) + [1, 100]))
+    return rows
+
+
+def measure_point(cfg, table, row, key, target_ms, max_reps, transactions):
+    """Per-call time in ms of jb -> key on one row, and the reps used."""
+    variables = {"tab": table, "id": row, "key": key}
+    # Pilot: a few calls, to size the real run (also warms the caches).
+    pilot_reps = 3
+    pilot = db.pgbench(SCRIPT, dict(variables, reps=pilot_reps), 1,
+                       cfg.session_options)
+    per_call = max(pilot[0] / pilot_reps, 1e-4)
+    reps = int(max(1, min(max_reps, target_ms / per_call)))
+    lat = db.pgbench(SCRIPT, dict(variables, reps=reps), transactions,
+                     cfg.session_options)
+    return db.median(lat) / reps, reps
+
+
+def run(configs, results, args, log):
+    setup(configs, log)
+    sizes = {}
+    for cfg in configs:
+        t = cfg.table("s")
+        for row_id, stored, raw in db.query(
+                f"SELECT id, pg_column_size(jb), s.raw_size FROM {t}, "
+                f"jsonb_toaster_storage(jb) s ORDER BY id"):
+            sizes[(cfg.name, int(row_id))] = (int(stored), int(raw))
+    rows = rows_to_measure(args.s_step)
+    log(f"S: measuring {len(rows)} rows x {len(KEYS)} keys x {len(configs)} configurations")
+    for row in rows:
+        for key in KEYS:
+            for cfg in configs:
+                ms, reps = measure_point(cfg, cfg.table("s"), row, key,
+                                         target_ms=args.s_target_ms,
+                                         max_reps=1000, transactions=3)
+                stored, raw = sizes[(cfg.name, row)]
+                results.add("S", cfg.name, key, "ms_per_call", ms, row=row,
+                            stored_size=stored, raw_size=raw, reps=reps)
+        log(f"S: row {row} done")

@@ -1,0 +1,123 @@
+"""Benchmark U: partial update, WAL and storage.
+
+Table t: N rows (10,000 at scale 1) holding the same 1000-key object.  Each
+update form runs on a fresh copy of the table, after a CHECKPOINT, and is
+measured for duration, WAL bytes (insert LSN difference) and heap and TOAST
+relation sizes before and after.  "id = id + 1" touches no jsonb and is the
+floor.  The ORM pattern sends the whole new document as a literal, with one
+value changed, as a client holding the document would.
+
+On the S table (documents of 130 B to 3.3 MB) every row is updated on its
+own, in one transaction, to get WAL per row against document size: setting
+key1, and appending one element to key2.
+"""
+
+import json
+
+from . import db
+
+DOC = "(SELECT jsonb_object_agg(j, j) FROM generate_series(1, 1000) j)"
+
+
+def client_document():
+    doc = {str(j): j for j in range(1, 1001)}
+    doc["500"] = 0
+    return json.dumps(doc).replace("'", "''")
+
+
+CASES = [
+    ("id = id + 1", "id = id + 1"),
+    ("js - '1'", "js = js - '1'"),
+    ("jsonb_set(js, '{500}', '0')", "js = jsonb_set(js, '{500}', '0')"),
+    ("js || '{\"bar\": \"baz\"}'", "js = js || '{\"bar\": \"baz\"}'"),
+    ("client-sent document", None),
+]
+
+S_CASES = [
+    ("S: set key1", "jb = jsonb_set(jb, '{key1}', to_jsonb(-id))"),
+    ("S: append to key2", "jb = jsonb_insert(jb, '{key2,-1}', '1', true)"),
+]
+
+PER_ROW_FUNC = """
+CREATE OR REPLACE FUNCTION bench_update_each_row(tab regclass, assignment text)
+RETURNS TABLE (row_id int, wal_bytes numeric, ms float8)
+LANGUAGE plpgsql AS $$
+DECLARE
+  l0 pg_lsn;
+  t0 timestamptz;
+BEGIN
+  FOR row_id IN EXECUTE format('SELECT id FROM %s ORDER BY id', tab) LOOP
+    l0 := pg_current_wal_insert_lsn();
+    t0 := clock_timestamp();
+    EXECUTE format('UPDATE %s SET %s WHERE id = $1', tab, assignment) USING row_id;
+    wal_bytes := pg_current_wal_insert_lsn() - l0;
+    ms := extract(epoch FROM clock_timestamp() - t0) * 1000;
+    RETURN NEXT;
+  END LOOP;
+END $$;
+"""
+
+
+def sizes(table):
+    heap, toast = db.query(
+        f"SELECT pg_relation_size('{table}'), "
+        f"coalesce(pg_relation_size(reltoastrelid), 0) "
+        f"FROM pg_class WHERE oid = '{table}'::regclass")[0]
+    return int(heap), int(toast)
+
+
+def run(configs, results, args, log):
+    nrows = max(100, int(10000 * args.scale))
+    for cfg in configs:
+        base = cfg.table("u_base")
+        log(f"U: loading {base} ({nrows} rows)")
+        db.execute(f"DROP TABLE IF EXISTS {base};"
+                   f"CREATE TABLE {base} (id int, {cfg.column('js')});"
+                   f"INSERT INTO {base} SELECT i, {DOC} FROM generate_series(1, {nrows}) i;")
+    for case, assignment in CASES:
+        for cfg in configs:
+            base, t = cfg.table("u_base"), cfg.table("u")
+            if assignment is None:
+                assignment = "js = '" + client_document() + "'"
+            db.execute(f"DROP TABLE IF EXISTS {t};"
+                       f"CREATE TABLE {t} (id int, {cfg.column('js')});"
+                       f"INSERT INTO {t} SELECT * FROM {base};"
+                       f"VACUUM ANALYZE {t}; CHECKPOINT;")
+            heap0, toast0 = sizes(t)
+            lsn0 = db.value("SELECT pg_current_wal_insert_lsn()")
+            ms = db.timed(f"UPDATE {t} SET {assignment};")
+            wal = int(db.value(f"SELECT pg_current_wal_insert_lsn() - '{lsn0}'"))
+            heap1, toast1 = sizes(t)
+            for metric, v in [("ms", ms), ("wal_bytes", wal),
+                              ("heap_bytes_before", heap0), ("heap_bytes_after", heap1),
+                              ("toast_bytes_before", toast0), ("toast_bytes_after", toast1)]:
+                results.add("U", cfg.name, case, metric, v, rows=nrows)
+            db.execute(f"DROP TABLE {t};")
+            log(f"U: {case} on {cfg.name}: {ms:.0f} ms, {wal} WAL bytes")
+    s_update_per_row(configs, results, log)
+
+
+def s_update_per_row(configs, results, log):
+    from .bench_s import setup as s_setup
+    db.execute(PER_ROW_FUNC)
+    for cfg in configs:
+        if not db.value(f"SELECT to_regclass('{cfg.table('s')}') IS NOT NULL") == "t":
+            s_setup([cfg], log)
+    for case, assignment in S_CASES:
+        for cfg in configs:
+            src, t = cfg.table("s"), cfg.table("s_upd")
+            db.execute(f"DROP TABLE IF EXISTS {t};"
+                       f"CREATE TABLE {t} (id int PRIMARY KEY, {cfg.column()});"
+                       f"INSERT INTO {t} SELECT * FROM {src};"
+                       f"VACUUM ANALYZE {t}; CHECKPOINT;")
+            stored = dict((int(i), int(s)) for i, s in db.query(
+                f"SELECT id, pg_column_size(jb) FROM {t}"))
+            for row, wal, ms in db.query(
+                    f"SELECT * FROM bench_update_each_row('{t}', $q${assignment}$q$)"):
+                row = int(row)
+                results.add("U", cfg.name, case, "wal_bytes", int(wal), row=row,
+                            stored_size=stored[row])
+                results.add("U", cfg.name, case, "ms", float(ms), row=row,
+                            stored_size=stored[row])
+            db.execute(f"DROP TABLE {t};")
+            log(f"U: {case} on {cfg.name} done")

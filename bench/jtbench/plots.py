@@ -1,0 +1,120 @@
+"""PNG plots of a run, drawn from the results (matplotlib, Agg backend)."""
+
+import os
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from .bench_i import QUERIES  # noqa: E402
+from .bench_s import KEYS  # noqa: E402
+from .bench_u import CASES  # noqa: E402
+
+MARKERS = "os^vD<>"
+
+
+def plot_s(res, configs, out):
+    pts = res.select(bench="S", metric="ms_per_call")
+    if not pts:
+        return
+    fig, axes = plt.subplots(2, 2, figsize=(11, 8), sharex=True)
+    for ax, key in zip(axes.flat, KEYS):
+        for i, c in enumerate(configs):
+            p = sorted(res.select(bench="S", config=c, case=key, metric="ms_per_call"),
+                       key=lambda r: r["stored_size"])
+            ax.plot([r["stored_size"] for r in p], [r["value"] * 1000 for r in p],
+                    marker=MARKERS[i % len(MARKERS)], markersize=3, label=c)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_title(f"jb -> '{key}'")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.set_ylabel("µs per call")
+    for ax in axes[1]:
+        ax.set_xlabel("stored document size (bytes)")
+    axes[0][0].legend()
+    fig.suptitle("S: time per access against stored size")
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "S.png"), dpi=90)
+    plt.close(fig)
+
+
+def plot_i(res, configs, out):
+    pts = res.select(bench="I", metric="us_per_access")
+    if not pts:
+        return
+    fig, axes = plt.subplots(2, 3, figsize=(14, 8))
+    for ax, case in zip(axes.flat, QUERIES):
+        for i, c in enumerate(configs):
+            p = sorted(res.select(bench="I", config=c, case=case, metric="us_per_access"),
+                       key=lambda r: r["mean_stored_size"])
+            ax.plot([r["mean_stored_size"] for r in p], [r["value"] for r in p],
+                    marker=MARKERS[i % len(MARKERS)], markersize=4, label=c)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_title(case)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.set_xlabel("mean stored size of the bucket (bytes)")
+        ax.set_ylabel("µs per access")
+    axes[0][0].legend()
+    fig.suptitle("I: IMDB-like documents, time per access by size bucket")
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "I.png"), dpi=90)
+    plt.close(fig)
+
+
+def plot_u(res, configs, out):
+    if not res.select(bench="U", metric="wal_bytes"):
+        return
+    cases = [c for c, _ in CASES]
+    fig, (ax1, ax2, ax3) = plt.subplots(1, 3, figsize=(16, 5))
+    width = 0.8 / max(1, len(configs))
+    for i, c in enumerate(configs):
+        xs = [j + i * width for j in range(len(cases))]
+        wal = [res.one(bench="U", config=c, case=k, metric="wal_bytes") / 2**20 for k in cases]
+        ms = [res.one(bench="U", config=c, case=k, metric="ms") for k in cases]
+        toast = [res.one(bench="U", config=c, case=k, metric="toast_bytes_after") / 2**20
+                 for k in cases]
+        ax1.bar(xs, wal, width, label=c)
+        ax2.bar(xs, ms, width, label=c)
+        ax3.bar(xs, toast, width, label=c)
+    for ax, title in [(ax1, "WAL (MB)"), (ax2, "duration (ms)"),
+                      (ax3, "TOAST relation after (MB)")]:
+        ax.set_xticks([j + width * (len(configs) - 1) / 2 for j in range(len(cases))])
+        ax.set_xticklabels(cases, rotation=30, ha="right", fontsize=8)
+        ax.set_title(title)
+        ax.set_yscale("log")
+        ax.grid(True, axis="y", which="both", alpha=0.3)
+    ax1.legend()
+    fig.suptitle("U: updating every row of the 1000-key table")
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "U.png"), dpi=90)
+    plt.close(fig)
+
+
+def plot_p(res, configs, out):
+    if not res.select(bench="P"):
+        return
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
+    width = 0.35
+    for j, phase in enumerate(["before", "after"]):
+        xs = [i + j * width for i in range(len(configs))]
+        ax1.bar(xs, [res.one(bench="P", config=c, metric="buffers", phase=phase) for c in configs],
+                width, label=phase)
+        ax2.bar(xs, [res.one(bench="P", config=c, metric="ms", phase=phase) for c in configs],
+                width, label=phase)
+    for ax, title in [(ax1, "shared buffer accesses"), (ax2, "execution time (ms)")]:
+        ax.set_xticks([i + width / 2 for i in range(len(configs))])
+        ax.set_xticklabels(configs)
+        ax.set_title(title)
+        ax.grid(True, axis="y", alpha=0.3)
+    ax1.legend()
+    fig.suptitle("P: SELECT jb->'id' before and after a tiny update")
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "P.png"), dpi=90)
+    plt.close(fig)
+
+
+def draw_all(res, configs, out):
+    for f in (plot_s, plot_i, plot_u, plot_p):
+        f(res, configs, out)

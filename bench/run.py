@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Run the jsonb_toaster benchmarks against a running server.
+
+Usually started by tools/bench.sh, which builds the benchmark server,
+starts a temporary instance and sets PGHOST/PGPORT.  Run by hand against
+any server that has the extension installed:
+
+  PGHOST=... PGPORT=... bench/run.py --bench S,P --out /tmp/bench
+
+Writes to --out: results.jsonl (one JSON object per measurement),
+report.md (tables and headline ratios), and PNG plots; prints the report.
+"""
+
+import argparse
+import datetime
+import os
+import platform
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from jtbench import bench_i, bench_p, bench_s, bench_u, configs, db, plots, report  # noqa: E402
+from jtbench.results import Results  # noqa: E402
+
+BENCHES = {"S": bench_s, "I": bench_i, "U": bench_u, "P": bench_p}
+
+
+def machine_description():
+    cpu = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return f"{platform.machine()}, {cpu}, {os.cpu_count()} cores, {mem:.0f} GB RAM"
+
+
+def header(args, configs_used, started, elapsed):
+    version = db.value("SELECT version()")
+    settings = db.query(
+        "SELECT name, setting, unit FROM pg_settings WHERE name IN "
+        "('shared_buffers', 'work_mem', 'max_wal_size', 'wal_level', 'jit', "
+        "'debug_assertions', 'fsync', 'synchronous_commit', 'full_page_writes') ORDER BY name")
+    configure = subprocess.run(["pg_config", "--configure"], capture_output=True,
+                               text=True).stdout.strip()
+    lines = [
+        "# jsonb_toaster benchmark report",
+        "",
+        f"- started: {started:%Y-%m-%d %H:%M} UTC, took {elapsed / 60:.1f} min",
+        f"- command: `{' '.join(args.command)}`",
+        f"- machine: {machine_description()}",
+        f"- server: {version}",
+        f"- configure: `{configure}`",
+        "- settings: " + ", ".join(f"{n}={s}{u or ''}" for n, s, u in settings),
+        f"- configurations: {', '.join(c.name for c in configs_used)}; "
+        f"benchmarks: {', '.join(args.bench)}; scale {args.scale}",
+        "",
+        "Every figure below is read from `results.jsonl` of this run.",
+    ]
+    return "\n".join(lines)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[1])
+    ap.add_argument("--bench", default="S,I,U,P",
+                    help="benchmarks to run, comma-separated (default: S,I,U,P)")
+    ap.add_argument("--configs", default=",".join(configs.DEFAULT),
+                    help=f"configurations (default: {','.join(configs.DEFAULT)})")
+    ap.add_argument("--scale", type=float, default=1.0,
+                    help="data size factor for I, U and P (1.0 = BENCHMARKS.md sizes)")
+    ap.add_argument("--s-step", type=int, default=3,
+                    help="S: measure every Nth row (plus the first and last); 1 = all 100")
+    ap.add_argument("--s-target-ms", type=float, default=150.0,
+                    help="S: aim for this much time per measured query")
+    ap.add_argument("--i-transactions", type=int, default=5,
+                    help="I: timed runs per bucket and query (median kept)")
+    ap.add_argument("--seed", type=int, default=42, help="I: generator seed")
+    ap.add_argument("--out", default="bench/out", help="output directory")
+    ap.add_argument("--work", default=None,
+                    help="scratch directory for generated data (default: OUT/work)")
+    ap.add_argument("--command", nargs="*", default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    args.bench = [b.strip().upper() for b in args.bench.split(",") if b.strip()]
+    unknown = [b for b in args.bench if b not in BENCHES]
+    if unknown:
+        ap.error(f"unknown benchmark(s) {unknown}; choose among {list(BENCHES)}")
+    if args.command is None:
+        args.command = [sys.argv[0]] + sys.argv[1:]
+    configs_used = configs.select([c.strip() for c in args.configs.split(",") if c.strip()])
+    os.makedirs(args.out, exist_ok=True)
+    args.work = args.work or os.path.join(args.out, "work")
+    os.makedirs(args.work, exist_ok=True)
+
+    def log(m):
+        print(f"[bench {time.strftime('%H:%M:%S')}] {m}", file=sys.stderr, flush=True)
+
+    db.execute("CREATE EXTENSION IF NOT EXISTS jsonb_toaster")
+    results = Results(os.path.join(args.out, "results.jsonl"))
+    started = datetime.datetime.now(datetime.timezone.utc)
+    t0 = time.time()
+    for b in args.bench:
+        bt = time.time()
+        BENCHES[b].run(configs_used, results, args, log)
+        log(f"{b} finished in {time.time() - bt:.0f} s")
+    names = [c.name for c in configs_used]
+    plots.draw_all(results, names, args.out)
+    text = report.render(results, names, header(args, configs_used, started, time.time() - t0))
+    with open(os.path.join(args.out, "report.md"), "w") as f:
+        f.write(text)
+    print(text)
+    log(f"report, plots and results.jsonl written to {args.out}")
+
+
+if __name__ == "__main__":
+    main()

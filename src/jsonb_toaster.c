@@ -1,0 +1,35 @@
+/*-------------------------------------------------------------------------
+ *
+ * jsonb_toaster.c
+ *	  Module entry point of jsonb_toaster.
+ *
+ * The library may be loaded through shared_preload_libraries (needed by the
+ * toaster on patched servers) or on first use of one of its functions.
+ * Either way it reserves the "jsonb_toaster." configuration prefix, so that
+ * a misspelled setting is reported instead of silently creating a
+ * placeholder.
+ *
+ * Copyright (c) 2026, jsonb_toaster developers
+ *
+ * src/jsonb_toaster.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "utils/guc.h"
+
+#include "jsonb_toaster.h"
+
+#ifdef PG_MODULE_MAGIC_EXT
+PG_MODULE_MAGIC_EXT(.name = "jsonb_toaster",.version = "0.1.0");
+#else
+PG_MODULE_MAGIC;
+#endif
+
+void
+_PG_init(void)
+{
+	MarkGUCPrefixReserved(JSONB_TOASTER_GUC_PREFIX);
+}

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# tools/build-server.sh -- build and install a PostgreSQL 18 server for the
+# project, or reuse a cached one.  Prints the installation prefix.
+#
+#   tools/build-server.sh assert    # --enable-cassert, for the tests
+#   tools/build-server.sh release   # optimised, no assertions, for benchmarks
+#
+# The source comes from tools/fetch-pg-source.sh (Debian source package, or
+# PG_SRC=/path/to/postgres).  patches/postgresql-18/*.patch are applied in
+# name order to a private copy.  The installation is cached under
+# $JT_CACHE/install/<version>-<flavour>-<hash>, the hash covering the patch
+# series and the configure options, so an unchanged second run takes no time.
+
+. "$(dirname "$0")/lib.sh"
+
+drop_root "$0" "$@"
+
+flavour=${1:-assert}
+case $flavour in
+	assert) flavour_opts="--enable-cassert --enable-debug" cflags="-O2 -g" ;;
+	release) flavour_opts="" cflags="-O2" ;;
+	*) die "usage: $0 assert|release" ;;
+esac
+common_opts="--with-lz4 --with-zstd --enable-tap-tests"
+build_id="v1 $common_opts $flavour_opts $cflags"
+
+src=$("$JT_TOP/tools/fetch-pg-source.sh")
+version=$(sed -n "s/^PACKAGE_VERSION='\(.*\)'$/\1/p" "$src/configure")
+[ -n "$version" ] || die "cannot read the version from $src/configure"
+if [ -n "${PG_SRC:-}" ]; then
+	# A user tree may change under us: key it by path and git state.
+	tag=$( { echo "$src"; git -C "$src" rev-parse HEAD 2>/dev/null || true;
+		git -C "$src" diff 2>/dev/null || true; } | sha256sum | cut -c1-8)
+	version="$version-src$tag"
+fi
+key=$( { echo "$build_id"; patch_series_hash; } | sha256sum | cut -c1-12)
+prefix=$JT_CACHE/install/pg$version-$flavour-$key
+
+if [ -x "$prefix/bin/postgres" ] && [ -f "$prefix/.jt-complete" ]; then
+	echo "$prefix"
+	exit 0
+fi
+
+ensure_packages $JT_BUILD_DEPS
+
+builddir=$JT_CACHE/build/pg$version-$flavour-$key
+log=$builddir.log
+msg "building PostgreSQL $version ($flavour) into $prefix; log: $log"
+rm -rf "$builddir" "$prefix"
+mkdir -p "$builddir"
+tar -C "$src" --exclude=.git -cf - . | tar -C "$builddir" -xf -
+
+for p in "$JT_TOP"/patches/postgresql-$JT_PG_MAJOR/*.patch; do
+	[ -e "$p" ] || continue
+	msg "applying $(basename "$p")"
+	patch -d "$builddir" -p1 --forward --batch -s <"$p" ||
+		die "patch $(basename "$p") does not apply to PostgreSQL $version"
+done
+
+jobs=$(nproc 2>/dev/null || echo 2)
+(
+	cd "$builddir"
+	./configure --prefix="$prefix" $common_opts $flavour_opts CFLAGS="$cflags"
+	make -j"$jobs"
+	make -j"$jobs" -C contrib
+	make install
+	make -C contrib install
+	# Test modules of the patch series are installed when present.
+	make -C src/test/modules -j"$jobs" install
+) >"$log" 2>&1 || {
+	tail -n 40 "$log" >&2
+	die "PostgreSQL build failed; see $log"
+}
+touch "$prefix/.jt-complete"
+msg "installed PostgreSQL $version ($flavour) in $prefix"
+echo "$prefix"
