@@ -114,6 +114,15 @@ SELECT coalesce(toast_blks_read, 0) + coalesce(toast_blks_hit, 0) - :toast_block
          AS toast_blocks_read_by_storage
 FROM pg_statio_user_tables WHERE relname = 'docs';
 
+-- Control: de-TOASTing the same values does move the counters.
+SELECT coalesce(toast_blks_read, 0) + coalesce(toast_blks_hit, 0) AS toast_blocks_before
+FROM pg_statio_user_tables WHERE relname = 'docs' \gset
+SELECT count(jb::text) FROM docs, jsonb_toaster_storage(jb) s WHERE s.form = 'external';
+SELECT pg_stat_force_next_flush();
+SELECT coalesce(toast_blks_read, 0) + coalesce(toast_blks_hit, 0) - :toast_blocks_before > 0
+         AS toast_blocks_read_by_detoasting
+FROM pg_statio_user_tables WHERE relname = 'docs';
+
 -- The same value in memory (after a de-TOASTing operation) is plain.
 SELECT s.form, s.compressed
 FROM docs, jsonb_toaster_storage(jb || '{}') s

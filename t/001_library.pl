@@ -32,7 +32,8 @@ like($stderr, qr/"jsonb_toaster" is a reserved prefix/,
 $node->safe_psql('postgres', q{
 CREATE EXTENSION jsonb_toaster;
 CREATE TABLE t (jb jsonb);
-INSERT INTO t SELECT jsonb_build_object('pad', repeat('x', 100000));
+INSERT INTO t SELECT jsonb_build_object('pad', repeat('x', 100000),
+  'hex', (SELECT string_agg(md5(i::text), '') FROM generate_series(1, 200) i));
 });
 is( $node->safe_psql(
 		'postgres', 'SELECT form, compression FROM t, jsonb_toaster_storage(jb)'),

@@ -52,7 +52,7 @@ if ! PGHOST=$work PGPORT=$port PGUSER=postgres make_ext TAP_TESTS= installcheck;
 fi
 
 msg "running TAP tests"
-if ! make_ext REGRESS= PROVE_FLAGS="--verbose" installcheck; then
+if ! make_ext REGRESS= installcheck; then
 	failed+=("TAP")
 	for f in "$build"/tmp_check/log/regress_log_*; do
 		[ -f "$f" ] || continue

@@ -61,9 +61,10 @@ def setup(configs, args, log):
                    f"CREATE TABLE {t} (n int PRIMARY KEY, {cfg.column()}, bucket int);")
         db.copy_in(f"{t} (n, jb)", data)
         db.execute(f"""
-UPDATE {t} SET bucket = CASE s.form WHEN 'plain' THEN 10 WHEN 'compressed' THEN 20 ELSE 30 END
-                        + floor(log(s.stored_size))::int
-FROM jsonb_toaster_storage(jb) s;
+UPDATE {t} SET bucket = (
+  SELECT CASE s.form WHEN 'plain' THEN 10 WHEN 'compressed' THEN 20 ELSE 30 END
+         + floor(log(s.stored_size))::int
+  FROM jsonb_toaster_storage(jb) s);
 CREATE INDEX ON {t} (bucket);
 VACUUM FULL {t};
 VACUUM ANALYZE {t};
