@@ -40,7 +40,9 @@ if [ "$(id -u)" = 0 ]; then
 fi
 
 ensure_packages $JT_BENCH_DEPS $JT_RUNTIME_DEPS
-prefix=$("$JT_TOP/tools/build-server.sh" release)
+# JT_BENCH_FLAVOUR=assert checks the benchmark code quickly on the test
+# build; its figures are not measurements (the report shows the build).
+prefix=$("$JT_TOP/tools/build-server.sh" "${JT_BENCH_FLAVOUR:-release}")
 export PATH="$prefix/bin:$PATH"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/jsonb_toaster_bench.XXXXXX")

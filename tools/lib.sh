@@ -121,6 +121,8 @@ run_as_user()
 		${PG_SRC:+PG_SRC="$PG_SRC"} \
 		${JSONB_TOASTER_CACHE:+JSONB_TOASTER_CACHE="$JSONB_TOASTER_CACHE"} \
 		${KEEP_TMP:+KEEP_TMP="$KEEP_TMP"} \
+		${JT_BENCH_FLAVOUR:+JT_BENCH_FLAVOUR="$JT_BENCH_FLAVOUR"} \
+		${JT_BENCH_VMEM_GB:+JT_BENCH_VMEM_GB="$JT_BENCH_VMEM_GB"} \
 		${JT_REFRESH_SOURCE:+JT_REFRESH_SOURCE="$JT_REFRESH_SOURCE"} \
 		"$copy/tools/$(basename "$script")" "$@" || status=$?
 	[ -n "${KEEP_TMP:-}" ] || rm -rf "$copy"

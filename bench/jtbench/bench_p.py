@@ -13,7 +13,7 @@ from . import db
 
 
 def explain(table, options):
-    plan = json.loads(db.value(
+    plan = json.loads(db.output(
         f"EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT jb->'id' FROM {table}",
         options))[0]
     top = plan["Plan"]

@@ -24,10 +24,10 @@ class Config:
 
     def column(self, name="jb", storage=None):
         """Column definition of the jsonb column in this configuration."""
-        col = f"{name} jsonb COMPRESSION {self.compression}"
+        col = f"{name} jsonb"
         if storage:
             col += f" STORAGE {storage}"
-        return col
+        return col + f" COMPRESSION {self.compression}"
 
 
 ALL = {

@@ -8,7 +8,6 @@ import os
 import re
 import statistics
 import subprocess
-import tempfile
 
 PSQL = ["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1"]
 
@@ -45,6 +44,12 @@ def query(sql, options=None):
     return [line.split("\t") for line in out.splitlines() if line != ""]
 
 
+def output(sql, options=None):
+    """Run a query; return its unaligned output as one string (for
+    multi-line values such as EXPLAIN (FORMAT JSON))."""
+    return _run(PSQL + ["-A", "-t"], input_text=sql, options=options)
+
+
 def value(sql, options=None):
     rows = query(sql, options)
     if len(rows) != 1 or len(rows[0]) != 1:
@@ -66,28 +71,27 @@ def copy_in(table, path):
     execute(f"\\copy {table} FROM '{path}'")
 
 
-def pgbench(script, variables, transactions, options=None):
-    """Run a pgbench custom script; return per-transaction latencies in ms.
+def pgbench(script, variables, runs, options=None):
+    """Run a pgbench custom script `runs` times, one transaction each;
+    return the latency of each run in ms.
+
+    The figure is pgbench's "latency average", which without -l, -P or -R is
+    the elapsed time of the run after connecting.  (pgbench's per-transaction
+    log is not used: for transactions that complete without the client
+    waiting, it can record a latency of 0.)
 
     options: a PGOPTIONS string (session settings of the configuration)."""
-    env = _env(options)
-    with tempfile.TemporaryDirectory() as tmp:
-        cmd = ["pgbench", "-n", "-t", str(transactions), "-f", script,
-               "-l", "--log-prefix", os.path.join(tmp, "tx")]
-        for k, v in variables.items():
-            cmd += ["-D", f"{k}={v}"]
-        p = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp)
-        if p.returncode != 0:
-            raise DBError(f"pgbench {script} {variables} failed:\n{p.stderr.strip()}")
-        lat = []
-        for name in os.listdir(tmp):
-            with open(os.path.join(tmp, name)) as f:
-                for line in f:
-                    # client_id transaction_no time_us script_no epoch epoch_us
-                    lat.append(int(line.split()[2]) / 1000.0)
-        if len(lat) != transactions:
-            raise DBError(f"pgbench logged {len(lat)} of {transactions} transactions")
-        return lat
+    cmd = ["pgbench", "-n", "-t", "1", "-f", script]
+    for k, v in variables.items():
+        cmd += ["-D", f"{k}={v}"]
+    lat = []
+    for _ in range(runs):
+        out = _run(cmd, options=options)
+        m = re.search(r"^latency average = ([0-9.]+) ms", out, re.M)
+        if not m:
+            raise DBError(f"no latency in pgbench output for {script} {variables}:\n{out}")
+        lat.append(float(m.group(1)))
+    return lat
 
 
 def median(xs):

@@ -48,15 +48,21 @@ def plot_i(res, configs, out):
         for i, c in enumerate(configs):
             p = sorted(res.select(bench="I", config=c, case=case, metric="us_per_access"),
                        key=lambda r: r["mean_stored_size"])
-            ax.plot([r["mean_stored_size"] for r in p], [r["value"] for r in p],
-                    marker=MARKERS[i % len(MARKERS)], markersize=4, label=c)
+            line, = ax.plot([r["mean_stored_size"] for r in p], [r["value"] for r in p],
+                            marker=MARKERS[i % len(MARKERS)], markersize=4, label=c)
+            floor = sorted(res.select(bench="I", config=c, case="scan floor",
+                                      metric="us_per_access"),
+                           key=lambda r: r["mean_stored_size"])
+            ax.plot([r["mean_stored_size"] for r in floor], [r["value"] for r in floor],
+                    linestyle=":", color=line.get_color(), linewidth=1,
+                    label=f"{c} scan floor")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_title(case)
         ax.grid(True, which="both", alpha=0.3)
         ax.set_xlabel("mean stored size of the bucket (bytes)")
         ax.set_ylabel("µs per access")
-    axes[0][0].legend()
+    axes[0][0].legend(fontsize=7)
     fig.suptitle("I: IMDB-like documents, time per access by size bucket")
     fig.tight_layout()
     fig.savefig(os.path.join(out, "I.png"), dpi=90)
@@ -78,12 +84,13 @@ def plot_u(res, configs, out):
         ax1.bar(xs, wal, width, label=c)
         ax2.bar(xs, ms, width, label=c)
         ax3.bar(xs, toast, width, label=c)
-    for ax, title in [(ax1, "WAL (MB)"), (ax2, "duration (ms)"),
-                      (ax3, "TOAST relation after (MB)")]:
+    for ax, title, scale in [(ax1, "WAL (MB, log scale)", "log"),
+                             (ax2, "duration (ms, log scale)", "log"),
+                             (ax3, "TOAST relation after the update (MB)", "linear")]:
         ax.set_xticks([j + width * (len(configs) - 1) / 2 for j in range(len(cases))])
         ax.set_xticklabels(cases, rotation=30, ha="right", fontsize=8)
         ax.set_title(title)
-        ax.set_yscale("log")
+        ax.set_yscale(scale)
         ax.grid(True, axis="y", which="both", alpha=0.3)
     ax1.legend()
     fig.suptitle("U: updating every row of the 1000-key table")
