@@ -46,7 +46,8 @@ def header(args, configs_used, started, elapsed):
     settings = db.query(
         "SELECT name, setting, unit FROM pg_settings WHERE name IN "
         "('shared_buffers', 'work_mem', 'max_wal_size', 'wal_level', 'jit', "
-        "'debug_assertions', 'fsync', 'synchronous_commit', 'full_page_writes') ORDER BY name")
+        "'debug_assertions', 'fsync', 'synchronous_commit', 'full_page_writes', "
+        "'autovacuum', 'data_checksums') ORDER BY name")
     configure = subprocess.run(["pg_config", "--configure"], capture_output=True,
                                text=True).stdout.strip()
     lines = [
@@ -74,11 +75,11 @@ def main():
                     help=f"configurations (default: {','.join(configs.DEFAULT)})")
     ap.add_argument("--scale", type=float, default=1.0,
                     help="data size factor for I, U and P (1.0 = BENCHMARKS.md sizes)")
-    ap.add_argument("--s-step", type=int, default=3,
+    ap.add_argument("--s-step", type=int, default=1,
                     help="S: measure every Nth row (plus the first and last); 1 = all 100")
-    ap.add_argument("--s-target-ms", type=float, default=150.0,
+    ap.add_argument("--s-target-ms", type=float, default=200.0,
                     help="S: aim for this much time per measured query")
-    ap.add_argument("--i-transactions", type=int, default=5,
+    ap.add_argument("--i-transactions", type=int, default=7,
                     help="I: timed runs per bucket and query (median kept)")
     ap.add_argument("--seed", type=int, default=42, help="I: generator seed")
     ap.add_argument("--out", default="bench/out", help="output directory")

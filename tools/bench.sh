@@ -12,7 +12,9 @@
 # The default output directory is bench/out/ (not committed).  The instance
 # runs with a virtual memory limit per process (JT_BENCH_VMEM_GB, default 8),
 # so that a query that would grow without bound fails with "out of memory"
-# instead of waking the OOM killer.
+# instead of waking the OOM killer.  Autovacuum is off: a background VACUUM
+# of a freshly loaded table would add its WAL to whatever is being measured;
+# the benchmarks VACUUM their tables themselves.
 
 . "$(dirname "$0")/lib.sh"
 
@@ -62,7 +64,7 @@ msg "starting the benchmark instance on port $port"
 	ulimit -v $((${JT_BENCH_VMEM_GB:-8} * 1024 * 1024))
 	start_instance "$datadir" "$work" "$port" \
 		"shared_buffers = 2GB" "max_wal_size = 20GB" "checkpoint_timeout = 1h" \
-		"max_connections = 20" "log_min_messages = warning"
+		"max_connections = 20" "log_min_messages = warning" "autovacuum = off"
 )
 export PGHOST=$work PGPORT=$port PGUSER=postgres PGDATABASE=postgres
 

@@ -47,7 +47,7 @@ def bucket_label(bucket):
 
 def setup(configs, args, log):
     data = os.path.join(args.work, "imdb.copy")
-    count = max(100, int(20000 * args.scale))
+    count = max(100, int(40000 * args.scale))
     if not os.path.exists(data):
         log(f"I: generating {count} documents (seed {args.seed})")
         with open(data, "w") as out:

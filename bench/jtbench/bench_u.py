@@ -73,7 +73,8 @@ def run(configs, results, args, log):
         log(f"U: loading {base} ({nrows} rows)")
         db.execute(f"DROP TABLE IF EXISTS {base};"
                    f"CREATE TABLE {base} (id int, {cfg.column('js')});"
-                   f"INSERT INTO {base} SELECT i, {DOC} FROM generate_series(1, {nrows}) i;")
+                   f"INSERT INTO {base} SELECT i, {DOC} FROM generate_series(1, {nrows}) i;"
+                   f"VACUUM ANALYZE {base};")
     for case, assignment in CASES:
         for cfg in configs:
             base, t = cfg.table("u_base"), cfg.table("u")
