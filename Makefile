@@ -9,14 +9,21 @@
 
 MODULE_big = jsonb_toaster
 OBJS = \
+	src/accessors.o \
+	src/datum_source.o \
+	src/decode.o \
+	src/decode_lz4.o \
+	src/decode_pglz.o \
 	src/introspect.o \
-	src/jsonb_toaster.o
+	src/jsonb_toaster.o \
+	src/navigator.o \
+	src/toast_iterator.o
 
 EXTENSION = jsonb_toaster
 DATA = jsonb_toaster--0.1.sql
 PGFILEDESC = "jsonb_toaster - TOAST that understands jsonb"
 
-REGRESS = storage
+REGRESS = storage partial_access corruption
 REGRESS_OPTS = --inputdir=$(srcdir) --outputdir=$(CURDIR)
 TAP_TESTS = 1
 

@@ -18,3 +18,59 @@ LANGUAGE C STRICT STABLE PARALLEL SAFE;
 
 COMMENT ON FUNCTION jsonb_toaster_storage(jsonb) IS
 'describe how a jsonb value is stored (plain, compressed inline or external TOAST), without de-TOASTing it';
+
+--
+-- Partial-access accessors: the semantics of the builtins of the same
+-- name without the jt_ prefix, reading only the part of a compressed or
+-- TOASTed document they need.  The operators below shadow the builtin ones
+-- for sessions that put this extension's schema before pg_catalog in
+-- search_path; nobody else sees them.
+--
+CREATE FUNCTION jt_object_field(from_json jsonb, field_name text)
+RETURNS jsonb AS 'MODULE_PATHNAME', 'jt_object_field'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION jt_object_field_text(from_json jsonb, field_name text)
+RETURNS text AS 'MODULE_PATHNAME', 'jt_object_field_text'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION jt_array_element(from_json jsonb, element_index integer)
+RETURNS jsonb AS 'MODULE_PATHNAME', 'jt_array_element'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION jt_array_element_text(from_json jsonb, element_index integer)
+RETURNS text AS 'MODULE_PATHNAME', 'jt_array_element_text'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION jt_extract_path(from_json jsonb, VARIADIC path_elems text[])
+RETURNS jsonb AS 'MODULE_PATHNAME', 'jt_extract_path'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION jt_extract_path_text(from_json jsonb, VARIADIC path_elems text[])
+RETURNS text AS 'MODULE_PATHNAME', 'jt_extract_path_text'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION jt_exists(jsonb, text)
+RETURNS boolean AS 'MODULE_PATHNAME', 'jt_exists'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION jt_exists_any(jsonb, text[])
+RETURNS boolean AS 'MODULE_PATHNAME', 'jt_exists_any'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION jt_exists_all(jsonb, text[])
+RETURNS boolean AS 'MODULE_PATHNAME', 'jt_exists_all'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE OPERATOR -> (LEFTARG = jsonb, RIGHTARG = text, FUNCTION = jt_object_field);
+CREATE OPERATOR ->> (LEFTARG = jsonb, RIGHTARG = text, FUNCTION = jt_object_field_text);
+CREATE OPERATOR -> (LEFTARG = jsonb, RIGHTARG = integer, FUNCTION = jt_array_element);
+CREATE OPERATOR ->> (LEFTARG = jsonb, RIGHTARG = integer, FUNCTION = jt_array_element_text);
+CREATE OPERATOR #> (LEFTARG = jsonb, RIGHTARG = text[], FUNCTION = jt_extract_path);
+CREATE OPERATOR #>> (LEFTARG = jsonb, RIGHTARG = text[], FUNCTION = jt_extract_path_text);
+CREATE OPERATOR ? (LEFTARG = jsonb, RIGHTARG = text, FUNCTION = jt_exists,
+	RESTRICT = matchingsel, JOIN = matchingjoinsel);
+CREATE OPERATOR ?| (LEFTARG = jsonb, RIGHTARG = text[], FUNCTION = jt_exists_any,
+	RESTRICT = matchingsel, JOIN = matchingjoinsel);
+CREATE OPERATOR ?& (LEFTARG = jsonb, RIGHTARG = text[], FUNCTION = jt_exists_all,
+	RESTRICT = matchingsel, JOIN = matchingjoinsel);

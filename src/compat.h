@@ -23,4 +23,19 @@
 #include "varatt.h"
 #endif
 
+/* 18 spells "does not return" as a prefix specifier; 15-17 as an attribute. */
+#ifndef pg_noreturn
+#define pg_noreturn pg_attribute_noreturn()
+#endif
+
+/*
+ * The snapshot for reading TOAST: 18 returns one; 15-17 fill one in
+ * caller-provided storage ("buf", not evaluated on 18).
+ */
+#if PG_VERSION_NUM >= 180000
+#define jt_get_toast_snapshot(buf) get_toast_snapshot()
+#else
+#define jt_get_toast_snapshot(buf) (init_toast_snapshot(buf), (buf))
+#endif
+
 #endif							/* JSONB_TOASTER_COMPAT_H */

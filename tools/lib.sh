@@ -139,14 +139,15 @@ drop_root()
 	exit $status
 }
 
-# build_extension pg_config builddir: build and install the extension out of
-# tree (the work tree stays clean; builds for different servers never mix).
+# build_extension pg_config builddir [subdir]: build and install the
+# extension (or the module in subdir) out of tree: the work tree stays
+# clean, and builds for different servers never mix.
 build_extension()
 {
-	local pg_config=$1 build=$2
+	local pg_config=$1 build=$2 srcdir=$JT_TOP/${3:-}
 	mkdir -p "$build/src"
-	msg "building the extension against $pg_config"
-	make -s -C "$build" -f "$JT_TOP/Makefile" VPATH="$JT_TOP" \
+	msg "building ${3:-the extension} against $pg_config"
+	make -s -C "$build" -f "$srcdir/Makefile" VPATH="$srcdir" \
 		PG_CONFIG="$pg_config" COPT="-Werror" all install \
 		>"$build/build.log" 2>&1 || {
 		cat "$build/build.log" >&2

@@ -34,6 +34,8 @@ cleanup()
 trap cleanup EXIT
 
 build_extension "$pg_config" "$build"
+# test-only helpers used by the regression tests (never installed elsewhere)
+build_extension "$pg_config" "$work/test_module" test/modules/jsonb_toaster_test
 
 port=$(free_port)
 msg "starting a temporary instance on port $port"

@@ -23,8 +23,11 @@ def plot_s(res, configs, out):
         for i, c in enumerate(configs):
             p = sorted(res.select(bench="S", config=c, case=key, metric="ms_per_call"),
                        key=lambda r: r["stored_size"])
+            # Points, not a line: stored size is not monotonic in the row
+            # (compression starts above 2 kB raw), so a line would zigzag.
             ax.plot([r["stored_size"] for r in p], [r["value"] * 1000 for r in p],
-                    marker=MARKERS[i % len(MARKERS)], markersize=3, label=c)
+                    marker=MARKERS[i % len(MARKERS)], markersize=3, linestyle="none",
+                    label=c)
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_title(f"jb -> '{key}'")

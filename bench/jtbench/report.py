@@ -84,7 +84,9 @@ def i_section(res, configs):
         return None
     lines = ["## I: IMDB-like documents", "",
              "Mean time per access (µs) by storage form and stored-size bucket; "
-             "documents per bucket in parentheses (first configuration).", ""]
+             "documents per bucket in parentheses (first configuration).  The scan "
+             "floor visits the same documents without reading them; buckets of "
+             "fewer than 5 documents are not timed.", ""]
     buckets = sorted({p["bucket"] for p in pts})
     for case in list(QUERIES) + ["scan floor"]:
         body = []

@@ -1,0 +1,281 @@
+/*-------------------------------------------------------------------------
+ *
+ * datum_source.c
+ *	  Byte sources over a jsonb datum in any storage form.
+ *
+ * The navigator reads a document through a JtSource.  This file makes one
+ * for each way a jsonb datum can arrive:
+ *
+ *	- plain: the bytes are in memory already;
+ *	- compressed inline: the streaming decoder produces the prefix asked
+ *	  for from the datum's compressed bytes;
+ *	- external, compressed: TOAST chunks are read one at a time with the
+ *	  iterator and fed to the decoder until the prefix asked for exists;
+ *	- external, uncompressed: chunks are copied in until the prefix exists.
+ *
+ * In every case the raw payload goes into one buffer of the declared raw
+ * size, allocated up front (only the pages written are touched), which
+ * never moves: pointers the navigator holds stay valid.  Sizes declared by
+ * the pointer and by the compressed stream are checked against each other
+ * and against the allocation limit before anything is allocated.
+ *
+ * Copyright (c) 2026, jsonb_toaster developers
+ *
+ * src/datum_source.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/detoast.h"
+#include "access/toast_compression.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+
+#include "compat.h"
+#include "datum_source.h"
+
+/* The 4-byte word that starts a compressed stream: raw size and method. */
+#define STREAM_HEADER_SIZE	((uint32) sizeof(uint32))
+#define STREAM_RAWSIZE_MASK	0x3FFFFFFF
+
+static void datum_source_fill(JtSource *pub, uint32 upto);
+
+pg_noreturn static void
+datum_source_corrupt(JtSource *pub, const char *detail)
+{
+	JtDatumSource *src = (JtDatumSource *) pub;
+
+	if (src->form == JT_FORM_EXTERNAL || src->form == JT_FORM_EXTERNAL_COMPRESSED)
+	{
+		char	   *relname = get_rel_name(src->toastrelid);
+
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("jsonb value in toast value %u in %s is corrupt",
+						src->valueid, relname ? relname : "(unknown relation)"),
+				 errdetail("%s.", detail)));
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("jsonb value is corrupt"),
+			 errdetail("%s.", detail)));
+}
+
+static JtDecodeMethod
+decode_method(JtDatumSource *src, uint32 method)
+{
+	switch (method)
+	{
+		case TOAST_PGLZ_COMPRESSION_ID:
+			return JT_DECODE_PGLZ;
+		case TOAST_LZ4_COMPRESSION_ID:
+			return JT_DECODE_LZ4;
+		default:
+			datum_source_corrupt(&src->pub, "unknown compression method");
+	}
+}
+
+static void
+check_raw_size(JtDatumSource *src, int64 rawsize)
+{
+	if (rawsize < 0 || rawsize > MaxAllocSize)
+		datum_source_corrupt(&src->pub, "declared raw size out of range");
+}
+
+/* True when the value is uncompressed and in memory: no source needed. */
+bool
+jt_datum_is_plain(Datum value)
+{
+	struct varlena *attr = (struct varlena *) DatumGetPointer(value);
+
+	return !VARATT_IS_EXTERNAL(attr) && !VARATT_IS_COMPRESSED(attr);
+}
+
+void
+jt_datum_source_open(JtDatumSource *src, Datum value)
+{
+	struct varlena *attr = (struct varlena *) DatumGetPointer(value);
+
+	memset(src, 0, sizeof(JtDatumSource));
+	src->pub.fill = datum_source_fill;
+	src->pub.corrupt = datum_source_corrupt;
+
+	/*
+	 * Pointers to values in memory (indirect, expanded) are not TOAST:
+	 * flatten them the ordinary way, then read what results.
+	 */
+	if (VARATT_IS_EXTERNAL(attr) && !VARATT_IS_EXTERNAL_ONDISK(attr))
+		attr = detoast_external_attr(attr);
+
+	if (VARATT_IS_EXTERNAL_ONDISK(attr))
+	{
+		struct varatt_external ptr;
+
+		VARATT_EXTERNAL_GET_POINTER(ptr, attr);
+		src->toastrelid = ptr.va_toastrelid;
+		src->valueid = ptr.va_valueid;
+		src->stored_size = VARATT_EXTERNAL_GET_EXTSIZE(ptr);
+		src->form = VARATT_EXTERNAL_IS_COMPRESSED(ptr) ?
+			JT_FORM_EXTERNAL_COMPRESSED : JT_FORM_EXTERNAL;
+		check_raw_size(src, (int64) ptr.va_rawsize - VARHDRSZ);
+		src->pub.size = ptr.va_rawsize - VARHDRSZ;
+
+		if (src->form == JT_FORM_EXTERNAL_COMPRESSED)
+		{
+			JtDecodeMethod method =
+				decode_method(src, VARATT_EXTERNAL_GET_COMPRESS_METHOD(ptr));
+
+			if (src->stored_size < (int32) STREAM_HEADER_SIZE)
+				datum_source_corrupt(&src->pub, "compressed stream shorter than its header");
+			src->stored = palloc(src->stored_size);
+			src->buffer = palloc(Max(src->pub.size, 1));
+			jt_decoder_init(&src->decoder, method, src->buffer, src->pub.size,
+							src->stored + STREAM_HEADER_SIZE,
+							src->stored_size - STREAM_HEADER_SIZE);
+		}
+		else
+		{
+			if (src->stored_size != (int32) src->pub.size)
+				datum_source_corrupt(&src->pub, "stored size differs from raw size in an uncompressed value");
+			src->buffer = palloc(Max(src->pub.size, 1));
+		}
+		src->pub.data = src->buffer;
+	}
+	else if (VARATT_IS_COMPRESSED(attr))
+	{
+		JtDecodeMethod method =
+			decode_method(src, VARDATA_COMPRESSED_GET_COMPRESS_METHOD(attr));
+
+		src->form = JT_FORM_COMPRESSED;
+		src->pub.size = VARDATA_COMPRESSED_GET_EXTSIZE(attr);
+		src->buffer = palloc(Max(src->pub.size, 1));
+		src->pub.data = src->buffer;
+		jt_decoder_init(&src->decoder, method, src->buffer, src->pub.size,
+						(char *) attr + VARHDRSZ_COMPRESSED,
+						VARSIZE(attr) - VARHDRSZ_COMPRESSED);
+		jt_decoder_add_input(&src->decoder, (char *) attr + VARHDRSZ_COMPRESSED,
+							 VARSIZE(attr) - VARHDRSZ_COMPRESSED);
+	}
+	else
+	{
+		src->form = JT_FORM_PLAIN;
+		src->pub.data = VARDATA_ANY(attr);
+		src->pub.size = VARSIZE_ANY_EXHDR(attr);
+		src->pub.avail = src->pub.size;
+	}
+}
+
+void
+jt_datum_source_close(JtDatumSource *src)
+{
+	if (src->iterating)
+		jt_toast_iterator_end(&src->iter);
+	src->iterating = false;
+	if (src->buffer)
+		pfree(src->buffer);
+	if (src->stored)
+		pfree(src->stored);
+	src->buffer = src->stored = NULL;
+}
+
+/* Read the next TOAST chunk; false when there are no more. */
+static bool
+next_chunk(JtDatumSource *src, const char **data, int32 *len)
+{
+	if (!src->iterating)
+	{
+		jt_toast_iterator_begin(&src->iter, src->toastrelid, src->valueid,
+								src->stored_size);
+		src->iterating = true;
+	}
+	return jt_toast_iterator_next(&src->iter, data, len);
+}
+
+pg_noreturn static void
+report_corrupt_stream(JtDatumSource *src)
+{
+	const char *method = src->decoder.method == JT_DECODE_PGLZ ? "pglz" : "lz4";
+
+	if (src->form == JT_FORM_EXTERNAL_COMPRESSED)
+	{
+		char	   *relname = get_rel_name(src->toastrelid);
+
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("compressed %s data of toast value %u in %s is corrupt",
+						method, src->valueid,
+						relname ? relname : "(unknown relation)"),
+				 errdetail("%s.", src->decoder.error)));
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("compressed %s data is corrupt", method),
+			 errdetail("%s.", src->decoder.error)));
+}
+
+/* Feed the decoder until it has produced "upto" bytes. */
+static void
+decode_upto(JtDatumSource *src, uint32 upto)
+{
+	for (;;)
+	{
+		JtDecodeStatus status = jt_decode(&src->decoder, upto);
+		const char *chunk;
+		int32		len;
+
+		if (status == JT_DECODE_CORRUPT)
+			report_corrupt_stream(src);
+		if (status != JT_DECODE_NEED_INPUT)
+			break;
+
+		/* only external values run out of input: fetch another chunk */
+		if (src->form != JT_FORM_EXTERNAL_COMPRESSED ||
+			!next_chunk(src, &chunk, &len))
+			datum_source_corrupt(&src->pub, "compressed data ends before the declared raw size");
+		memcpy(src->stored + src->stored_len, chunk, len);
+		src->stored_len += len;
+		if (src->stored_len >= STREAM_HEADER_SIZE)
+		{
+			uint32		header;
+
+			memcpy(&header, src->stored, sizeof(uint32));
+			if ((header & STREAM_RAWSIZE_MASK) != src->pub.size)
+				datum_source_corrupt(&src->pub, "raw size in the compressed stream differs from the TOAST pointer's");
+			jt_decoder_add_input(&src->decoder, src->stored + STREAM_HEADER_SIZE,
+								 src->stored_len - STREAM_HEADER_SIZE);
+		}
+	}
+	src->pub.avail = src->decoder.out_len;
+}
+
+static void
+datum_source_fill(JtSource *pub, uint32 upto)
+{
+	JtDatumSource *src = (JtDatumSource *) pub;
+
+	switch (src->form)
+	{
+		case JT_FORM_PLAIN:
+			break;
+		case JT_FORM_COMPRESSED:
+		case JT_FORM_EXTERNAL_COMPRESSED:
+			decode_upto(src, upto);
+			break;
+		case JT_FORM_EXTERNAL:
+			while (pub->avail < upto)
+			{
+				const char *chunk;
+				int32		len;
+
+				if (!next_chunk(src, &chunk, &len))
+					break;
+				/* the iterator checked every chunk's size against the total */
+				memcpy(src->buffer + pub->avail, chunk, len);
+				pub->avail += len;
+			}
+			break;
+	}
+	if (pub->avail < upto)
+		datum_source_corrupt(pub, "the value ends before its declared size");
+}

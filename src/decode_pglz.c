@@ -1,0 +1,100 @@
+/*-------------------------------------------------------------------------
+ *
+ * decode_pglz.c
+ *	  Resumable decoder for PostgreSQL's pglz format.
+ *
+ * A pglz stream is a sequence of groups: one control byte, then up to
+ * eight items, one per control bit from the least significant.  A 0 bit is
+ * a literal byte.  A 1 bit is a back-reference tag of 2 or 3 bytes: the low
+ * nibble of the first byte is the length minus 3, its high nibble and the
+ * second byte the 12-bit distance back into the output (1..4095); a length
+ * nibble of 15 means a third byte follows and is added to 18.  Copies may
+ * overlap their source, repeating a short pattern.  The stream ends when
+ * the output holds the declared raw size; core checks that the input ends
+ * there too.
+ *
+ * The decoder accepts and rejects exactly what core's pglz_decompress()
+ * does: a distance of 0 or reaching before the start of the output, and a
+ * tag cut off by the end of the input (PostgreSQL 18.4 and later), are
+ * corrupt.  A copy longer than the room left in the output is clipped.
+ *
+ * It can stop after any item, and when the input runs short in the middle
+ * of a tag it leaves the tag unconsumed and asks for more.  A whole tag
+ * (at most 273 bytes of output) is always copied at once.
+ *
+ * Copyright (c) 2026, jsonb_toaster developers
+ *
+ * src/decode_pglz.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "c.h"
+
+#include "decode.h"
+
+/* The input ran out: either for now, or for good (then it is corrupt). */
+static inline JtDecodeStatus
+pglz_out_of_input(JtDecoder *dec, uint32 needed)
+{
+	if ((uint64) dec->in_pos + needed > dec->in_total)
+	{
+		dec->error = "compressed data ends before the declared raw size";
+		return JT_DECODE_CORRUPT;
+	}
+	return JT_DECODE_NEED_INPUT;
+}
+
+JtDecodeStatus
+jt_decode_pglz(JtDecoder *dec, uint32 target)
+{
+	const unsigned char *in = (const unsigned char *) dec->in;
+	unsigned char *out = (unsigned char *) dec->out;
+
+	while (dec->out_len < target)
+	{
+		if (dec->ctrl_left == 0)
+		{
+			if (dec->in_pos >= dec->in_avail)
+				return pglz_out_of_input(dec, 1);
+			dec->ctrl = in[dec->in_pos++];
+			dec->ctrl_left = 8;
+		}
+		if (dec->in_pos >= dec->in_avail)
+			return pglz_out_of_input(dec, 1);
+
+		if (dec->ctrl & 1)
+		{
+			uint32		len;
+			uint32		off;
+			uint32		taglen = 2;
+
+			if (dec->in_avail - dec->in_pos < 2)
+				return pglz_out_of_input(dec, 2);
+			len = (in[dec->in_pos] & 0x0f) + 3;
+			off = ((in[dec->in_pos] & 0xf0) << 4) | in[dec->in_pos + 1];
+			if (len == 18)
+			{
+				if (dec->in_avail - dec->in_pos < 3)
+					return pglz_out_of_input(dec, 3);
+				len += in[dec->in_pos + 2];
+				taglen = 3;
+			}
+			if (off == 0 || off > dec->out_len)
+			{
+				dec->error = "back-reference reaches before the start of the output";
+				return JT_DECODE_CORRUPT;
+			}
+			dec->in_pos += taglen;
+
+			len = Min(len, dec->out_cap - dec->out_len);
+			jt_copy_match((char *) out + dec->out_len, off, len);
+			dec->out_len += len;
+		}
+		else
+			out[dec->out_len++] = in[dec->in_pos++];
+
+		dec->ctrl >>= 1;
+		dec->ctrl_left--;
+	}
+	return JT_DECODE_TARGET_REACHED;
+}

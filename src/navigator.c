@@ -1,0 +1,267 @@
+/*-------------------------------------------------------------------------
+ *
+ * navigator.c
+ *	  Lazy navigation of a stored jsonb value through a byte source.
+ *
+ * Positions are 64-bit while they are being computed, so that no corrupt
+ * length or offset can wrap around before it is compared with the bounds
+ * of its container.  JEntries are read one at a time: finding element i of
+ * a large array reads the JEntries from i back to the nearest one that
+ * stores an end offset (at most 32 in anything PostgreSQL writes), not the
+ * whole JEntry array.
+ *
+ * Offsets follow PostgreSQL's getJsonbOffset()/getJsonbLength(): an entry's
+ * data starts where the previous entries' data ends, which is found by
+ * adding lengths backwards until an entry that stores its end offset.
+ * Numerics and containers start at the next 4-byte boundary of the data
+ * area.  Object keys are compared as PostgreSQL orders them: shorter first,
+ * then bytewise.
+ *
+ * Copyright (c) 2026, jsonb_toaster developers
+ *
+ * src/navigator.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "c.h"
+
+#include "navigator.h"
+
+/* Where a container's parts are, as positions in the source. */
+typedef struct ContainerLayout
+{
+	uint32		nentries;		/* JEntries: count, or 2 * count for objects */
+	uint64		entries;		/* first JEntry */
+	uint64		data;			/* start of the data area */
+	uint64		end;			/* end of the container */
+} ContainerLayout;
+
+#define ALIGN4(x)	(((x) + 3) & ~((uint64) 3))
+
+void
+jt_nav_corrupt(JtSource *src, const char *detail)
+{
+	src->corrupt(src, detail);
+	abort();					/* corrupt() does not return */
+}
+
+static inline uint32
+read_uint32(JtSource *src, uint64 offset)
+{
+	uint32		v;
+
+	memcpy(&v, jt_source_read(src, offset, sizeof(uint32)), sizeof(uint32));
+	return v;
+}
+
+static void
+check_container_header(JtSource *src, uint32 header)
+{
+	bool		is_object = (header & JT_CONTAINER_OBJECT) != 0;
+	bool		is_array = (header & JT_CONTAINER_ARRAY) != 0;
+
+	if (is_object == is_array)
+		jt_nav_corrupt(src, "a container is neither an object nor an array");
+	if ((header & JT_CONTAINER_SCALAR) &&
+		(!is_array || (header & JT_CONTAINER_COUNT_MASK) != 1))
+		jt_nav_corrupt(src, "a raw scalar container does not hold exactly one element");
+}
+
+static void
+container_layout(JtSource *src, const JtNode *container, ContainerLayout *lay)
+{
+	uint32		count = jt_node_count(container);
+
+	lay->nentries = jt_node_is_object(container) ? count * 2 : count;
+	lay->entries = (uint64) container->offset + sizeof(uint32);
+	lay->data = lay->entries + (uint64) lay->nentries * sizeof(uint32);
+	lay->end = (uint64) container->offset + container->length;
+	if (lay->data > lay->end)
+		jt_nav_corrupt(src, "a container's JEntries run past its end");
+}
+
+static inline uint32
+entry_at(JtSource *src, const ContainerLayout *lay, uint32 i)
+{
+	return read_uint32(src, lay->entries + (uint64) i * sizeof(uint32));
+}
+
+/* Start of entry i's data, relative to the data area. */
+static uint64
+entry_start(JtSource *src, const ContainerLayout *lay, uint32 i)
+{
+	uint64		start = 0;
+
+	while (i > 0)
+	{
+		uint32		e = entry_at(src, lay, --i);
+
+		start += e & JT_JENTRY_OFFLEN_MASK;
+		if (e & JT_JENTRY_HAS_OFF)
+			break;
+	}
+	return start;
+}
+
+/* Length of entry i's data (padding included), checked against the bounds. */
+static uint64
+entry_length(JtSource *src, const ContainerLayout *lay, uint32 entry,
+			 uint64 start)
+{
+	uint64		len = entry & JT_JENTRY_OFFLEN_MASK;
+
+	if (entry & JT_JENTRY_HAS_OFF)
+	{
+		if (len < start)
+			jt_nav_corrupt(src, "a JEntry's end offset precedes its start");
+		len -= start;
+	}
+	if (lay->data + start + len > lay->end)
+		jt_nav_corrupt(src, "a JEntry's data runs past the end of its container");
+	return len;
+}
+
+/* Describe entry i of a container as a node. */
+static void
+entry_node(JtSource *src, const ContainerLayout *lay, uint32 i, JtNode *node)
+{
+	uint32		e = entry_at(src, lay, i);
+	uint64		start = entry_start(src, lay, i);
+	uint64		len = entry_length(src, lay, e, start);
+	uint64		pad = 0;
+
+	node->header = 0;
+	switch (e & JT_JENTRY_TYPE_MASK)
+	{
+		case JT_JENTRY_STRING:
+			node->kind = JT_NODE_STRING;
+			break;
+		case JT_JENTRY_NUMERIC:
+			node->kind = JT_NODE_NUMERIC;
+			pad = ALIGN4(start) - start;
+			break;
+		case JT_JENTRY_FALSE:
+			node->kind = JT_NODE_FALSE;
+			break;
+		case JT_JENTRY_TRUE:
+			node->kind = JT_NODE_TRUE;
+			break;
+		case JT_JENTRY_NULL:
+			node->kind = JT_NODE_NULL;
+			break;
+		case JT_JENTRY_CONTAINER:
+			node->kind = JT_NODE_CONTAINER;
+			pad = ALIGN4(start) - start;
+			break;
+		default:
+			jt_nav_corrupt(src, "a JEntry has an unknown type");
+	}
+	if (pad > len)
+		jt_nav_corrupt(src, "a JEntry is shorter than its alignment padding");
+	node->offset = (uint32) (lay->data + start + pad);
+	node->length = (uint32) (len - pad);
+
+	if (node->kind == JT_NODE_CONTAINER)
+	{
+		if (node->length < sizeof(uint32))
+			jt_nav_corrupt(src, "a nested container is shorter than its header");
+		node->header = read_uint32(src, node->offset);
+		check_container_header(src, node->header);
+	}
+}
+
+void
+jt_nav_root(JtSource *src, JtNode *root)
+{
+	if (src->size < sizeof(uint32))
+		jt_nav_corrupt(src, "the value is shorter than a container header");
+	root->kind = JT_NODE_CONTAINER;
+	root->offset = 0;
+	root->length = src->size;
+	root->header = read_uint32(src, 0);
+	check_container_header(src, root->header);
+}
+
+/*
+ * Look up a key in an object: binary search over the keys, reading only the
+ * JEntries and the keys it compares with.
+ */
+bool
+jt_nav_object_get(JtSource *src, const JtNode *object,
+				  const char *key, uint32 keylen, JtNode *value)
+{
+	uint32		count = jt_node_count(object);
+	ContainerLayout lay;
+	uint32		low = 0;
+	uint32		high = count;
+
+	Assert(jt_node_is_object(object));
+	if (count == 0)
+		return false;
+	container_layout(src, object, &lay);
+
+	while (low < high)
+	{
+		uint32		mid = low + (high - low) / 2;
+		uint64		start = entry_start(src, &lay, mid);
+		uint64		len = entry_length(src, &lay, entry_at(src, &lay, mid), start);
+		int			diff;
+
+		if (len == keylen)
+			diff = memcmp(jt_source_read(src, lay.data + start, len), key, keylen);
+		else
+			diff = len > keylen ? 1 : -1;
+
+		if (diff == 0)
+		{
+			entry_node(src, &lay, count + mid, value);
+			return true;
+		}
+		if (diff < 0)
+			low = mid + 1;
+		else
+			high = mid;
+	}
+	return false;
+}
+
+bool
+jt_nav_array_get(JtSource *src, const JtNode *array, uint32 index,
+				 JtNode *element)
+{
+	ContainerLayout lay;
+
+	Assert(jt_node_is_array(array));
+	if (index >= jt_node_count(array))
+		return false;
+	container_layout(src, array, &lay);
+	entry_node(src, &lay, index, element);
+	return true;
+}
+
+/* Does the array hold this string as an element (as jsonb's ? operator)? */
+bool
+jt_nav_array_has_string(JtSource *src, const JtNode *array,
+						const char *str, uint32 len)
+{
+	uint32		count = jt_node_count(array);
+	ContainerLayout lay;
+	uint64		start = 0;
+
+	Assert(jt_node_is_array(array));
+	if (count == 0)
+		return false;
+	container_layout(src, array, &lay);
+
+	for (uint32 i = 0; i < count; i++)
+	{
+		uint32		e = entry_at(src, &lay, i);
+		uint64		elen = entry_length(src, &lay, e, start);
+
+		if ((e & JT_JENTRY_TYPE_MASK) == JT_JENTRY_STRING && elen == len &&
+			memcmp(jt_source_read(src, lay.data + start, elen), str, len) == 0)
+			return true;
+		start += elen;
+	}
+	return false;
+}

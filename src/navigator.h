@@ -1,0 +1,125 @@
+/*-------------------------------------------------------------------------
+ *
+ * navigator.h
+ *	  Lazy navigation of a stored jsonb value through a byte source.
+ *
+ * The navigator finds a key in an object, an element in an array, or a
+ * string in an array, reading only the bytes it needs: a container's header
+ * and JEntries, the candidate keys of a binary search, and the value found.
+ * It asks a byte source for those bytes; the source decides how to produce
+ * them (they are already in memory, or come from a streaming decoder fed by
+ * TOAST chunks), so a source backed by a decoder only ever decompresses the
+ * prefix of the document that holds them.
+ *
+ * Every length and offset read from the value is checked against the
+ * bounds of its container before use; a violation is reported through the
+ * source's corrupt() callback, which does not return.
+ *
+ * Like the decoders, this includes only c.h, so the fuzzers build it
+ * without a server.
+ *
+ * Copyright (c) 2026, jsonb_toaster developers
+ *
+ * src/navigator.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef JSONB_TOASTER_NAVIGATOR_H
+#define JSONB_TOASTER_NAVIGATOR_H
+
+#include "jsonb_format.h"
+
+#ifdef pg_noreturn
+#define JT_NORETURN pg_noreturn
+#else
+#define JT_NORETURN __attribute__((noreturn))
+#endif
+
+typedef struct JtSource JtSource;
+
+/*
+ * A byte source: the jsonb payload (root container header onwards), size
+ * bytes long, of which [0, avail) can be read at data.  fill() makes at
+ * least [0, upto) readable (upto <= size) or raises an error; it may move
+ * nothing that was readable before, so pointers into data stay valid for
+ * the life of the source.  corrupt() reports a malformed value and does not
+ * return.
+ */
+struct JtSource
+{
+	const char *data;
+	uint32		size;
+	uint32		avail;
+	void		(*fill) (JtSource *src, uint32 upto);
+	void		(*corrupt) (JtSource *src, const char *detail);
+};
+
+typedef enum JtNodeKind
+{
+	JT_NODE_STRING,
+	JT_NODE_NUMERIC,
+	JT_NODE_FALSE,
+	JT_NODE_TRUE,
+	JT_NODE_NULL,
+	JT_NODE_CONTAINER,
+} JtNodeKind;
+
+/* A value inside the document: where its bytes are, and what it is. */
+typedef struct JtNode
+{
+	JtNodeKind	kind;
+	uint32		offset;			/* first byte, alignment padding skipped */
+	uint32		length;			/* number of bytes */
+	uint32		header;			/* containers: the container header word */
+} JtNode;
+
+extern JT_NORETURN void jt_nav_corrupt(JtSource *src, const char *detail);
+
+/* Bytes [offset, offset + length) of the source, checked and made readable. */
+static inline const char *
+jt_source_read(JtSource *src, uint64 offset, uint64 length)
+{
+	if (offset + length > src->size)
+		jt_nav_corrupt(src, "a length or offset points past the end of the value");
+	if (offset + length > src->avail)
+		src->fill(src, (uint32) (offset + length));
+	return src->data + offset;
+}
+
+extern void jt_nav_root(JtSource *src, JtNode *root);
+extern bool jt_nav_object_get(JtSource *src, const JtNode *object,
+							  const char *key, uint32 keylen, JtNode *value);
+extern bool jt_nav_array_get(JtSource *src, const JtNode *array,
+							 uint32 index, JtNode *element);
+extern bool jt_nav_array_has_string(JtSource *src, const JtNode *array,
+									const char *str, uint32 len);
+
+static inline uint32
+jt_node_count(const JtNode *node)
+{
+	return node->header & JT_CONTAINER_COUNT_MASK;
+}
+
+static inline bool
+jt_node_is_object(const JtNode *node)
+{
+	return node->kind == JT_NODE_CONTAINER &&
+		(node->header & JT_CONTAINER_OBJECT) != 0;
+}
+
+/* True for arrays, including the 1-element array holding a raw scalar. */
+static inline bool
+jt_node_is_array(const JtNode *node)
+{
+	return node->kind == JT_NODE_CONTAINER &&
+		(node->header & JT_CONTAINER_ARRAY) != 0;
+}
+
+static inline bool
+jt_node_is_scalar_root(const JtNode *node)
+{
+	return node->kind == JT_NODE_CONTAINER &&
+		(node->header & JT_CONTAINER_SCALAR) != 0;
+}
+
+#endif							/* JSONB_TOASTER_NAVIGATOR_H */

@@ -1,0 +1,151 @@
+/*-------------------------------------------------------------------------
+ *
+ * toast_iterator.c
+ *	  Read an external TOAST value chunk by chunk, only as far as needed.
+ *
+ * Core's de-TOASTing fetches every chunk of a value before anything can
+ * look at it.  This iterator hands out the chunks one at a time, in order,
+ * through an ordered scan of the TOAST relation's (chunk_id, chunk_seq)
+ * index, so a reader that finds what it wants in the first chunks never
+ * touches the others.  It reads with the TOAST snapshot, as core does.
+ *
+ * The value's layout is known from its TOAST pointer: chunk i holds bytes
+ * [i * TOAST_MAX_CHUNK_SIZE, ...) of the stored stream, and every chunk
+ * but the last is full.  A chunk that is missing, out of order, of the
+ * wrong size, or one too many raises ERRCODE_DATA_CORRUPTED naming the
+ * value and the TOAST relation.  Like heap_fetch_toast_slice(), the size
+ * check assumes the heap's chunk size.
+ *
+ * Copyright (c) 2026, jsonb_toaster developers
+ *
+ * src/toast_iterator.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/heaptoast.h"
+#include "access/htup_details.h"
+#include "access/relscan.h"
+#include "access/table.h"
+#include "access/toast_internals.h"
+#include "utils/fmgroids.h"
+
+#include "compat.h"
+#include "toast_iterator.h"
+
+void
+jt_toast_iterator_begin(JtToastIterator *it, Oid toastrelid, Oid valueid,
+						int32 stored_size)
+{
+	int			valid_index;
+	Snapshot	snapshot;
+
+	memset(it, 0, sizeof(JtToastIterator));
+	it->valueid = valueid;
+	it->stored_size = stored_size;
+	it->total_chunks = stored_size > 0 ?
+		((stored_size - 1) / TOAST_MAX_CHUNK_SIZE) + 1 : 0;
+
+	it->toastrel = table_open(toastrelid, AccessShareLock);
+	valid_index = toast_open_indexes(it->toastrel, AccessShareLock,
+									 &it->toastidxs, &it->num_indexes);
+	ScanKeyInit(&it->key, (AttrNumber) 1, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(valueid));
+	snapshot = jt_get_toast_snapshot(&it->toast_snapshot);
+	it->scan = systable_beginscan_ordered(it->toastrel,
+										  it->toastidxs[valid_index],
+										  snapshot, 1, &it->key);
+}
+
+/*
+ * Return the next chunk's bytes (valid until the next call) and true, or
+ * false once every chunk has been read.
+ */
+bool
+jt_toast_iterator_next(JtToastIterator *it, const char **data, int32 *len)
+{
+	TupleDesc	tupdesc = RelationGetDescr(it->toastrel);
+	HeapTuple	tuple;
+	int32		seq;
+	Pointer		chunk;
+	bool		isnull;
+	int32		expected_size;
+
+	tuple = systable_getnext_ordered(it->scan, ForwardScanDirection);
+	if (tuple == NULL)
+	{
+		if (it->next_chunk < it->total_chunks)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("missing chunk number %d for toast value %u in %s",
+							it->next_chunk, it->valueid,
+							RelationGetRelationName(it->toastrel))));
+		return false;
+	}
+
+	seq = DatumGetInt32(fastgetattr(tuple, 2, tupdesc, &isnull));
+	if (isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("null chunk number for toast value %u in %s",
+						it->valueid, RelationGetRelationName(it->toastrel))));
+	if (seq != it->next_chunk)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("unexpected chunk number %d (expected %d) for toast value %u in %s",
+						seq, it->next_chunk, it->valueid,
+						RelationGetRelationName(it->toastrel))));
+	if (seq >= it->total_chunks)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("unexpected chunk number %d (out of range 0..%d) for toast value %u in %s",
+						seq, it->total_chunks - 1, it->valueid,
+						RelationGetRelationName(it->toastrel))));
+
+	chunk = DatumGetPointer(fastgetattr(tuple, 3, tupdesc, &isnull));
+	if (isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("null data in chunk %d for toast value %u in %s",
+						seq, it->valueid, RelationGetRelationName(it->toastrel))));
+	if (!VARATT_IS_EXTENDED(chunk))
+	{
+		*data = VARDATA(chunk);
+		*len = VARSIZE(chunk) - VARHDRSZ;
+	}
+	else if (VARATT_IS_SHORT(chunk))
+	{
+		/* heap_form_tuple may have given a small last chunk a short header */
+		*data = VARDATA_SHORT(chunk);
+		*len = VARSIZE_SHORT(chunk) - VARHDRSZ_SHORT;
+	}
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("chunk %d of toast value %u in %s is itself compressed or external",
+						seq, it->valueid, RelationGetRelationName(it->toastrel))));
+
+	expected_size = seq < it->total_chunks - 1 ? TOAST_MAX_CHUNK_SIZE :
+		it->stored_size - (it->total_chunks - 1) * TOAST_MAX_CHUNK_SIZE;
+	if (*len != expected_size)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("unexpected chunk size %d (expected %d) in chunk %d of %d for toast value %u in %s",
+						*len, expected_size, seq, it->total_chunks,
+						it->valueid, RelationGetRelationName(it->toastrel))));
+
+	it->next_chunk++;
+	return true;
+}
+
+void
+jt_toast_iterator_end(JtToastIterator *it)
+{
+	if (it->toastrel == NULL)
+		return;
+	systable_endscan_ordered(it->scan);
+	toast_close_indexes(it->toastidxs, it->num_indexes, AccessShareLock);
+	table_close(it->toastrel, AccessShareLock);
+	it->toastrel = NULL;
+}
