@@ -102,6 +102,8 @@ def main():
         print(f"[bench {time.strftime('%H:%M:%S')}] {m}", file=sys.stderr, flush=True)
 
     db.execute("CREATE EXTENSION IF NOT EXISTS jsonb_toaster")
+    for cfg in configs_used:
+        cfg.check()
     results = Results(os.path.join(args.out, "results.jsonl"))
     started = datetime.datetime.now(datetime.timezone.utc)
     t0 = time.time()

@@ -13,11 +13,15 @@
  *	  iterator and fed to the decoder until the prefix asked for exists;
  *	- external, uncompressed: chunks are copied in until the prefix exists.
  *
- * In every case the raw payload goes into one buffer of the declared raw
- * size, allocated up front (only the pages written are touched), which
- * never moves: pointers the navigator holds stay valid.  Sizes declared by
- * the pointer and by the compressed stream are checked against each other
- * and against the allocation limit before anything is allocated.
+ * The raw payload goes into one buffer that starts small and doubles as
+ * the prefix asked for grows (the navigator only keeps pointers into it
+ * until its next read), so that reading the head of a large document costs
+ * a small allocation, not one of the document's size.  The compressed
+ * stream read from TOAST grows the same way.  Both buffers are kept by the
+ * call site for its next call (JtScratch): a query that reads many large
+ * documents reuses memory already faulted in.  Sizes declared by the
+ * pointer and by the compressed stream are checked against each other and
+ * against the allocation limit before anything is allocated.
  *
  * Copyright (c) 2026, jsonb_toaster developers
  *
@@ -38,6 +42,11 @@
 /* The 4-byte word that starts a compressed stream: raw size and method. */
 #define STREAM_HEADER_SIZE	((uint32) sizeof(uint32))
 #define STREAM_RAWSIZE_MASK	0x3FFFFFFF
+
+/* First allocation for the raw payload and the stored stream. */
+#define INITIAL_BUFFER_SIZE	8192
+/* Larger scratch buffers are given back after each call. */
+#define MAX_KEPT_BUFFER_SIZE	(64 * 1024 * 1024)
 
 static void datum_source_fill(JtSource *pub, uint32 upto);
 
@@ -83,6 +92,104 @@ check_raw_size(JtDatumSource *src, int64 rawsize)
 		datum_source_corrupt(&src->pub, "declared raw size out of range");
 }
 
+/* Get the call site's scratch buffers, creating them on first use. */
+JtScratch *
+jt_scratch(FunctionCallInfo fcinfo)
+{
+	JtScratch  *scratch;
+
+	if (fcinfo->flinfo == NULL)
+		return NULL;
+	scratch = (JtScratch *) fcinfo->flinfo->fn_extra;
+	if (scratch == NULL)
+	{
+		scratch = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(JtScratch));
+		scratch->mcxt = fcinfo->flinfo->fn_mcxt;
+		fcinfo->flinfo->fn_extra = scratch;
+	}
+	return scratch;
+}
+
+/*
+ * Allocate or enlarge *buf to at least "need" bytes (at most "limit"),
+ * doubling, in the scratch context when there is one.
+ */
+static char *
+grow(JtDatumSource *src, char *buf, uint32 *cap, uint32 need, uint32 limit)
+{
+	uint32		newcap;
+
+	if (buf != NULL && need <= *cap)
+		return buf;
+	newcap = (uint32) Min((uint64) limit,
+						  Max((uint64) need, Max((uint64) *cap * 2, INITIAL_BUFFER_SIZE)));
+	newcap = Max(newcap, 1);
+	if (buf == NULL)
+		buf = src->scratch ? MemoryContextAlloc(src->scratch->mcxt, newcap) :
+			palloc(newcap);
+	else
+		buf = repalloc(buf, newcap);
+	*cap = newcap;
+	return buf;
+}
+
+/*
+ * Record the buffers in the call site's scratch at once: if this call
+ * fails, the next must not find pointers to memory repalloc() has freed.
+ */
+static void
+sync_scratch(JtDatumSource *src)
+{
+	if (src->scratch == NULL)
+		return;
+	src->scratch->buffer = src->buffer;
+	src->scratch->buffer_cap = src->buffer_cap;
+	src->scratch->stored = src->stored;
+	src->scratch->stored_cap = src->stored_cap;
+}
+
+static void
+allocate_buffer(JtDatumSource *src)
+{
+	if (src->scratch)
+	{
+		src->buffer = src->scratch->buffer;
+		src->buffer_cap = src->scratch->buffer_cap;
+		src->stored = src->scratch->stored;
+		src->stored_cap = src->scratch->stored_cap;
+	}
+	src->buffer = grow(src, src->buffer, &src->buffer_cap,
+					   Min(src->pub.size, INITIAL_BUFFER_SIZE), src->pub.size);
+	src->pub.data = src->buffer;
+	sync_scratch(src);
+}
+
+/* Make room for "upto" bytes of raw payload (upto <= size). */
+static void
+reserve_buffer(JtDatumSource *src, uint32 upto)
+{
+	if (upto <= src->buffer_cap)
+		return;
+	src->buffer = grow(src, src->buffer, &src->buffer_cap, upto, src->pub.size);
+	src->pub.data = src->buffer;
+	sync_scratch(src);
+	if (src->form != JT_FORM_EXTERNAL)
+		jt_decoder_move_output(&src->decoder, src->buffer);
+}
+
+/* Append a chunk to the stored stream, enlarging it as needed. */
+static void
+append_stored(JtDatumSource *src, const char *chunk, int32 len)
+{
+	/* the iterator checked every chunk's size against the stored size */
+	Assert(src->stored_len + len <= (uint32) src->stored_size);
+	src->stored = grow(src, src->stored, &src->stored_cap,
+					   src->stored_len + len, src->stored_size);
+	sync_scratch(src);
+	memcpy(src->stored + src->stored_len, chunk, len);
+	src->stored_len += len;
+}
+
 /* True when the value is uncompressed and in memory: no source needed. */
 bool
 jt_datum_is_plain(Datum value)
@@ -93,11 +200,12 @@ jt_datum_is_plain(Datum value)
 }
 
 void
-jt_datum_source_open(JtDatumSource *src, Datum value)
+jt_datum_source_open(JtDatumSource *src, Datum value, JtScratch *scratch)
 {
 	struct varlena *attr = (struct varlena *) DatumGetPointer(value);
 
 	memset(src, 0, sizeof(JtDatumSource));
+	src->scratch = scratch;
 	src->pub.fill = datum_source_fill;
 	src->pub.corrupt = datum_source_corrupt;
 
@@ -128,8 +236,11 @@ jt_datum_source_open(JtDatumSource *src, Datum value)
 
 			if (src->stored_size < (int32) STREAM_HEADER_SIZE)
 				datum_source_corrupt(&src->pub, "compressed stream shorter than its header");
-			src->stored = palloc(src->stored_size);
-			src->buffer = palloc(Max(src->pub.size, 1));
+			allocate_buffer(src);
+			src->stored = grow(src, src->stored, &src->stored_cap,
+							   Min(src->stored_size, INITIAL_BUFFER_SIZE),
+							   src->stored_size);
+			sync_scratch(src);
 			jt_decoder_init(&src->decoder, method, src->buffer, src->pub.size,
 							src->stored + STREAM_HEADER_SIZE,
 							src->stored_size - STREAM_HEADER_SIZE);
@@ -138,9 +249,8 @@ jt_datum_source_open(JtDatumSource *src, Datum value)
 		{
 			if (src->stored_size != (int32) src->pub.size)
 				datum_source_corrupt(&src->pub, "stored size differs from raw size in an uncompressed value");
-			src->buffer = palloc(Max(src->pub.size, 1));
+			allocate_buffer(src);
 		}
-		src->pub.data = src->buffer;
 	}
 	else if (VARATT_IS_COMPRESSED(attr))
 	{
@@ -149,8 +259,7 @@ jt_datum_source_open(JtDatumSource *src, Datum value)
 
 		src->form = JT_FORM_COMPRESSED;
 		src->pub.size = VARDATA_COMPRESSED_GET_EXTSIZE(attr);
-		src->buffer = palloc(Max(src->pub.size, 1));
-		src->pub.data = src->buffer;
+		allocate_buffer(src);
 		jt_decoder_init(&src->decoder, method, src->buffer, src->pub.size,
 						(char *) attr + VARHDRSZ_COMPRESSED,
 						VARSIZE(attr) - VARHDRSZ_COMPRESSED);
@@ -172,10 +281,29 @@ jt_datum_source_close(JtDatumSource *src)
 	if (src->iterating)
 		jt_toast_iterator_end(&src->iter);
 	src->iterating = false;
-	if (src->buffer)
+
+	/* hand the buffers back to the call site, unless they are huge */
+	if (src->buffer && src->buffer_cap > MAX_KEPT_BUFFER_SIZE)
+	{
 		pfree(src->buffer);
-	if (src->stored)
+		src->buffer = NULL;
+		src->buffer_cap = 0;
+	}
+	if (src->stored && src->stored_cap > MAX_KEPT_BUFFER_SIZE)
+	{
 		pfree(src->stored);
+		src->stored = NULL;
+		src->stored_cap = 0;
+	}
+	if (src->scratch)
+		sync_scratch(src);
+	else
+	{
+		if (src->buffer)
+			pfree(src->buffer);
+		if (src->stored)
+			pfree(src->stored);
+	}
 	src->buffer = src->stored = NULL;
 }
 
@@ -233,8 +361,7 @@ decode_upto(JtDatumSource *src, uint32 upto)
 		if (src->form != JT_FORM_EXTERNAL_COMPRESSED ||
 			!next_chunk(src, &chunk, &len))
 			datum_source_corrupt(&src->pub, "compressed data ends before the declared raw size");
-		memcpy(src->stored + src->stored_len, chunk, len);
-		src->stored_len += len;
+		append_stored(src, chunk, len);
 		if (src->stored_len >= STREAM_HEADER_SIZE)
 		{
 			uint32		header;
@@ -254,6 +381,8 @@ datum_source_fill(JtSource *pub, uint32 upto)
 {
 	JtDatumSource *src = (JtDatumSource *) pub;
 
+	if (src->form != JT_FORM_PLAIN)
+		reserve_buffer(src, upto);
 	switch (src->form)
 	{
 		case JT_FORM_PLAIN:
@@ -271,6 +400,7 @@ datum_source_fill(JtSource *pub, uint32 upto)
 				if (!next_chunk(src, &chunk, &len))
 					break;
 				/* the iterator checked every chunk's size against the total */
+				reserve_buffer(src, pub->avail + len);
 				memcpy(src->buffer + pub->avail, chunk, len);
 				pub->avail += len;
 			}

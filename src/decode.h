@@ -14,8 +14,11 @@
  *
  * The input is one contiguous buffer that only grows (the caller copies
  * chunks into it as they arrive); its final length is known up front from
- * the value's header.  Both decoders keep back-references inside the output
- * buffer, which is never moved.
+ * the value's header.  The output buffer must hold what was produced so
+ * far: back-references point into it.  Neither decoder writes past the
+ * requested target, so both buffers may be enlarged (and moved) between
+ * calls; jt_decoder_add_input() and jt_decoder_move_output() say where
+ * they are now.
  *
  * These files include only c.h, so that they can be built without a
  * server for the fuzzers (fuzz/).  They report errors as status codes; the
@@ -106,11 +109,14 @@ extern void jt_decoder_init(JtDecoder *dec, JtDecodeMethod method,
 							const char *in, uint32 in_total);
 extern void jt_decoder_add_input(JtDecoder *dec, const char *in,
 								 uint32 in_avail);
+extern void jt_decoder_move_output(JtDecoder *dec, char *out);
 extern JtDecodeStatus jt_decode(JtDecoder *dec, uint32 target);
 
 /* per-format steps, called by jt_decode() */
 extern JtDecodeStatus jt_decode_pglz(JtDecoder *dec, uint32 target);
 extern JtDecodeStatus jt_decode_lz4(JtDecoder *dec, uint32 target);
+
+extern int32 jt_decode_finish(JtDecoder *dec, const char **error);
 
 /*
  * Decode a whole value held in memory, as core's decompression does.

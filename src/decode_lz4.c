@@ -192,6 +192,7 @@ jt_decode_lz4(JtDecoder *dec, uint32 target)
 			if (dec->in_total != 1 || in[0] != 0)
 				return lz4_corrupt(dec, "compressed data for an empty value is not the empty block");
 			dec->in_pos = 1;
+			dec->lz4_last = true;
 			return JT_DECODE_FINISHED;
 		}
 	}

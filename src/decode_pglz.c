@@ -18,9 +18,10 @@
  * tag cut off by the end of the input (PostgreSQL 18.4 and later), are
  * corrupt.  A copy longer than the room left in the output is clipped.
  *
- * It can stop after any item, and when the input runs short in the middle
- * of a tag it leaves the tag unconsumed and asks for more.  A whole tag
- * (at most 273 bytes of output) is always copied at once.
+ * It stops as soon as the requested output exists, even inside a copy,
+ * and never writes past it, so the caller may grow the output buffer as it
+ * goes.  When the input runs short in the middle of a tag it leaves the tag
+ * unconsumed and asks for more.
  *
  * Copyright (c) 2026, jsonb_toaster developers
  *
@@ -52,6 +53,17 @@ jt_decode_pglz(JtDecoder *dec, uint32 target)
 
 	while (dec->out_len < target)
 	{
+		/* the rest of a copy that the previous call stopped at its target */
+		if (dec->match_left > 0)
+		{
+			uint32		n = Min(dec->match_left, target - dec->out_len);
+
+			jt_copy_match((char *) out + dec->out_len, dec->match_offset, n);
+			dec->out_len += n;
+			dec->match_left -= n;
+			continue;
+		}
+
 		if (dec->ctrl_left == 0)
 		{
 			if (dec->in_pos >= dec->in_avail)
@@ -86,9 +98,9 @@ jt_decode_pglz(JtDecoder *dec, uint32 target)
 			}
 			dec->in_pos += taglen;
 
-			len = Min(len, dec->out_cap - dec->out_len);
-			jt_copy_match((char *) out + dec->out_len, off, len);
-			dec->out_len += len;
+			/* copy what the target asks for now, the rest on the next call */
+			dec->match_left = Min(len, dec->out_cap - dec->out_len);
+			dec->match_offset = off;
 		}
 		else
 			out[dec->out_len++] = in[dec->in_pos++];

@@ -41,9 +41,8 @@ typedef struct JtSource JtSource;
  * A byte source: the jsonb payload (root container header onwards), size
  * bytes long, of which [0, avail) can be read at data.  fill() makes at
  * least [0, upto) readable (upto <= size) or raises an error; it may move
- * nothing that was readable before, so pointers into data stay valid for
- * the life of the source.  corrupt() reports a malformed value and does not
- * return.
+ * the data, so a pointer from jt_source_read() is good only until the next
+ * read.  corrupt() reports a malformed value and does not return.
  */
 struct JtSource
 {

@@ -23,6 +23,8 @@ port=$( [ "$flavour" = assert ] && echo 5418 || echo 5419 )
 case $action in
 	start)
 		stop_instance "$dir/data"
+		# a clean build: PGXS does not track header dependencies
+		rm -rf "$dir/build"
 		build_extension "$prefix/bin/pg_config" "$dir/build"
 		if [ ! -d "$dir/data" ]; then
 			start_instance "$dir/data" "$dir" "$port" "shared_buffers = 1GB" \

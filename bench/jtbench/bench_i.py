@@ -57,8 +57,12 @@ def setup(configs, args, log):
             subprocess.run([sys.executable, os.path.join(HERE, "..", "imdb_gen.py"),
                             "--count", str(count), "--seed", str(args.seed)],
                            stdout=out, check=True)
+    loaded = set()
     for cfg in configs:
-        t = cfg.table("imdb")
+        t = cfg.table("imdb", shared=True)
+        if t in loaded:
+            continue
+        loaded.add(t)
         log(f"I: loading {t}")
         db.execute(f"DROP TABLE IF EXISTS {t};"
                    f"CREATE TABLE {t} (n int PRIMARY KEY, {cfg.column()}, bucket int);")
@@ -79,7 +83,7 @@ def run(configs, results, args, log):
     # Buckets present in every configuration (lz4 and pglz bucket alike in
     # most, not all, cases); each configuration is measured on its own.
     for cfg in configs:
-        t = cfg.table("imdb")
+        t = cfg.table("imdb", shared=True)
         for bucket, n, stored in db.query(
                 f"SELECT bucket, count(*), avg(pg_column_size(jb))::bigint FROM {t} "
                 f"GROUP BY bucket ORDER BY bucket"):
@@ -98,7 +102,7 @@ def run(configs, results, args, log):
                 if n < MIN_DOCUMENTS:
                     continue
                 path = os.path.join(HERE, "..", "I", script + ".sql")
-                variables = {"tab": cfg.table("imdb"), "bucket": bucket}
+                variables = {"tab": cfg.table("imdb", shared=True), "bucket": bucket}
                 db.pgbench(path, variables, 1, cfg.session_options)  # warm up
                 lat = db.pgbench(path, variables, args.i_transactions, cfg.session_options)
                 results.add("I", cfg.name, case, "us_per_access",

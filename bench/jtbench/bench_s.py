@@ -28,8 +28,12 @@ SELECT i id, jsonb_build_object(
 
 
 def setup(configs, log):
+    loaded = set()
     for cfg in configs:
-        t = cfg.table("s")
+        t = cfg.table("s", shared=True)
+        if t in loaded:
+            continue
+        loaded.add(t)
         log(f"S: loading {t}")
         db.execute(f"DROP TABLE IF EXISTS {t};"
                    f"CREATE TABLE {t} (id int PRIMARY KEY, {cfg.column()});"
@@ -65,7 +69,7 @@ def run(configs, results, args, log):
     setup(configs, log)
     sizes = {}
     for cfg in configs:
-        t = cfg.table("s")
+        t = cfg.table("s", shared=True)
         for row_id, stored, raw in db.query(
                 f"SELECT id, pg_column_size(jb), s.raw_size FROM {t}, "
                 f"jsonb_toaster_storage(jb) s ORDER BY id"):
@@ -75,7 +79,7 @@ def run(configs, results, args, log):
     for row in rows:
         for key in KEYS:
             for cfg in configs:
-                ms, reps = measure_point(cfg, cfg.table("s"), row, key,
+                ms, reps = measure_point(cfg, cfg.table("s", shared=True), row, key,
                                          target_ms=args.s_target_ms,
                                          max_reps=1000, runs=3)
                 stored, raw = sizes[(cfg.name, row)]

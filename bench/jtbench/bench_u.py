@@ -102,11 +102,11 @@ def s_update_per_row(configs, results, log):
     from .bench_s import setup as s_setup
     db.execute(PER_ROW_FUNC)
     for cfg in configs:
-        if not db.value(f"SELECT to_regclass('{cfg.table('s')}') IS NOT NULL") == "t":
+        if not db.value(f"SELECT to_regclass('{cfg.table('s', shared=True)}') IS NOT NULL") == "t":
             s_setup([cfg], log)
     for case, assignment in S_CASES:
         for cfg in configs:
-            src, t = cfg.table("s"), cfg.table("s_upd")
+            src, t = cfg.table("s", shared=True), cfg.table("s_upd")
             db.execute(f"DROP TABLE IF EXISTS {t};"
                        f"CREATE TABLE {t} (id int PRIMARY KEY, {cfg.column()});"
                        f"INSERT INTO {t} SELECT * FROM {src};"

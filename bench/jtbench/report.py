@@ -4,7 +4,10 @@ Nothing here is typed in by hand: every figure is read back from the
 measurements of the run (results.jsonl).
 """
 
+import statistics
+
 from .bench_i import QUERIES
+from .configs import ALL as CONFIGS
 from .bench_s import KEYS
 from .bench_u import CASES, S_CASES
 
@@ -74,6 +77,25 @@ def s_section(res, configs):
         lines.append(table(["row"] + [f"stored {c}" for c in configs] +
                            [f"µs {c}" for c in configs], body))
         lines += ["", "</details>", ""]
+    compared = [c for c in configs if CONFIGS[c].baseline in configs]
+    if compared:
+        lines += ["Against the stock configuration with the same compression: time per "
+                  "call of the configuration divided by the stock one (below 1 is "
+                  "faster), on the largest row and the median over all rows.", ""]
+        body = []
+        for key in KEYS:
+            row = [f"`{key}`"]
+            for c in compared:
+                b = CONFIGS[c].baseline
+                ratios = [res.one(bench="S", config=c, case=key, metric="ms_per_call", row=r) /
+                          res.one(bench="S", config=b, case=key, metric="ms_per_call", row=r)
+                          for r in rows_measured]
+                row += [f"{fmt_num(ratios[-1])}", f"{fmt_num(statistics.median(ratios))}"]
+            body.append(row)
+        head = ["key"]
+        for c in compared:
+            head += [f"{c} / {CONFIGS[c].baseline}, row {last}", f"{c} / {CONFIGS[c].baseline}, median"]
+        lines += [table(head, body), ""]
     lines.append("![S](S.png)")
     return "\n".join(lines)
 
@@ -88,18 +110,29 @@ def i_section(res, configs):
              "floor visits the same documents without reading them; buckets of "
              "fewer than 5 documents are not timed.", ""]
     buckets = sorted({p["bucket"] for p in pts})
+    compared = [c for c in configs if CONFIGS[c].baseline in configs]
+
+    def value(c, case, b):
+        m = res.select(bench="I", config=c, case=case, metric="us_per_access", bucket=b)
+        return m[0] if m else None
+
     for case in list(QUERIES) + ["scan floor"]:
         body = []
         for b in buckets:
             row = []
             label = None
             for c in configs:
-                m = res.select(bench="I", config=c, case=case, metric="us_per_access", bucket=b)
-                row.append(fmt_num(m[0]["value"]) if m else "-")
+                m = value(c, case, b)
+                row.append(fmt_num(m["value"]) if m else "-")
                 if m and label is None:
-                    label = f"{m[0]['bucket_label']} ({m[0]['documents']})"
-            body.append([label] + row)
-        lines += [f"**`{case}`**", "", table(["bucket"] + configs, body), ""]
+                    label = f"{m['bucket_label']} ({m['documents']})"
+            for c in compared:
+                m, base = value(c, case, b), value(CONFIGS[c].baseline, case, b)
+                row.append(f"{fmt_num(ratio(base['value'], m['value']))}x" if m and base else "-")
+            if label:
+                body.append([label] + row)
+        head = ["bucket"] + configs + [f"speedup {c}" for c in compared]
+        lines += [f"**`{case}`**", "", table(head, body), ""]
     lines.append("![I](I.png)")
     return "\n".join(lines)
 
