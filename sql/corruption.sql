@@ -42,7 +42,8 @@ SELECT m, jsonb_build_object('a', 1, 'pad',
 FROM unnest('{pglz,lz4}'::text[]) m;
 ALTER TABLE docs ALTER COLUMN jb SET COMPRESSION lz4;
 UPDATE docs SET jb = jb::text::jsonb WHERE name = 'lz4';
-CREATE TABLE plain_docs (name text PRIMARY KEY, jb jsonb STORAGE EXTERNAL);
+CREATE TABLE plain_docs (name text PRIMARY KEY, jb jsonb);
+ALTER TABLE plain_docs ALTER COLUMN jb SET STORAGE EXTERNAL;
 INSERT INTO plain_docs SELECT 'none', jb::text::jsonb FROM docs WHERE name = 'pglz';
 
 CREATE VIEW genuine AS
@@ -97,7 +98,8 @@ FROM genuine WHERE name <> 'none' ORDER BY name;
 
 -- Chosen bytes: a bytea stored uncompressed in TOAST serves as the stream
 -- (more than 2 kB, so that it is TOASTed).
-CREATE TABLE blobs (name text PRIMARY KEY, rawsize int, b bytea STORAGE EXTERNAL);
+CREATE TABLE blobs (name text PRIMARY KEY, rawsize int, b bytea);
+ALTER TABLE blobs ALTER COLUMN b SET STORAGE EXTERNAL;
 INSERT INTO blobs VALUES
   -- raw size word 100000, then 0xff: every pglz item is a back-reference
   -- before any output; every lz4 token claims long runs

@@ -91,7 +91,8 @@ END $$;
 
 -- Documents: mostly objects (with a large value early, as real documents
 -- often have), some arrays and raw scalars.
-CREATE TABLE docs (id int PRIMARY KEY, doc jsonb STORAGE EXTERNAL);
+CREATE TABLE docs (id int PRIMARY KEY, doc jsonb);
+ALTER TABLE docs ALTER COLUMN doc SET STORAGE EXTERNAL;
 INSERT INTO docs
 SELECT i, CASE WHEN i % 10 = 0 THEN rnd_doc(4)
                WHEN i % 10 = 1 THEN rnd_scalar()
@@ -103,11 +104,14 @@ FROM generate_series(1, 80) i;
 -- makes even small documents compressed or TOASTed.  Each copy starts from
 -- text, because a value already compressed in docs would be stored as it
 -- is, whatever the target column's settings.
-CREATE TABLE f_pglz_inline (id int, jb jsonb STORAGE MAIN COMPRESSION pglz) WITH (toast_tuple_target = 128);
-CREATE TABLE f_lz4_inline (id int, jb jsonb STORAGE MAIN COMPRESSION lz4) WITH (toast_tuple_target = 128);
-CREATE TABLE f_pglz_external (id int, jb jsonb STORAGE EXTENDED COMPRESSION pglz) WITH (toast_tuple_target = 128);
-CREATE TABLE f_lz4_external (id int, jb jsonb STORAGE EXTENDED COMPRESSION lz4) WITH (toast_tuple_target = 128);
-CREATE TABLE f_uncompressed (id int, jb jsonb STORAGE EXTERNAL) WITH (toast_tuple_target = 128);
+CREATE TABLE f_pglz_inline (id int, jb jsonb COMPRESSION pglz) WITH (toast_tuple_target = 128);
+CREATE TABLE f_lz4_inline (id int, jb jsonb COMPRESSION lz4) WITH (toast_tuple_target = 128);
+CREATE TABLE f_pglz_external (id int, jb jsonb COMPRESSION pglz) WITH (toast_tuple_target = 128);
+CREATE TABLE f_lz4_external (id int, jb jsonb COMPRESSION lz4) WITH (toast_tuple_target = 128);
+CREATE TABLE f_uncompressed (id int, jb jsonb) WITH (toast_tuple_target = 128);
+ALTER TABLE f_pglz_inline ALTER COLUMN jb SET STORAGE MAIN;
+ALTER TABLE f_lz4_inline ALTER COLUMN jb SET STORAGE MAIN;
+ALTER TABLE f_uncompressed ALTER COLUMN jb SET STORAGE EXTERNAL;
 INSERT INTO f_pglz_inline SELECT id, doc::text::jsonb FROM docs;
 INSERT INTO f_lz4_inline SELECT id, doc::text::jsonb FROM docs;
 INSERT INTO f_pglz_external SELECT id, doc::text::jsonb FROM docs;

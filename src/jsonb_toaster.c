@@ -28,6 +28,11 @@ PG_MODULE_MAGIC_EXT(.name = "jsonb_toaster",.version = "0.1.0");
 PG_MODULE_MAGIC;
 #endif
 
+#if PG_VERSION_NUM < 160000
+/* fmgr.h declares it from 16 on */
+void		_PG_init(void);
+#endif
+
 void
 _PG_init(void)
 {

@@ -16,6 +16,8 @@ JT_BUILD_DEPS="build-essential bison flex pkg-config libreadline-dev zlib1g-dev
 	liblz4-dev libzstd-dev libicu-dev libipc-run-perl perl"
 JT_BENCH_DEPS="python3 python3-matplotlib"
 JT_RUNTIME_DEPS="python3 ca-certificates bzip2 patch"
+# The fuzzers (clang's libFuzzer) and the stock server the tests also use.
+JT_TEST_DEPS="clang-14 libclang-rt-14-dev postgresql-15 postgresql-server-dev-15"
 
 # PostgreSQL refuses to run as root; when the drivers are started as root
 # they continue as this unprivileged user (created if needed).
@@ -95,7 +97,7 @@ EOF
 # root can) and create $JT_USER if needed.
 ensure_runtime_user()
 {
-	ensure_packages $JT_BUILD_DEPS $JT_BENCH_DEPS $JT_RUNTIME_DEPS
+	ensure_packages $JT_BUILD_DEPS $JT_BENCH_DEPS $JT_RUNTIME_DEPS $JT_TEST_DEPS
 	if ! id -u "$JT_USER" >/dev/null 2>&1; then
 		msg "creating the unprivileged user $JT_USER to run PostgreSQL"
 		useradd --system --create-home --home-dir "/var/lib/$JT_USER" \

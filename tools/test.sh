@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
 # tools/test.sh -- run every test of the project, in one command.
 #
-# Builds (or reuses) the assertion-enabled PostgreSQL 18 server, builds and
-# installs the extension into it, starts a temporary instance with
-# shared_preload_libraries = 'jsonb_toaster', runs the pg_regress suite
-# (sql/, expected/) against it, runs the TAP tests (t/, which make their own
-# clusters), stops everything, prints the diffs and logs of any failure and
-# exits non-zero if anything failed.
+# 1. Builds (or reuses) the assertion-enabled PostgreSQL 18 server, builds
+#    and installs the extension into it, starts a temporary instance with
+#    shared_preload_libraries = 'jsonb_toaster', runs the pg_regress suite
+#    (sql/, expected/) against it and the TAP tests (t/, which make their
+#    own clusters).
+# 2. Builds the fuzzers (fuzz/, clang + libFuzzer), replays the inputs kept
+#    in fuzz/regressions and fuzzes each target briefly (JT_FUZZ_SECONDS,
+#    default 30).
+# 3. Runs the pg_regress suite again on a stock, unpatched server: Debian
+#    12's postgresql-15 packages (the stock-mode features must work there).
+#
+# Stops everything, prints the diffs and logs of any failure and exits
+# non-zero if anything failed.  JT_TEST_ONLY=pg18|fuzz|pg15 runs one part.
 #
 # Run as root, it installs the build dependencies, then continues as an
 # unprivileged user (PostgreSQL does not run as root).
@@ -18,7 +25,7 @@
 . "$(dirname "$0")/lib.sh"
 
 drop_root "$0" "$@"
-ensure_packages $JT_RUNTIME_DEPS
+ensure_packages $JT_RUNTIME_DEPS $JT_TEST_DEPS
 prefix=$("$JT_TOP/tools/build-server.sh" assert)
 pg_config=$prefix/bin/pg_config
 export PATH="$prefix/bin:$PATH"
@@ -46,26 +53,79 @@ make_ext()
 {
 	make -C "$build" -f "$JT_TOP/Makefile" VPATH="$JT_TOP" PG_CONFIG="$pg_config" "$@"
 }
+want()
+{
+	[ -z "${JT_TEST_ONLY:-}" ] || [ "$JT_TEST_ONLY" = "$1" ]
+}
 
-msg "running pg_regress"
-if ! PGHOST=$work PGPORT=$port PGUSER=postgres make_ext TAP_TESTS= installcheck; then
-	failed+=("pg_regress")
-	[ -f "$build/regression.diffs" ] && cat "$build/regression.diffs"
+if want pg18; then
+	msg "PostgreSQL 18 (assertions): running pg_regress"
+	if ! PGHOST=$work PGPORT=$port PGUSER=postgres make_ext TAP_TESTS= installcheck; then
+		failed+=("pg_regress on 18")
+		[ -f "$build/regression.diffs" ] && cat "$build/regression.diffs"
+	fi
+
+	msg "PostgreSQL 18 (assertions): running TAP tests"
+	if ! make_ext REGRESS= installcheck; then
+		failed+=("TAP on 18")
+		for f in "$build"/tmp_check/log/regress_log_*; do
+			[ -f "$f" ] || continue
+			echo "===== $f"
+			tail -n 60 "$f"
+		done
+	fi
 fi
-
-msg "running TAP tests"
-if ! make_ext REGRESS= installcheck; then
-	failed+=("TAP")
-	for f in "$build"/tmp_check/log/regress_log_*; do
-		[ -f "$f" ] || continue
-		echo "===== $f"
-		tail -n 60 "$f"
-	done
-fi
-
 stop_instance "$datadir"
 if grep -E 'TRAP:|terminated by signal|PANIC' "$datadir.log"; then
-	failed+=("server log")
+	failed+=("server log of 18")
+fi
+
+if want fuzz; then
+	msg "fuzzers: replaying fuzz/regressions, then fuzzing ${JT_FUZZ_SECONDS:-30} s per target"
+	fuzzdir=$work/fuzz
+	cp -r "$JT_TOP/fuzz" "$fuzzdir"
+	ln -s "$JT_TOP/src" "$work/src"
+	if ! make -s -C "$fuzzdir" PG_CONFIG="$pg_config" run \
+		SECONDS="${JT_FUZZ_SECONDS:-30}" >"$work/fuzz.log" 2>&1; then
+		failed+=("fuzzers")
+		tail -n 60 "$work/fuzz.log"
+		ls "$fuzzdir"/regressions/*/ 2>/dev/null
+	else
+		grep -E '^== |Done [0-9]+ runs' "$work/fuzz.log"
+	fi
+fi
+
+if want pg15; then
+	# A stock server from the distribution: the partial-access features
+	# need no core patch.
+	[ -x /usr/lib/postgresql/15/bin/postgres ] &&
+		[ -d /usr/lib/postgresql/15/lib/pgxs ] ||
+		die "PostgreSQL 15 packages missing (postgresql-15 postgresql-server-dev-15)"
+	# PostgreSQL finds its libraries and share files relative to its
+	# binaries, so a private copy of the packaged installation takes our
+	# extension without writing to system directories.
+	root15=$work/pg15
+	for d in /usr/lib/postgresql/15 /usr/share/postgresql/15 /usr/include/postgresql; do
+		mkdir -p "$root15$(dirname "$d")"
+		cp -a "$d" "$root15$d"
+	done
+	pg15=$root15/usr/lib/postgresql/15/bin
+	msg "PostgreSQL 15 (stock, Debian): running pg_regress"
+	build_extension "$pg15/pg_config" "$work/build15"
+	build_extension "$pg15/pg_config" "$work/test_module15" test/modules/jsonb_toaster_test
+	port15=$(free_port)
+	PATH="$pg15:$PATH" start_instance "$work/data15" "$work" "$port15" \
+		"fsync = off" "max_connections = 20"
+	if ! PGHOST=$work PGPORT=$port15 PGUSER=postgres \
+		make -C "$work/build15" -f "$JT_TOP/Makefile" VPATH="$JT_TOP" \
+		PG_CONFIG="$pg15/pg_config" TAP_TESTS= installcheck; then
+		failed+=("pg_regress on 15")
+		[ -f "$work/build15/regression.diffs" ] && cat "$work/build15/regression.diffs"
+	fi
+	PATH="$pg15:$PATH" stop_instance "$work/data15"
+	if grep -E 'TRAP:|terminated by signal|PANIC' "$work/data15.log"; then
+		failed+=("server log of 15")
+	fi
 fi
 
 if [ ${#failed[@]} -gt 0 ]; then
