@@ -173,6 +173,116 @@ lz4_begin_match(JtDecoder *dec)
 	return JT_DECODE_TARGET_REACHED;
 }
 
+/*
+ * The fast path: whole ordinary sequences (short literal run, short or long
+ * match) while both the input and the requested output are far away, so
+ * that no bound needs checking byte by byte and literals and matches can be
+ * copied in fixed-size blocks that may run a little past their end (the
+ * margins keep that inside both buffers, and the bytes past the end are
+ * overwritten by what follows).  It leaves as soon as a sequence could be
+ * the last one, could cross the target, or has a long literal run, for the
+ * general code to handle; it checks exactly what that code checks.
+ */
+#define FAST_IN_MARGIN	32
+#define FAST_OUT_MARGIN	64
+
+static JtDecodeStatus
+lz4_fast_sequences(JtDecoder *dec, uint32 target)
+{
+	const unsigned char *in = (const unsigned char *) dec->in;
+	unsigned char *out = (unsigned char *) dec->out;
+	uint32		ip = dec->in_pos;
+	uint32		op = dec->out_len;
+
+	while (dec->in_avail - ip >= FAST_IN_MARGIN &&
+		   (int64) target - op >= FAST_OUT_MARGIN)
+	{
+		unsigned char token = in[ip];
+		uint64		litlen = token >> 4;
+		uint64		matchlen = token & LZ4_RUN_MASK;
+		uint32		p = ip + 1;
+		uint32		offset;
+		unsigned char b;
+
+		if (litlen == LZ4_RUN_MASK)
+		{
+			/* the limits lz4_read_length() applies, inline */
+			if ((int64) p >= (int64) dec->in_total - LZ4_RUN_MASK)
+				break;
+			do
+			{
+				if (p >= dec->in_avail)
+					goto leave;
+				b = in[p++];
+				litlen += b;
+			} while (b == 255 && litlen <= PG_UINT32_MAX);
+			if ((int64) p > (int64) dec->in_total - LZ4_RUN_MASK || litlen > PG_UINT32_MAX)
+				break;
+		}
+		/* not the last sequence: far from both ends (see begin_sequence) */
+		if ((int64) (op + litlen) > (int64) target - FAST_OUT_MARGIN ||
+			(int64) (op + litlen) > (int64) dec->out_cap - FAST_OUT_MARGIN ||
+			(int64) (p + litlen) > (int64) dec->in_avail - FAST_IN_MARGIN ||
+			(int64) (p + litlen) > (int64) dec->in_total - FAST_IN_MARGIN)
+			break;
+		if (litlen <= 16)
+			memcpy(out + op, in + p, 16);
+		else
+			memcpy(out + op, in + p, litlen);
+		op += litlen;
+		ip = p + litlen;
+		offset = in[ip] | (in[ip + 1] << 8);
+
+		p = ip + 2;
+		if (matchlen == LZ4_RUN_MASK)
+		{
+			/* the limits lz4_read_length() applies, inline */
+			do
+			{
+				if (p >= dec->in_avail ||
+					(int64) p + 1 > (int64) dec->in_total - LZ4_LAST_LITERALS + 1)
+				{
+					/* let the general code read (or reject) these bytes */
+					dec->in_pos = ip;
+					dec->out_len = op;
+					dec->lz4_token = token;
+					dec->lz4_in_match_part = true;
+					return JT_DECODE_TARGET_REACHED;
+				}
+				b = in[p++];
+				matchlen += b;
+			} while (b == 255);
+		}
+		matchlen += LZ4_MIN_MATCH;
+		if (offset == 0 || offset > op)
+			return lz4_corrupt(dec, "match distance reaches before the start of the output");
+		ip = p;
+		if ((int64) (op + matchlen) > (int64) target - FAST_OUT_MARGIN)
+		{
+			/* near the target: the general code copies the match */
+			dec->in_pos = ip;
+			dec->out_len = op;
+			dec->match_offset = offset;
+			dec->match_left = matchlen;
+			return JT_DECODE_TARGET_REACHED;
+		}
+		if (offset >= 16 && matchlen <= 18)
+		{
+			/* 16 bytes, then 2, each from behind its destination */
+			memcpy(out + op, out + op - offset, 16);
+			if (matchlen > 16)
+				memcpy(out + op + 16, out + op - offset + 16, 2);
+		}
+		else
+			jt_copy_match((char *) out + op, offset, matchlen);
+		op += matchlen;
+	}
+leave:
+	dec->in_pos = ip;
+	dec->out_len = op;
+	return JT_DECODE_TARGET_REACHED;
+}
+
 JtDecodeStatus
 jt_decode_lz4(JtDecoder *dec, uint32 target)
 {
@@ -234,6 +344,13 @@ jt_decode_lz4(JtDecoder *dec, uint32 target)
 			st = lz4_begin_match(dec);
 		else
 		{
+			if (dec->out_len >= target)
+				return JT_DECODE_TARGET_REACHED;
+			st = lz4_fast_sequences(dec, target);
+			if (st != JT_DECODE_TARGET_REACHED)
+				return st;
+			if (dec->lz4_in_match_part || dec->match_left > 0)
+				continue;
 			if (dec->out_len >= target)
 				return JT_DECODE_TARGET_REACHED;
 			st = lz4_begin_sequence(dec);

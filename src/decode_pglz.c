@@ -45,11 +45,64 @@ pglz_out_of_input(JtDecoder *dec, uint32 needed)
 	return JT_DECODE_NEED_INPUT;
 }
 
+/* A control byte and 8 tags of up to 3 bytes; the longest copy. */
+#define PGLZ_GROUP_INPUT	(1 + 8 * 3)
+#define PGLZ_MAX_MATCH		273
+
+/*
+ * The fast path: whole groups of eight items while the input and the
+ * requested output are far enough that no item can reach either: the only
+ * checks left are the ones on the data itself.
+ */
+static JtDecodeStatus
+pglz_fast_groups(JtDecoder *dec, uint32 target)
+{
+	const unsigned char *in = (const unsigned char *) dec->in;
+	unsigned char *out = (unsigned char *) dec->out;
+	uint32		ip = dec->in_pos;
+	uint32		op = dec->out_len;
+
+	while (dec->in_avail - ip >= PGLZ_GROUP_INPUT &&
+		   (int64) target - op >= 8 * PGLZ_MAX_MATCH)
+	{
+		unsigned char ctrl = in[ip++];
+
+		for (int i = 0; i < 8; i++, ctrl >>= 1)
+		{
+			if (ctrl & 1)
+			{
+				uint32		len = (in[ip] & 0x0f) + 3;
+				uint32		off = ((in[ip] & 0xf0) << 4) | in[ip + 1];
+
+				ip += 2;
+				if (len == 18)
+					len += in[ip++];
+				if (off == 0 || off > op)
+				{
+					dec->error = "back-reference reaches before the start of the output";
+					return JT_DECODE_CORRUPT;
+				}
+				jt_copy_match((char *) out + op, off, len);
+				op += len;
+			}
+			else
+				out[op++] = in[ip++];
+		}
+	}
+	dec->in_pos = ip;
+	dec->out_len = op;
+	return JT_DECODE_TARGET_REACHED;
+}
+
 JtDecodeStatus
 jt_decode_pglz(JtDecoder *dec, uint32 target)
 {
 	const unsigned char *in = (const unsigned char *) dec->in;
 	unsigned char *out = (unsigned char *) dec->out;
+
+	if (dec->match_left == 0 && dec->ctrl_left == 0 &&
+		pglz_fast_groups(dec, target) == JT_DECODE_CORRUPT)
+		return JT_DECODE_CORRUPT;
 
 	while (dec->out_len < target)
 	{
