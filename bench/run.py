@@ -93,6 +93,17 @@ def main():
         ap.error(f"unknown benchmark(s) {unknown}; choose among {list(BENCHES)}")
     if args.command is None:
         args.command = [sys.argv[0]] + sys.argv[1:]
+    # the output and scratch directories are chosen by the driver, not part
+    # of what makes a run reproducible
+    cmd, skip = [], False
+    for a in args.command:
+        if skip:
+            skip = False
+        elif a in ("--out", "--work"):
+            skip = True
+        elif not a.startswith(("--out=", "--work=")):
+            cmd.append(a)
+    args.command = cmd
     configs_used = configs.select([c.strip() for c in args.configs.split(",") if c.strip()])
     os.makedirs(args.out, exist_ok=True)
     args.work = args.work or os.path.join(args.out, "work")
