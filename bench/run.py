@@ -85,8 +85,13 @@ def main():
     ap.add_argument("--out", default="bench/out", help="output directory")
     ap.add_argument("--work", default=None,
                     help="scratch directory for generated data (default: OUT/work)")
+    ap.add_argument("--render", metavar="DIR", default=None,
+                    help="only redraw report.md and the plots of an earlier run in DIR")
     ap.add_argument("--command", nargs="*", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.render:
+        render_only(args.render)
+        return
     args.bench = [b.strip().upper() for b in args.bench.split(",") if b.strip()]
     unknown = [b for b in args.bench if b not in BENCHES]
     if unknown:
@@ -122,13 +127,28 @@ def main():
         bt = time.time()
         BENCHES[b].run(configs_used, results, args, log)
         log(f"{b} finished in {time.time() - bt:.0f} s")
-    names = [c.name for c in configs_used]
-    plots.draw_all(results, names, args.out)
-    text = report.render(results, names, header(args, configs_used, started, time.time() - t0))
-    with open(os.path.join(args.out, "report.md"), "w") as f:
+    head = header(args, configs_used, started, time.time() - t0)
+    with open(os.path.join(args.out, "header.md"), "w") as f:
+        f.write(head)
+    render(results, [c.name for c in configs_used], args.out, head)
+    log(f"report, plots and results.jsonl written to {args.out}")
+
+
+def render(results, names, out, head):
+    plots.draw_all(results, names, out)
+    text = report.render(results, names, head)
+    with open(os.path.join(out, "report.md"), "w") as f:
         f.write(text)
     print(text)
-    log(f"report, plots and results.jsonl written to {args.out}")
+
+
+def render_only(out):
+    """Redraw the report and plots of an earlier run from its files."""
+    results = Results.load(os.path.join(out, "results.jsonl"))
+    with open(os.path.join(out, "header.md")) as f:
+        head = f.read()
+    names = list(dict.fromkeys(r["config"] for r in results.rows))
+    render(results, names, out, head)
 
 
 if __name__ == "__main__":

@@ -10,10 +10,16 @@ import json
 
 
 class Results:
-    def __init__(self, path):
+    def __init__(self, path, rows=None):
         self.path = path
-        self.rows = []
-        open(path, "w").close()
+        self.rows = rows or []
+        if rows is None:
+            open(path, "w").close()
+
+    @classmethod
+    def load(cls, path):
+        with open(path) as f:
+            return cls(path, [json.loads(line) for line in f if line.strip()])
 
     def add(self, bench, config, case, metric, value, **params):
         row = {"bench": bench, "config": config, "case": case,
