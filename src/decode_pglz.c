@@ -100,10 +100,6 @@ jt_decode_pglz(JtDecoder *dec, uint32 target)
 	const unsigned char *in = (const unsigned char *) dec->in;
 	unsigned char *out = (unsigned char *) dec->out;
 
-	if (dec->match_left == 0 && dec->ctrl_left == 0 &&
-		pglz_fast_groups(dec, target) == JT_DECODE_CORRUPT)
-		return JT_DECODE_CORRUPT;
-
 	while (dec->out_len < target)
 	{
 		/* the rest of a copy that the previous call stopped at its target */
@@ -119,6 +115,11 @@ jt_decode_pglz(JtDecoder *dec, uint32 target)
 
 		if (dec->ctrl_left == 0)
 		{
+			/* at a group boundary: whole groups while far from the ends */
+			if (pglz_fast_groups(dec, target) == JT_DECODE_CORRUPT)
+				return JT_DECODE_CORRUPT;
+			if (dec->out_len >= target)
+				break;
 			if (dec->in_pos >= dec->in_avail)
 				return pglz_out_of_input(dec, 1);
 			dec->ctrl = in[dec->in_pos++];
