@@ -62,7 +62,9 @@ def measure_point(cfg, table, row, key, target_ms, max_reps, runs):
     reps = reps_for(per_call(3))
     reps = reps_for(per_call(reps))
     lat = db.pgbench(SCRIPT, dict(variables, reps=reps), runs, cfg.session_options)
-    return db.median(lat) / reps, reps
+    # The fastest run: on a shared machine interference only ever adds
+    # time, and the small rows' sub-microsecond calls suffer most from it.
+    return min(lat) / reps, reps
 
 
 def run(configs, results, args, log):
@@ -81,7 +83,7 @@ def run(configs, results, args, log):
             for cfg in configs:
                 ms, reps = measure_point(cfg, cfg.table("s", shared=True), row, key,
                                          target_ms=args.s_target_ms,
-                                         max_reps=1000, runs=3)
+                                         max_reps=1000, runs=5)
                 stored, raw = sizes[(cfg.name, row)]
                 results.add("S", cfg.name, key, "ms_per_call", ms, row=row,
                             stored_size=stored, raw_size=raw, reps=reps)
