@@ -50,21 +50,29 @@
 
 static void datum_source_fill(JtSource *pub, uint32 upto);
 
+/* "toast value N in relation", to name the value in errors; NULL if inline. */
+static char *
+toast_value_name(JtDatumSource *src)
+{
+	char	   *relname;
+
+	if (src->form != JT_FORM_EXTERNAL && src->form != JT_FORM_EXTERNAL_COMPRESSED)
+		return NULL;
+	relname = get_rel_name(src->toastrelid);
+	return psprintf("toast value %u in %s", src->valueid,
+					relname ? relname : "(unknown relation)");
+}
+
 pg_noreturn static void
 datum_source_corrupt(JtSource *pub, const char *detail)
 {
-	JtDatumSource *src = (JtDatumSource *) pub;
+	char	   *name = toast_value_name((JtDatumSource *) pub);
 
-	if (src->form == JT_FORM_EXTERNAL || src->form == JT_FORM_EXTERNAL_COMPRESSED)
-	{
-		char	   *relname = get_rel_name(src->toastrelid);
-
+	if (name)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("jsonb value in toast value %u in %s is corrupt",
-						src->valueid, relname ? relname : "(unknown relation)"),
+				 errmsg("jsonb value in %s is corrupt", name),
 				 errdetail("%s.", detail)));
-	}
 	ereport(ERROR,
 			(errcode(ERRCODE_DATA_CORRUPTED),
 			 errmsg("jsonb value is corrupt"),
@@ -324,18 +332,13 @@ pg_noreturn static void
 report_corrupt_stream(JtDatumSource *src)
 {
 	const char *method = src->decoder.method == JT_DECODE_PGLZ ? "pglz" : "lz4";
+	char	   *name = toast_value_name(src);
 
-	if (src->form == JT_FORM_EXTERNAL_COMPRESSED)
-	{
-		char	   *relname = get_rel_name(src->toastrelid);
-
+	if (name)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("compressed %s data of toast value %u in %s is corrupt",
-						method, src->valueid,
-						relname ? relname : "(unknown relation)"),
+				 errmsg("compressed %s data of %s is corrupt", method, name),
 				 errdetail("%s.", src->decoder.error)));
-	}
 	ereport(ERROR,
 			(errcode(ERRCODE_DATA_CORRUPTED),
 			 errmsg("compressed %s data is corrupt", method),

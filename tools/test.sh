@@ -49,6 +49,11 @@ msg "starting a temporary instance on port $port"
 start_instance "$datadir" "$work" "$port" "fsync = off" "max_connections = 20"
 
 failed=()
+# server_log_clean log: no assertion failure, crash or PANIC in it
+server_log_clean()
+{
+	! grep -E 'TRAP:|terminated by signal|PANIC' "$1"
+}
 make_ext()
 {
 	make -C "$build" -f "$JT_TOP/Makefile" VPATH="$JT_TOP" PG_CONFIG="$pg_config" "$@"
@@ -76,9 +81,7 @@ if want pg18; then
 	fi
 fi
 stop_instance "$datadir"
-if grep -E 'TRAP:|terminated by signal|PANIC' "$datadir.log"; then
-	failed+=("server log of 18")
-fi
+server_log_clean "$datadir.log" || failed+=("server log of 18")
 
 if want fuzz; then
 	msg "fuzzers: replaying fuzz/regressions, then fuzzing ${JT_FUZZ_SECONDS:-30} s per target"
@@ -123,9 +126,7 @@ if want pg15; then
 		[ -f "$work/build15/regression.diffs" ] && cat "$work/build15/regression.diffs"
 	fi
 	PATH="$pg15:$PATH" stop_instance "$work/data15"
-	if grep -E 'TRAP:|terminated by signal|PANIC' "$work/data15.log"; then
-		failed+=("server log of 15")
-	fi
+	server_log_clean "$work/data15.log" || failed+=("server log of 15")
 fi
 
 if [ ${#failed[@]} -gt 0 ]; then
