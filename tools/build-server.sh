@@ -35,15 +35,17 @@ if [ -n "${PG_SRC:-}" ]; then
 fi
 key=$( { echo "$build_id"; patch_series_hash; } | sha256sum | cut -c1-12)
 prefix=$JT_CACHE/install/pg$version-$flavour-$key
+# The build tree is kept next to it: tools/test.sh runs core's suites there.
+builddir=$JT_CACHE/build/pg$version-$flavour-$key
 
-if [ -x "$prefix/bin/postgres" ] && [ -f "$prefix/.jt-complete" ]; then
+if [ -x "$prefix/bin/postgres" ] && [ -f "$prefix/.jt-complete" ] &&
+	[ -f "$builddir/GNUmakefile" ]; then
 	echo "$prefix"
 	exit 0
 fi
 
 ensure_packages $JT_BUILD_DEPS
 
-builddir=$JT_CACHE/build/pg$version-$flavour-$key
 log=$builddir.log
 msg "building PostgreSQL $version ($flavour) into $prefix; log: $log"
 rm -rf "$builddir" "$prefix"

@@ -11,9 +11,14 @@
 #    default 30).
 # 3. Runs the pg_regress suite again on a stock, unpatched server: Debian
 #    12's postgresql-15 packages (the stock-mode features must work there).
+# 4. Runs PostgreSQL's own suites in the patched assertion build's tree:
+#    the main regression suite (make check), contrib/amcheck and
+#    contrib/pageinspect, and the test modules of the patch series.  With no
+#    toaster loaded, the patched server must pass them unchanged.
 #
 # Stops everything, prints the diffs and logs of any failure and exits
-# non-zero if anything failed.  JT_TEST_ONLY=pg18|fuzz|pg15 runs one part.
+# non-zero if anything failed.  JT_TEST_ONLY=pg18|fuzz|pg15|core runs one
+# part.
 #
 # Run as root, it installs the build dependencies, then continues as an
 # unprivileged user (PostgreSQL does not run as root).
@@ -127,6 +132,29 @@ if want pg15; then
 	fi
 	PATH="$pg15:$PATH" stop_instance "$work/data15"
 	server_log_clean "$work/data15.log" || failed+=("server log of 15")
+fi
+
+if want core; then
+	# The tree tools/build-server.sh built the server in, kept in the cache.
+	coretree=$JT_CACHE/build/$(basename "$prefix")
+	[ -f "$coretree/GNUmakefile" ] || die "no build tree at $coretree"
+	core_suites="src/test/regress contrib/amcheck contrib/pageinspect"
+	for m in "$JT_TOP"/patches/postgresql-$JT_PG_MAJOR/*.patch; do
+		[ -e "$m" ] || continue
+		core_suites="$core_suites $(sed -n 's|^+++ b/\(src/test/modules/[^/]*\)/Makefile$|\1|p' "$m")"
+	done
+	for suite in $core_suites; do
+		msg "PostgreSQL 18 (patched, assertions): make check in $suite"
+		if ! make -C "$coretree/$suite" check >"$work/core-$(basename "$suite").log" 2>&1; then
+			failed+=("core $suite")
+			tail -n 30 "$work/core-$(basename "$suite").log"
+			find "$coretree/$suite" -name regression.diffs -newer "$work/data.log" \
+				-exec head -n 100 {} \; 2>/dev/null
+		else
+			grep -E '^# All [0-9]+ tests passed|^Result: PASS' \
+				"$work/core-$(basename "$suite").log" | sed "s|^|$suite: |"
+		fi
+	done
 fi
 
 if [ ${#failed[@]} -gt 0 ]; then
