@@ -143,6 +143,8 @@ if want core; then
 		[ -e "$m" ] || continue
 		core_suites="$core_suites $(sed -n 's|^+++ b/\(src/test/modules/[^/]*\)/Makefile$|\1|p' "$m")"
 	done
+	# a module touched by several patches is run once
+	core_suites=$(printf '%s\n' $core_suites | awk '!seen[$0]++')
 	for suite in $core_suites; do
 		msg "PostgreSQL 18 (patched, assertions): make check in $suite"
 		if ! make -C "$coretree/$suite" check >"$work/core-$(basename "$suite").log" 2>&1; then
