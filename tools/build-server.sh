@@ -52,12 +52,7 @@ rm -rf "$builddir" "$prefix"
 mkdir -p "$builddir"
 tar -C "$src" --exclude=.git -cf - . | tar -C "$builddir" -xf -
 
-for p in "$JT_TOP"/patches/postgresql-$JT_PG_MAJOR/*.patch; do
-	[ -e "$p" ] || continue
-	msg "applying $(basename "$p")"
-	patch -d "$builddir" -p1 --forward --batch -s <"$p" ||
-		die "patch $(basename "$p") does not apply to PostgreSQL $version"
-done
+apply_patch_series "$builddir" "PostgreSQL $version"
 
 jobs=$(nproc 2>/dev/null || echo 2)
 (

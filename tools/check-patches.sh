@@ -19,14 +19,7 @@ trap 'rm -rf "$work"' EXIT
 
 apply_series()
 {
-	local tree=$1 p
-	for p in "$JT_TOP"/patches/postgresql-$JT_PG_MAJOR/*.patch; do
-		[ -e "$p" ] || continue
-		patch -d "$tree" -p1 --batch -s <"$p" >"$work/patch.log" 2>&1 || {
-			cat "$work/patch.log" >&2
-			die "$(basename "$p") does not apply to $2"
-		}
-	done
+	apply_patch_series "$1" "$2"
 	msg "the series applies cleanly to $2"
 }
 

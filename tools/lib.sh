@@ -81,6 +81,19 @@ patch_series_hash()
 	} | sha256sum | cut -c1-12
 }
 
+# apply_patch_series tree description: apply the core patch series to a
+# PostgreSQL source tree, in name order, or die naming the patch that fails.
+apply_patch_series()
+{
+	local tree=$1 what=$2 p
+	for p in "$JT_TOP"/patches/postgresql-$JT_PG_MAJOR/*.patch; do
+		[ -e "$p" ] || continue
+		msg "applying $(basename "$p")"
+		patch -d "$tree" -p1 --forward --batch -s <"$p" >&2 ||
+			die "patch $(basename "$p") does not apply to $what"
+	done
+}
+
 # A free TCP port on the loopback interface, for temporary instances.
 free_port()
 {
