@@ -28,5 +28,17 @@ REGRESS_OPTS = --inputdir=$(srcdir) --outputdir=$(CURDIR)
 TAP_TESTS = 1
 
 PG_CONFIG ?= pg_config
+
+# The toaster needs the custom TOAST hooks of patches/postgresql-18: build
+# its parts only against a server that has them.  On a stock server the
+# extension still builds, with the partial-access features only.
+CUSTOM_TOAST := $(shell grep -qs RegisterCustomToaster \
+	"$$($(PG_CONFIG) --includedir-server)/access/toast_custom.h" && \
+	grep -qs RegisterBuiltinFunctionOverride \
+	"$$($(PG_CONFIG) --includedir-server)/fmgr.h" && echo yes)
+ifeq ($(CUSTOM_TOAST),yes)
+PG_CPPFLAGS += -DJT_CUSTOM_TOAST
+endif
+
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)

@@ -19,6 +19,14 @@ LANGUAGE C STRICT STABLE PARALLEL SAFE;
 COMMENT ON FUNCTION jsonb_toaster_storage(jsonb) IS
 'describe how a jsonb value is stored (plain, compressed inline or external TOAST), without de-TOASTing it';
 
+CREATE FUNCTION jsonb_toaster_custom_toast()
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'jsonb_toaster_custom_toast'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+COMMENT ON FUNCTION jsonb_toaster_custom_toast() IS
+'whether this build of the extension was compiled against a server with the custom TOAST hooks (patches/postgresql-18), which the toaster needs';
+
 --
 -- Partial-access accessors: the semantics of the builtins of the same
 -- name without the jt_ prefix, reading only the part of a compressed or

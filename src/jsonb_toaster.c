@@ -38,3 +38,20 @@ _PG_init(void)
 {
 	MarkGUCPrefixReserved(JSONB_TOASTER_GUC_PREFIX);
 }
+
+/*
+ * jsonb_toaster_custom_toast() returns boolean
+ *
+ * Was this build of the library compiled against a server with the custom
+ * TOAST hooks (see the Makefile)?  Only such a build can hold the toaster.
+ */
+PG_FUNCTION_INFO_V1(jsonb_toaster_custom_toast);
+Datum
+jsonb_toaster_custom_toast(PG_FUNCTION_ARGS)
+{
+#ifdef JT_CUSTOM_TOAST
+	PG_RETURN_BOOL(true);
+#else
+	PG_RETURN_BOOL(false);
+#endif
+}

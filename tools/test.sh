@@ -76,7 +76,9 @@ if want pg18; then
 	fi
 
 	msg "PostgreSQL 18 (assertions): running TAP tests"
-	if ! make_ext REGRESS= installcheck; then
+	# the assertion build carries the patch series: the toaster's parts
+	# must be built (t/002_build_detection.pl)
+	if ! JT_EXPECT_CUSTOM_TOAST=1 make_ext REGRESS= installcheck; then
 		failed+=("TAP on 18")
 		for f in "$build"/tmp_check/log/regress_log_*; do
 			[ -f "$f" ] || continue
@@ -129,6 +131,14 @@ if want pg15; then
 		PG_CONFIG="$pg15/pg_config" TAP_TESTS= installcheck; then
 		failed+=("pg_regress on 15")
 		[ -f "$work/build15/regression.diffs" ] && cat "$work/build15/regression.diffs"
+	fi
+	# a stock server: the build must leave the toaster's parts out
+	custom15=$(PGHOST=$work PGPORT=$port15 "$pg15/psql" -X -At -U postgres -d postgres \
+		-c 'CREATE EXTENSION IF NOT EXISTS jsonb_toaster' \
+		-c 'SELECT jsonb_toaster_custom_toast()' 2>&1 | tail -n 1)
+	if [ "$custom15" != f ]; then
+		failed+=("build detection on 15")
+		echo "jsonb_toaster_custom_toast() on PostgreSQL 15: $custom15"
 	fi
 	PATH="$pg15:$PATH" stop_instance "$work/data15"
 	server_log_clean "$work/data15.log" || failed+=("server log of 15")
