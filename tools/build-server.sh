@@ -16,13 +16,18 @@
 drop_root "$0" "$@"
 
 flavour=${1:-assert}
+# The test build has JIT (LLVM), so that the tests reach the JIT paths of
+# the patch series (JIT calls of overridden builtins).
 case $flavour in
-	assert) flavour_opts="--enable-cassert --enable-debug" cflags="-O2 -g" ;;
-	release) flavour_opts="" cflags="-O2" ;;
+	assert) flavour_opts="--enable-cassert --enable-debug --with-llvm"
+		flavour_deps="llvm-14-dev clang-14"
+		flavour_env="LLVM_CONFIG=llvm-config-14 CLANG=clang-14"
+		cflags="-O2 -g" ;;
+	release) flavour_opts="" flavour_deps="" flavour_env="" cflags="-O2" ;;
 	*) die "usage: $0 assert|release" ;;
 esac
 common_opts="--with-lz4 --with-zstd --enable-tap-tests"
-build_id="v1 $common_opts $flavour_opts $cflags"
+build_id="v1 $common_opts $flavour_opts $flavour_env $cflags"
 
 src=$("$JT_TOP/tools/fetch-pg-source.sh")
 version=$(sed -n "s/^PACKAGE_VERSION='\(.*\)'$/\1/p" "$src/configure")
@@ -44,7 +49,7 @@ if [ -x "$prefix/bin/postgres" ] && [ -f "$prefix/.jt-complete" ] &&
 	exit 0
 fi
 
-ensure_packages $JT_BUILD_DEPS
+ensure_packages $JT_BUILD_DEPS $flavour_deps
 
 log=$builddir.log
 msg "building PostgreSQL $version ($flavour) into $prefix; log: $log"
@@ -57,7 +62,7 @@ apply_patch_series "$builddir" "PostgreSQL $version"
 jobs=$(nproc 2>/dev/null || echo 2)
 (
 	cd "$builddir"
-	./configure --prefix="$prefix" $common_opts $flavour_opts CFLAGS="$cflags"
+	./configure --prefix="$prefix" $common_opts $flavour_opts $flavour_env CFLAGS="$cflags"
 	make -j"$jobs"
 	make -j"$jobs" -C contrib
 	make install
