@@ -9,6 +9,12 @@
  * index, so a reader that finds what it wants in the first chunks never
  * touches the others.  It reads with the TOAST snapshot, as core does.
  *
+ * The chunks are read in batches of doubling size (chunk 0, then 1-2, then
+ * 3-6, ...), each an index scan bounded on chunk_seq: a btree scan reads
+ * every matching entry of a leaf page at once, so an unbounded scan would
+ * cost, for the first chunk of a large value, time proportional to the
+ * value's chunk count.
+ *
  * The value's layout is known from its TOAST pointer: chunk i holds bytes
  * [i * TOAST_MAX_CHUNK_SIZE, ...) of the stored stream, and every chunk
  * but the last is full.  A chunk that is missing, out of order, of the
@@ -34,13 +40,34 @@
 #include "compat.h"
 #include "toast_iterator.h"
 
+/* Start the index scan of the chunks from next_chunk on, the next batch. */
+static void
+begin_batch(JtToastIterator *it)
+{
+	int32		first = it->next_chunk;
+	int32		count = Max(first, 1);
+
+	it->batch_end = (int32) Min((int64) first + count - 1,
+								(int64) it->total_chunks - 1);
+	ScanKeyInit(&it->keys[0], (AttrNumber) 1, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(it->valueid));
+	ScanKeyInit(&it->keys[1], (AttrNumber) 2, BTGreaterEqualStrategyNumber,
+				F_INT4GE, Int32GetDatum(first));
+	ScanKeyInit(&it->keys[2], (AttrNumber) 2, BTLessEqualStrategyNumber,
+				F_INT4LE, Int32GetDatum(it->batch_end));
+
+	/* the last batch has no upper bound, so that an extra chunk shows */
+	it->scan = systable_beginscan_ordered(it->toastrel,
+										  it->toastidxs[it->valid_index],
+										  it->snapshot,
+										  it->batch_end == it->total_chunks - 1 ? 2 : 3,
+										  it->keys);
+}
+
 void
 jt_toast_iterator_begin(JtToastIterator *it, Oid toastrelid, Oid valueid,
 						int32 stored_size)
 {
-	int			valid_index;
-	Snapshot	snapshot;
-
 	memset(it, 0, sizeof(JtToastIterator));
 	it->valueid = valueid;
 	it->stored_size = stored_size;
@@ -48,14 +75,10 @@ jt_toast_iterator_begin(JtToastIterator *it, Oid toastrelid, Oid valueid,
 		((stored_size - 1) / TOAST_MAX_CHUNK_SIZE) + 1 : 0;
 
 	it->toastrel = table_open(toastrelid, AccessShareLock);
-	valid_index = toast_open_indexes(it->toastrel, AccessShareLock,
-									 &it->toastidxs, &it->num_indexes);
-	ScanKeyInit(&it->key, (AttrNumber) 1, BTEqualStrategyNumber, F_OIDEQ,
-				ObjectIdGetDatum(valueid));
-	snapshot = jt_get_toast_snapshot(&it->toast_snapshot);
-	it->scan = systable_beginscan_ordered(it->toastrel,
-										  it->toastidxs[valid_index],
-										  snapshot, 1, &it->key);
+	it->valid_index = toast_open_indexes(it->toastrel, AccessShareLock,
+										 &it->toastidxs, &it->num_indexes);
+	it->snapshot = jt_get_toast_snapshot(&it->toast_snapshot);
+	begin_batch(it);
 }
 
 /*
@@ -73,6 +96,14 @@ jt_toast_iterator_next(JtToastIterator *it, const char **data, int32 *len)
 	int32		expected_size;
 
 	tuple = systable_getnext_ordered(it->scan, ForwardScanDirection);
+	if (tuple == NULL && it->next_chunk > it->batch_end &&
+		it->next_chunk < it->total_chunks)
+	{
+		/* this batch is complete: go on with the next one */
+		systable_endscan_ordered(it->scan);
+		begin_batch(it);
+		tuple = systable_getnext_ordered(it->scan, ForwardScanDirection);
+	}
 	if (tuple == NULL)
 	{
 		if (it->next_chunk < it->total_chunks)

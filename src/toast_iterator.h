@@ -21,12 +21,15 @@ typedef struct JtToastIterator
 	Relation	toastrel;
 	Relation   *toastidxs;
 	int			num_indexes;
+	int			valid_index;
+	Snapshot	snapshot;
 	SysScanDesc scan;
-	ScanKeyData key;
+	ScanKeyData keys[3];		/* chunk_id, lowest and highest chunk_seq */
 	Oid			valueid;
 	int32		stored_size;	/* bytes in all chunks together */
 	int32		total_chunks;
 	int32		next_chunk;		/* sequence number expected next */
+	int32		batch_end;		/* last chunk_seq the current scan returns */
 #if PG_VERSION_NUM < 180000
 	SnapshotData toast_snapshot;
 #endif
