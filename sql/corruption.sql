@@ -32,13 +32,14 @@ EXCEPTION WHEN OTHERS THEN
   END;
 END $$;
 
--- Genuine documents, several chunks long even when compressed.  Keys sort
+-- Genuine documents, more than 16 chunks long even when compressed, so
+-- that the iterator reads them in several bounded batches.  Keys sort
 -- by length, so the value of "a" comes first, in chunk 0, and the value of
 -- "pad" runs to the end.
 CREATE TABLE docs (name text PRIMARY KEY, jb jsonb);
 INSERT INTO docs
 SELECT m, jsonb_build_object('a', 1, 'pad',
-  (SELECT string_agg(md5(i::text) || repeat(' x', 20), ' ') FROM generate_series(1, 400) i))
+  (SELECT string_agg(md5(i::text) || repeat(' x', 20), ' ') FROM generate_series(1, 3000) i))
 FROM unnest('{pglz,lz4}'::text[]) m;
 ALTER TABLE docs ALTER COLUMN jb SET COMPRESSION lz4;
 UPDATE docs SET jb = jb::text::jsonb WHERE name = 'lz4';
@@ -50,7 +51,7 @@ CREATE VIEW genuine AS
   SELECT name, jb, s.raw_size - 4 AS rawsize, s.stored_size AS extsize, s.chunks
   FROM (SELECT * FROM docs UNION ALL SELECT * FROM plain_docs) d,
        jsonb_toaster_storage(jb) s;
-SELECT name, chunks > 3 AS several_chunks, extsize < rawsize AS compressed FROM genuine ORDER BY name;
+SELECT name, chunks > 16 AS several_batches, extsize < rawsize AS compressed FROM genuine ORDER BY name;
 
 -- A forged pointer with the genuine sizes reads like the original.
 SELECT name,

@@ -9,11 +9,12 @@
  * index, so a reader that finds what it wants in the first chunks never
  * touches the others.  It reads with the TOAST snapshot, as core does.
  *
- * The chunks are read in batches of doubling size (chunk 0, then 1-2, then
- * 3-6, ...), each an index scan bounded on chunk_seq: a btree scan reads
- * every matching entry of a leaf page at once, so an unbounded scan would
- * cost, for the first chunk of a large value, time proportional to the
- * value's chunk count.
+ * The chunks of a large value are read in batches of doubling size (chunk
+ * 0, then 1-2, then 3-6, ...), each an index scan bounded on chunk_seq: a
+ * btree scan reads every matching entry of a leaf page at once, so an
+ * unbounded scan would cost, for the first chunk of a large value, time
+ * proportional to the value's chunk count.  A value of a few chunks is read
+ * with one unbounded scan, which costs less than the bounds do.
  *
  * The value's layout is known from its TOAST pointer: chunk i holds bytes
  * [i * TOAST_MAX_CHUNK_SIZE, ...) of the stored stream, and every chunk
@@ -40,6 +41,14 @@
 #include "compat.h"
 #include "toast_iterator.h"
 
+/*
+ * Values of up to this many chunks are read with one unbounded scan.  Found
+ * by timing the first chunk of 2-, 12- and 115-chunk values both ways:
+ * bounds cost about 7% at 2 chunks, nothing measurable at 12, and save 40%
+ * at 115.
+ */
+#define UNBOUNDED_SCAN_CHUNKS	16
+
 /* Start the index scan of the chunks from next_chunk on, the next batch. */
 static void
 begin_batch(JtToastIterator *it)
@@ -47,10 +56,19 @@ begin_batch(JtToastIterator *it)
 	int32		first = it->next_chunk;
 	int32		count = Max(first, 1);
 
-	it->batch_end = (int32) Min((int64) first + count - 1,
-								(int64) it->total_chunks - 1);
 	ScanKeyInit(&it->keys[0], (AttrNumber) 1, BTEqualStrategyNumber, F_OIDEQ,
 				ObjectIdGetDatum(it->valueid));
+	if (it->total_chunks <= UNBOUNDED_SCAN_CHUNKS)
+	{
+		it->batch_end = it->total_chunks - 1;
+		it->scan = systable_beginscan_ordered(it->toastrel,
+											  it->toastidxs[it->valid_index],
+											  it->snapshot, 1, it->keys);
+		return;
+	}
+
+	it->batch_end = (int32) Min((int64) first + count - 1,
+								(int64) it->total_chunks - 1);
 	ScanKeyInit(&it->keys[1], (AttrNumber) 2, BTGreaterEqualStrategyNumber,
 				F_INT4GE, Int32GetDatum(first));
 	ScanKeyInit(&it->keys[2], (AttrNumber) 2, BTLessEqualStrategyNumber,
