@@ -14,6 +14,7 @@ report.md (tables and headline ratios), and PNG plots; prints the report.
 import argparse
 import datetime
 import os
+import shlex
 import platform
 import subprocess
 import sys
@@ -87,7 +88,6 @@ def main():
                     help="scratch directory for generated data (default: OUT/work)")
     ap.add_argument("--render", metavar="DIR", default=None,
                     help="only redraw report.md and the plots of an earlier run in DIR")
-    ap.add_argument("--command", nargs="*", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.render:
         render_only(args.render)
@@ -96,12 +96,14 @@ def main():
     unknown = [b for b in args.bench if b not in BENCHES]
     if unknown:
         ap.error(f"unknown benchmark(s) {unknown}; choose among {list(BENCHES)}")
-    if args.command is None:
-        args.command = [sys.argv[0]] + sys.argv[1:]
+    # tools/bench.sh passes its own command line (argparse would take the
+    # options of a command given as arguments for its own)
+    command = os.environ.get("JT_BENCH_COMMAND")
+    command = shlex.split(command) if command else [sys.argv[0]] + sys.argv[1:]
     # the output and scratch directories are chosen by the driver, not part
     # of what makes a run reproducible
     cmd, skip = [], False
-    for a in args.command:
+    for a in command:
         if skip:
             skip = False
         elif a in ("--out", "--work"):

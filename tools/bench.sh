@@ -68,5 +68,6 @@ msg "starting the benchmark instance on port $port"
 )
 export PGHOST=$work PGPORT=$port PGUSER=postgres PGDATABASE=postgres
 
-/usr/bin/python3 "$JT_TOP/bench/run.py" "$@" --out "$out" --work "$work" \
-	--command tools/bench.sh "$@"
+# the report names the command that produced it, arguments included
+JT_BENCH_COMMAND="tools/bench.sh$(printf ' %q' "$@")" \
+	/usr/bin/python3 "$JT_TOP/bench/run.py" "$@" --out "$out" --work "$work"
