@@ -32,10 +32,11 @@ PG_CONFIG ?= pg_config
 # The toaster needs the custom TOAST hooks of patches/postgresql-18: build
 # its parts only against a server that has them.  On a stock server the
 # extension still builds, with the partial-access features only.
+SERVER_INCLUDEDIR := $(shell $(PG_CONFIG) --includedir-server)
 CUSTOM_TOAST := $(shell grep -qs RegisterCustomToaster \
-	"$$($(PG_CONFIG) --includedir-server)/access/toast_custom.h" && \
+	"$(SERVER_INCLUDEDIR)/access/toast_custom.h" && \
 	grep -qs RegisterBuiltinFunctionOverride \
-	"$$($(PG_CONFIG) --includedir-server)/fmgr.h" && echo yes)
+	"$(SERVER_INCLUDEDIR)/fmgr.h" && echo yes)
 ifeq ($(CUSTOM_TOAST),yes)
 PG_CPPFLAGS += -DJT_CUSTOM_TOAST
 endif

@@ -49,37 +49,33 @@
  */
 #define UNBOUNDED_SCAN_CHUNKS	16
 
-/* Start the index scan of the chunks from next_chunk on, the next batch. */
+/*
+ * Start the index scan of the chunks from next_chunk on, the next batch.
+ * The last batch has no upper bound, so that an extra chunk shows.
+ */
 static void
 begin_batch(JtToastIterator *it)
 {
 	int32		first = it->next_chunk;
-	int32		count = Max(first, 1);
+	int			nkeys = 1;
 
 	ScanKeyInit(&it->keys[0], (AttrNumber) 1, BTEqualStrategyNumber, F_OIDEQ,
 				ObjectIdGetDatum(it->valueid));
 	if (it->total_chunks <= UNBOUNDED_SCAN_CHUNKS)
-	{
 		it->batch_end = it->total_chunks - 1;
-		it->scan = systable_beginscan_ordered(it->toastrel,
-											  it->toastidxs[it->valid_index],
-											  it->snapshot, 1, it->keys);
-		return;
+	else
+	{
+		it->batch_end = (int32) Min((int64) first + Max(first, 1) - 1,
+									(int64) it->total_chunks - 1);
+		ScanKeyInit(&it->keys[1], (AttrNumber) 2, BTGreaterEqualStrategyNumber,
+					F_INT4GE, Int32GetDatum(first));
+		ScanKeyInit(&it->keys[2], (AttrNumber) 2, BTLessEqualStrategyNumber,
+					F_INT4LE, Int32GetDatum(it->batch_end));
+		nkeys = it->batch_end == it->total_chunks - 1 ? 2 : 3;
 	}
-
-	it->batch_end = (int32) Min((int64) first + count - 1,
-								(int64) it->total_chunks - 1);
-	ScanKeyInit(&it->keys[1], (AttrNumber) 2, BTGreaterEqualStrategyNumber,
-				F_INT4GE, Int32GetDatum(first));
-	ScanKeyInit(&it->keys[2], (AttrNumber) 2, BTLessEqualStrategyNumber,
-				F_INT4LE, Int32GetDatum(it->batch_end));
-
-	/* the last batch has no upper bound, so that an extra chunk shows */
 	it->scan = systable_beginscan_ordered(it->toastrel,
 										  it->toastidxs[it->valid_index],
-										  it->snapshot,
-										  it->batch_end == it->total_chunks - 1 ? 2 : 3,
-										  it->keys);
+										  it->snapshot, nkeys, it->keys);
 }
 
 void
