@@ -16,8 +16,12 @@ OBJS = \
 	src/decode_pglz.o \
 	src/introspect.o \
 	src/jsonb_toaster.o \
+	src/jsonb_writer.o \
 	src/navigator.o \
-	src/toast_iterator.o
+	src/skeleton.o \
+	src/skeleton_build.o \
+	src/toast_iterator.o \
+	src/toaster.o
 
 EXTENSION = jsonb_toaster
 DATA = jsonb_toaster--0.1.sql

@@ -103,6 +103,7 @@ node_to_scalar(JtDatumSource *src, const JtNode *node, JsonbValue *v)
 			v->type = jbvNull;
 			break;
 		case JT_NODE_CONTAINER:
+		case JT_NODE_REF:
 			elog(ERROR, "container passed as a scalar");
 	}
 }

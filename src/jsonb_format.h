@@ -43,4 +43,14 @@
 #define JT_JENTRY_NULL				0x40000000
 #define JT_JENTRY_CONTAINER			0x50000000
 
+/*
+ * Not a jsonb type: in the toaster's skeletons only (skeleton.h), an entry
+ * whose value is stored outside the skeleton.  Navigators over ordinary
+ * jsonb reject it.
+ */
+#define JT_JENTRY_REF				0x60000000
+
+/* every this many entries, a JEntry stores an end offset (JB_OFFSET_STRIDE) */
+#define JT_JENTRY_OFFSET_STRIDE		32
+
 #endif							/* JSONB_TOASTER_JSONB_FORMAT_H */

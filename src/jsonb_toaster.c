@@ -21,6 +21,7 @@
 #include "utils/guc.h"
 
 #include "jsonb_toaster.h"
+#include "toaster.h"
 
 #ifdef PG_MODULE_MAGIC_EXT
 PG_MODULE_MAGIC_EXT(.name = "jsonb_toaster",.version = "0.1.0");
@@ -36,6 +37,9 @@ void		_PG_init(void);
 void
 _PG_init(void)
 {
+#ifdef JT_CUSTOM_TOAST
+	jt_toaster_init();
+#endif
 	MarkGUCPrefixReserved(JSONB_TOASTER_GUC_PREFIX);
 }
 

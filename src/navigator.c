@@ -121,13 +121,14 @@ entry_length(JtSource *src, const ContainerLayout *lay, uint32 entry,
 	return len;
 }
 
-/* Describe entry i of a container as a node. */
+/*
+ * Describe an entry as a node, given its JEntry and the start of its data
+ * (relative to the data area of the container).
+ */
 static void
-entry_node(JtSource *src, const ContainerLayout *lay, uint32 i, JtNode *node)
+describe_entry(JtSource *src, uint64 data, uint32 e, uint64 start, uint64 len,
+			   JtNode *node)
 {
-	uint32		e = entry_at(src, lay, i);
-	uint64		start = entry_start(src, lay, i);
-	uint64		len = entry_length(src, lay, e, start);
 	uint64		pad = 0;
 
 	node->header = 0;
@@ -153,12 +154,18 @@ entry_node(JtSource *src, const ContainerLayout *lay, uint32 i, JtNode *node)
 			node->kind = JT_NODE_CONTAINER;
 			pad = ALIGN4(start) - start;
 			break;
+		case JT_JENTRY_REF:
+			if (!src->refs_allowed)
+				jt_nav_corrupt(src, "a JEntry has an unknown type");
+			node->kind = JT_NODE_REF;
+			pad = ALIGN4(start) - start;
+			break;
 		default:
 			jt_nav_corrupt(src, "a JEntry has an unknown type");
 	}
 	if (pad > len)
 		jt_nav_corrupt(src, "a JEntry is shorter than its alignment padding");
-	node->offset = (uint32) (lay->data + start + pad);
+	node->offset = (uint32) (data + start + pad);
 	node->length = (uint32) (len - pad);
 
 	if (node->kind == JT_NODE_CONTAINER)
@@ -167,7 +174,20 @@ entry_node(JtSource *src, const ContainerLayout *lay, uint32 i, JtNode *node)
 			jt_nav_corrupt(src, "a nested container is shorter than its header");
 		node->header = read_uint32(src, node->offset);
 		check_container_header(src, node->header);
+		if (node->header & JT_CONTAINER_SCALAR)
+			jt_nav_corrupt(src, "a nested container is marked as a raw scalar");
 	}
+}
+
+/* Describe entry i of a container as a node. */
+static void
+entry_node(JtSource *src, const ContainerLayout *lay, uint32 i, JtNode *node)
+{
+	uint32		e = entry_at(src, lay, i);
+	uint64		start = entry_start(src, lay, i);
+	uint64		len = entry_length(src, lay, e, start);
+
+	describe_entry(src, lay->data, e, start, len, node);
 }
 
 void
@@ -264,4 +284,78 @@ jt_nav_array_has_string(JtSource *src, const JtNode *array,
 		start += elen;
 	}
 	return false;
+}
+
+/* Entry i of a container: for objects, keys are 0..n-1, values n..2n-1. */
+void
+jt_nav_entry(JtSource *src, const JtNode *container, uint32 i, JtNode *entry)
+{
+	ContainerLayout lay;
+
+	Assert(container->kind == JT_NODE_CONTAINER);
+	container_layout(src, container, &lay);
+	if (i >= lay.nentries)
+		jt_nav_corrupt(src, "an entry index is past the end of its container");
+	entry_node(src, &lay, i, entry);
+}
+
+void
+jt_nav_iter_begin(JtSource *src, const JtNode *container, JtEntryIter *it)
+{
+	ContainerLayout lay;
+
+	Assert(container->kind == JT_NODE_CONTAINER);
+	container_layout(src, container, &lay);
+	it->nentries = lay.nentries;
+	it->next = 0;
+	it->entries = lay.entries;
+	it->data = lay.data;
+	it->end = lay.end;
+	it->start = 0;
+}
+
+/* The next entry, or false after the last. */
+bool
+jt_nav_iter_next(JtSource *src, JtEntryIter *it, JtNode *entry)
+{
+	ContainerLayout lay;
+	uint32		e;
+	uint64		len;
+
+	if (it->next >= it->nentries)
+		return false;
+	lay.nentries = it->nentries;
+	lay.entries = it->entries;
+	lay.data = it->data;
+	lay.end = it->end;
+	e = entry_at(src, &lay, it->next);
+	len = entry_length(src, &lay, e, it->start);
+	describe_entry(src, it->data, e, it->start, len, entry);
+	it->start += len;
+	it->next++;
+	return true;
+}
+
+/* The JEntry type of a node's value. */
+uint32
+jt_node_entry_type(const JtNode *node)
+{
+	switch (node->kind)
+	{
+		case JT_NODE_STRING:
+			return JT_JENTRY_STRING;
+		case JT_NODE_NUMERIC:
+			return JT_JENTRY_NUMERIC;
+		case JT_NODE_FALSE:
+			return JT_JENTRY_FALSE;
+		case JT_NODE_TRUE:
+			return JT_JENTRY_TRUE;
+		case JT_NODE_NULL:
+			return JT_JENTRY_NULL;
+		case JT_NODE_CONTAINER:
+			return JT_JENTRY_CONTAINER;
+		case JT_NODE_REF:
+			return JT_JENTRY_REF;
+	}
+	return JT_JENTRY_NULL;		/* not reached */
 }

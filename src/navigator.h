@@ -51,6 +51,7 @@ struct JtSource
 	uint32		avail;
 	void		(*fill) (JtSource *src, uint32 upto);
 	void		(*corrupt) (JtSource *src, const char *detail);
+	bool		refs_allowed;	/* a toaster skeleton: JT_JENTRY_REF is valid */
 };
 
 typedef enum JtNodeKind
@@ -61,6 +62,7 @@ typedef enum JtNodeKind
 	JT_NODE_TRUE,
 	JT_NODE_NULL,
 	JT_NODE_CONTAINER,
+	JT_NODE_REF,				/* skeletons only: a value stored elsewhere */
 } JtNodeKind;
 
 /* A value inside the document: where its bytes are, and what it is. */
@@ -71,6 +73,17 @@ typedef struct JtNode
 	uint32		length;			/* number of bytes */
 	uint32		header;			/* containers: the container header word */
 } JtNode;
+
+/* Reading a container's entries in order, each in constant time. */
+typedef struct JtEntryIter
+{
+	uint32		nentries;		/* count, or 2 * count for objects */
+	uint32		next;			/* index of the next entry */
+	uint64		entries;		/* position of the first JEntry */
+	uint64		data;			/* start of the data area */
+	uint64		end;			/* end of the container */
+	uint64		start;			/* data offset of the next entry */
+} JtEntryIter;
 
 extern JT_NORETURN void jt_nav_corrupt(JtSource *src, const char *detail);
 
@@ -92,6 +105,21 @@ extern bool jt_nav_array_get(JtSource *src, const JtNode *array,
 							 uint32 index, JtNode *element);
 extern bool jt_nav_array_has_string(JtSource *src, const JtNode *array,
 									const char *str, uint32 len);
+extern void jt_nav_entry(JtSource *src, const JtNode *container, uint32 i,
+						 JtNode *entry);
+extern void jt_nav_iter_begin(JtSource *src, const JtNode *container,
+							  JtEntryIter *it);
+extern bool jt_nav_iter_next(JtSource *src, JtEntryIter *it, JtNode *entry);
+extern uint32 jt_node_entry_type(const JtNode *node);
+
+/* Compare two object keys in jsonb's order: shorter first, then bytewise. */
+static inline int
+jt_key_cmp(const char *a, uint32 alen, const char *b, uint32 blen)
+{
+	if (alen != blen)
+		return alen < blen ? -1 : 1;
+	return memcmp(a, b, alen);
+}
 
 static inline uint32
 jt_node_count(const JtNode *node)

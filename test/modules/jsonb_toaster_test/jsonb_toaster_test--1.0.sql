@@ -9,3 +9,10 @@ CREATE FUNCTION jt_test_toast_pointer(chunks_of anyelement, rawsize integer,
 RETURNS jsonb
 AS 'MODULE_PATHNAME', 'jt_test_toast_pointer'
 LANGUAGE C STRICT VOLATILE;
+
+-- The bytes of a jsonb value once de-TOASTed, without the varlena header:
+-- equal bytes here mean a byte-exact flatten.
+CREATE FUNCTION jt_test_flat_bytes(value jsonb)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'jt_test_flat_bytes'
+LANGUAGE C STRICT IMMUTABLE;

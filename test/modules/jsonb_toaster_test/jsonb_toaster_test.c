@@ -60,3 +60,23 @@ jt_test_toast_pointer(PG_FUNCTION_ARGS)
 	memcpy(VARDATA_EXTERNAL(result), &ptr, sizeof(ptr));
 	PG_RETURN_POINTER(result);
 }
+
+PG_FUNCTION_INFO_V1(jt_test_flat_bytes);
+
+/*
+ * jt_test_flat_bytes(jsonb) returns bytea
+ *
+ * The bytes of the value once de-TOASTed (its data, without the varlena
+ * header): what byte-exactness tests compare.
+ */
+Datum
+jt_test_flat_bytes(PG_FUNCTION_ARGS)
+{
+	struct varlena *flat = PG_DETOAST_DATUM(PG_GETARG_DATUM(0));
+	Size		len = VARSIZE(flat) - VARHDRSZ;
+	bytea	   *result = palloc(len + VARHDRSZ);
+
+	SET_VARSIZE(result, len + VARHDRSZ);
+	memcpy(VARDATA(result), VARDATA(flat), len);
+	PG_RETURN_BYTEA_P(result);
+}

@@ -1,0 +1,463 @@
+/*-------------------------------------------------------------------------
+ *
+ * skeleton.c
+ *	  Reading the jsonb toaster's skeletons: checking them, listing their
+ *	  parts and flattening them back into the original jsonb value.
+ *
+ * See skeleton.h for the format.  The tree of a skeleton is read with the
+ * navigator, which checks every JEntry against the bounds of its
+ * container; references and parts are checked here.  A part's content is
+ * checked against what its reference says of it (raw size, root header,
+ * hash) before a byte of it is used, so a part that was lost or swapped
+ * for another raises an ERROR instead of producing a wrong document.
+ *
+ * Copyright (c) 2026, jsonb_toaster developers
+ *
+ * src/skeleton.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "common/hashfn.h"
+#include "access/toast_compression.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "nodes/pg_list.h"
+
+#include "compat.h"
+#include "jsonb_writer.h"
+#include "skeleton.h"
+
+static void
+skeleton_corrupt(JtSource *src, const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("corrupt jsonb_toaster value"),
+			 errdetail("%s.", detail)));
+}
+
+static void
+skeleton_fill(JtSource *src, uint32 upto)
+{
+	/* everything is in memory: jt_source_read() checked the bounds */
+	elog(ERROR, "skeleton source asked for bytes it does not have");
+}
+
+/* A byte source over bytes in memory. */
+void
+jt_memory_source(JtSource *src, const char *data, uint32 len, bool refs_allowed)
+{
+	memset(src, 0, sizeof(JtSource));
+	src->data = data;
+	src->size = len;
+	src->avail = len;
+	src->fill = skeleton_fill;
+	src->corrupt = skeleton_corrupt;
+	src->refs_allowed = refs_allowed;
+}
+
+/* Is this a valid header for the root of a document or of a part? */
+static bool
+root_header_ok(uint32 header)
+{
+	uint32		kind = header & (JT_CONTAINER_OBJECT | JT_CONTAINER_ARRAY);
+
+	if (kind != JT_CONTAINER_OBJECT && kind != JT_CONTAINER_ARRAY)
+		return false;
+	if (header & JT_CONTAINER_SCALAR)
+		return kind == JT_CONTAINER_ARRAY &&
+			(header & JT_CONTAINER_COUNT_MASK) == 1;
+	return true;
+}
+
+/*
+ * Check a skeleton's payload and make an aligned copy of its tree.  The
+ * tree's first word is the root's JEntry; the root follows it.
+ */
+void
+jt_skeleton_parse(JtSkeleton *skel, const char *payload, uint32 payload_len)
+{
+	uint32		root_entry;
+	uint32		root_len;
+
+	memset(skel, 0, sizeof(JtSkeleton));
+	jt_memory_source(&skel->src, NULL, 0, true);
+	if (payload_len < sizeof(JtSkeletonHeader))
+		jt_nav_corrupt(&skel->src, "the pointer is shorter than its header");
+	memcpy(&skel->hdr, payload, sizeof(JtSkeletonHeader));
+	if (skel->hdr.tree_size != payload_len - sizeof(JtSkeletonHeader))
+		jt_nav_corrupt(&skel->src, "the tree size does not match the pointer size");
+	if (skel->hdr.tree_size < 2 * sizeof(uint32))
+		jt_nav_corrupt(&skel->src, "the tree is too short");
+
+	skel->tree = palloc(skel->hdr.tree_size);
+	memcpy(skel->tree, payload + sizeof(JtSkeletonHeader), skel->hdr.tree_size);
+	jt_memory_source(&skel->src, skel->tree, skel->hdr.tree_size, true);
+
+	memcpy(&root_entry, skel->tree, sizeof(uint32));
+	root_len = root_entry & JT_JENTRY_OFFLEN_MASK;
+	if (root_len != skel->hdr.tree_size - sizeof(uint32))
+		jt_nav_corrupt(&skel->src, "the root's length does not match the tree size");
+
+	skel->root.offset = sizeof(uint32);
+	skel->root.length = root_len;
+	skel->root.header = 0;
+	switch (root_entry & JT_JENTRY_TYPE_MASK)
+	{
+		case JT_JENTRY_CONTAINER:
+			skel->root.kind = JT_NODE_CONTAINER;
+			memcpy(&skel->root.header, skel->tree + sizeof(uint32), sizeof(uint32));
+			if (!root_header_ok(skel->root.header) ||
+				(skel->root.header & JT_CONTAINER_SCALAR))
+				jt_nav_corrupt(&skel->src, "the root container has a bad header");
+			break;
+		case JT_JENTRY_REF:
+			skel->root.kind = JT_NODE_REF;
+			break;
+		default:
+			jt_nav_corrupt(&skel->src, "the root is neither a container nor a reference");
+	}
+}
+
+/*
+ * Check a reference found in the tree and describe it.  The ranges are
+ * copied to aligned memory.  Their key bytes must lie inside the
+ * reference, after the ranges, and for an object split into several parts
+ * the first keys of the parts after the first must be in increasing order.
+ */
+void
+jt_skeleton_read_ref(JtSkeleton *skel, const JtNode *node, JtRef *ref)
+{
+	JtSource   *src = &skel->src;
+	const char *p;
+	JtRefHeader rh;
+	JtRefRange *ranges;
+	uint64		dirsize;
+	uint64		count = 0;
+
+	Assert(node->kind == JT_NODE_REF);
+	if (node->length < sizeof(JtRefHeader))
+		jt_nav_corrupt(src, "a reference is shorter than its header");
+	p = jt_source_read(src, node->offset, node->length);
+	memcpy(&rh, p, sizeof(JtRefHeader));
+	if (!root_header_ok(rh.header))
+		jt_nav_corrupt(src, "a reference has a bad container header");
+	dirsize = sizeof(JtRefHeader) + (uint64) rh.nranges * sizeof(JtRefRange);
+	if (rh.nranges == 0 || dirsize > node->length)
+		jt_nav_corrupt(src, "a reference's ranges do not fit in it");
+	if ((rh.header & JT_CONTAINER_SCALAR) && rh.nranges != 1)
+		jt_nav_corrupt(src, "a long scalar is split into several parts");
+
+	ranges = palloc(rh.nranges * sizeof(JtRefRange));
+	memcpy(ranges, p + sizeof(JtRefHeader), rh.nranges * sizeof(JtRefRange));
+	for (uint32 r = 0; r < rh.nranges; r++)
+	{
+		JtRefRange *range = &ranges[r];
+		uint32		extsize = range->extinfo & VARLENA_EXTSIZE_MASK;
+		uint32		method = range->extinfo >> VARLENA_EXTSIZE_BITS;
+
+		if (range->rawsize < (int32) (VARHDRSZ + sizeof(uint32)) ||
+			extsize > (uint32) range->rawsize - VARHDRSZ ||
+			(extsize < (uint32) range->rawsize - VARHDRSZ &&
+			 method != TOAST_PGLZ_COMPRESSION_ID &&
+			 method != TOAST_LZ4_COMPRESSION_ID))
+			jt_nav_corrupt(src, "a part has impossible sizes");
+		if (!root_header_ok(range->header) ||
+			(range->header & ~JT_CONTAINER_COUNT_MASK) !=
+			(rh.header & ~JT_CONTAINER_COUNT_MASK))
+			jt_nav_corrupt(src, "a part's type differs from its reference's");
+		if (rh.nranges > 1 && (range->header & JT_CONTAINER_COUNT_MASK) == 0)
+			jt_nav_corrupt(src, "a split container has an empty part");
+		count += range->header & JT_CONTAINER_COUNT_MASK;
+		if ((uint64) range->key_offset + range->key_length > node->length ||
+			(range->key_length > 0 && range->key_offset < dirsize))
+			jt_nav_corrupt(src, "a part's first key lies outside its reference");
+		if (r > 1 && (rh.header & JT_CONTAINER_OBJECT) &&
+			jt_key_cmp(p + ranges[r - 1].key_offset, ranges[r - 1].key_length,
+					   p + range->key_offset, range->key_length) >= 0)
+			jt_nav_corrupt(src, "the first keys of an object's parts are out of order");
+	}
+	if (count != (rh.header & JT_CONTAINER_COUNT_MASK))
+		jt_nav_corrupt(src, "a reference's parts do not add up to its count");
+
+	ref->header = rh.header;
+	ref->nranges = rh.nranges;
+	ref->ranges = ranges;
+	ref->refdata = p;
+	ref->reflen = node->length;
+}
+
+/*
+ * Check the raw content of a part (a jsonb datum with a 4-byte header)
+ * against its reference, and describe its root.
+ */
+void
+jt_part_check(JtSource *partsrc, const JtRefRange *range,
+			  const struct varlena *raw, JtNode *root)
+{
+	uint32		len;
+
+	jt_memory_source(partsrc, NULL, 0, false);
+	if (VARATT_IS_EXTENDED(raw) || VARSIZE(raw) != (uint32) range->rawsize)
+		jt_nav_corrupt(partsrc, "a part's size differs from its reference's");
+	len = VARSIZE(raw) - VARHDRSZ;
+	if (hash_bytes((const unsigned char *) VARDATA(raw), len) != range->hash)
+		jt_nav_corrupt(partsrc, "a part's content does not match its hash");
+	jt_memory_source(partsrc, VARDATA(raw), len, false);
+	jt_nav_root(partsrc, root);
+	if (root->header != range->header)
+		jt_nav_corrupt(partsrc, "a part's root differs from its reference's");
+}
+
+/* State of one flattening. */
+typedef struct Flattener
+{
+	JtSkeleton *skel;
+	StringInfoData buf;
+	JtPartFetcher fetch;
+	void	   *arg;
+	uint32		partno;			/* parts fetched so far */
+} Flattener;
+
+/* The parts of one reference, fetched and checked. */
+typedef struct LoadedRef
+{
+	JtRef		ref;
+	JtSource   *srcs;
+	JtNode	   *roots;
+	struct varlena **raws;
+	bool	   *free_raws;
+	JtNode		scalar;			/* long scalars: the value */
+} LoadedRef;
+
+static void flatten_container(Flattener *f, JtSource *src, const JtNode *node);
+
+static void
+load_ref(Flattener *f, const JtNode *node, LoadedRef *lr)
+{
+	JtRef	   *ref = &lr->ref;
+
+	jt_skeleton_read_ref(f->skel, node, ref);
+	lr->srcs = palloc(ref->nranges * sizeof(JtSource));
+	lr->roots = palloc(ref->nranges * sizeof(JtNode));
+	lr->raws = palloc(ref->nranges * sizeof(struct varlena *));
+	lr->free_raws = palloc(ref->nranges * sizeof(bool));
+	for (uint32 r = 0; r < ref->nranges; r++)
+	{
+		if (f->partno >= f->skel->hdr.nparts)
+			jt_nav_corrupt(&f->skel->src, "the tree refers to more parts than its header counts");
+		lr->raws[r] = f->fetch(f->arg, f->partno++, &ref->ranges[r],
+							   f->skel->hdr.toastrelid, &lr->free_raws[r]);
+		jt_part_check(&lr->srcs[r], &ref->ranges[r], lr->raws[r], &lr->roots[r]);
+	}
+	if (ref->header & JT_CONTAINER_SCALAR)
+	{
+		jt_nav_entry(&lr->srcs[0], &lr->roots[0], 0, &lr->scalar);
+		if (lr->scalar.kind == JT_NODE_CONTAINER)
+			jt_nav_corrupt(&lr->srcs[0], "a long scalar's part holds a container");
+	}
+}
+
+static void
+free_ref(LoadedRef *lr)
+{
+	for (uint32 r = 0; r < lr->ref.nranges; r++)
+		if (lr->free_raws[r])
+			pfree(lr->raws[r]);
+	pfree(lr->free_raws);
+	pfree(lr->raws);
+	pfree(lr->roots);
+	pfree(lr->srcs);
+	pfree((void *) lr->ref.ranges);
+}
+
+/* The JEntry type of the value a loaded reference stands for. */
+static uint32
+loaded_ref_type(LoadedRef *lr)
+{
+	if (lr->ref.header & JT_CONTAINER_SCALAR)
+		return jt_node_entry_type(&lr->scalar);
+	return JT_JENTRY_CONTAINER;
+}
+
+/* Append the bytes of the value a loaded reference stands for. */
+static void
+write_ref_value(Flattener *f, LoadedRef *lr)
+{
+	JtRef	   *ref = &lr->ref;
+	bool		object = (ref->header & JT_CONTAINER_OBJECT) != 0;
+	JtWriter	w;
+
+	if (ref->header & JT_CONTAINER_SCALAR)
+	{
+		appendBinaryStringInfo(&f->buf,
+							   jt_source_read(&lr->srcs[0], lr->scalar.offset,
+											  lr->scalar.length),
+							   lr->scalar.length);
+		return;
+	}
+	if (ref->nranges == 1)
+	{
+		/* one part: the container itself, byte for byte */
+		jt_pad_to_int(&f->buf);
+		appendBinaryStringInfo(&f->buf, lr->srcs[0].data, lr->srcs[0].size);
+		return;
+	}
+
+	/* several parts: their entries, keys of every part before the values */
+	jt_writer_begin(&w, &f->buf, ref->header);
+	for (int pass = 0; pass < (object ? 2 : 1); pass++)
+	{
+		for (uint32 r = 0; r < ref->nranges; r++)
+		{
+			uint32		n = ref->ranges[r].header & JT_CONTAINER_COUNT_MASK;
+
+			for (uint32 i = 0; i < n; i++)
+			{
+				JtNode		child;
+
+				jt_nav_entry(&lr->srcs[r], &lr->roots[r], pass * n + i, &child);
+				jt_writer_entry(&w, jt_node_entry_type(&child),
+								jt_source_read(&lr->srcs[r], child.offset,
+											   child.length),
+								child.length);
+			}
+		}
+	}
+	jt_writer_end(&w);
+}
+
+/* Write a container of the tree, its references replaced by their values. */
+static void
+flatten_container(Flattener *f, JtSource *src, const JtNode *node)
+{
+	JtWriter	w;
+	JtEntryIter it;
+	JtNode		child;
+
+	CHECK_FOR_INTERRUPTS();
+	check_stack_depth();
+	jt_writer_begin(&w, &f->buf, node->header);
+	jt_nav_iter_begin(src, node, &it);
+	while (jt_nav_iter_next(src, &it, &child))
+	{
+		if (child.kind == JT_NODE_REF)
+		{
+			LoadedRef	lr;
+
+			load_ref(f, &child, &lr);
+			jt_writer_entry_begin(&w, loaded_ref_type(&lr));
+			write_ref_value(f, &lr);
+			jt_writer_entry_end(&w);
+			free_ref(&lr);
+		}
+		else if (child.kind == JT_NODE_CONTAINER)
+		{
+			jt_writer_entry_begin(&w, JT_JENTRY_CONTAINER);
+			flatten_container(f, src, &child);
+			jt_writer_entry_end(&w);
+		}
+		else
+			jt_writer_entry(&w, jt_node_entry_type(&child),
+							jt_source_read(src, child.offset, child.length),
+							child.length);
+	}
+	jt_writer_end(&w);
+}
+
+/*
+ * The document a skeleton stands for, as a palloc'd jsonb datum with a
+ * 4-byte header; fetch supplies the raw content of each part.
+ */
+struct varlena *
+jt_skeleton_flatten(JtSkeleton *skel, JtPartFetcher fetch, void *arg)
+{
+	Flattener	f;
+	struct varlena *result;
+
+	f.skel = skel;
+	f.fetch = fetch;
+	f.arg = arg;
+	f.partno = 0;
+	initStringInfo(&f.buf);
+	appendStringInfoSpaces(&f.buf, VARHDRSZ);
+
+	if (skel->root.kind == JT_NODE_REF)
+	{
+		LoadedRef	lr;
+
+		load_ref(&f, &skel->root, &lr);
+		if (lr.ref.header & JT_CONTAINER_SCALAR)
+			jt_nav_corrupt(&skel->src, "the root reference holds a scalar");
+		write_ref_value(&f, &lr);
+		free_ref(&lr);
+	}
+	else
+		flatten_container(&f, &skel->src, &skel->root);
+
+	if (f.partno != skel->hdr.nparts)
+		jt_nav_corrupt(&skel->src, "the tree refers to fewer parts than its header counts");
+	result = (struct varlena *) f.buf.data;
+	SET_VARSIZE(result, f.buf.len);
+	return result;
+}
+
+/* Append the ranges of every reference in a container of the tree. */
+static void
+list_container_parts(JtSkeleton *skel, const JtNode *node, List **ranges)
+{
+	JtEntryIter it;
+	JtNode		child;
+
+	check_stack_depth();
+	jt_nav_iter_begin(&skel->src, node, &it);
+	while (jt_nav_iter_next(&skel->src, &it, &child))
+	{
+		if (child.kind == JT_NODE_CONTAINER)
+			list_container_parts(skel, &child, ranges);
+		else if (child.kind == JT_NODE_REF)
+		{
+			JtRef		ref;
+
+			jt_skeleton_read_ref(skel, &child, &ref);
+			for (uint32 r = 0; r < ref.nranges; r++)
+				*ranges = lappend(*ranges, (void *) &ref.ranges[r]);
+		}
+	}
+}
+
+/*
+ * The parts of a skeleton, in document order (the order in which
+ * jt_skeleton_flatten() fetches them): their number, and a palloc'd array
+ * of their ranges.  Only the pointer is read.
+ */
+uint32
+jt_skeleton_list_parts(JtSkeleton *skel, JtRefRange **ranges)
+{
+	List	   *list = NIL;
+	uint32		n;
+	ListCell   *lc;
+
+	if (skel->root.kind == JT_NODE_REF)
+	{
+		JtRef		ref;
+
+		jt_skeleton_read_ref(skel, &skel->root, &ref);
+		for (uint32 r = 0; r < ref.nranges; r++)
+			list = lappend(list, (void *) &ref.ranges[r]);
+	}
+	else
+		list_container_parts(skel, &skel->root, &list);
+
+	n = list_length(list);
+	if (n != skel->hdr.nparts)
+		jt_nav_corrupt(&skel->src, "the tree's parts differ from its header's count");
+	*ranges = palloc(Max(n, 1) * sizeof(JtRefRange));
+	n = 0;
+	foreach(lc, list)
+		(*ranges)[n++] = *(JtRefRange *) lfirst(lc);
+	list_free(list);
+	return n;
+}

@@ -1,0 +1,126 @@
+/*-------------------------------------------------------------------------
+ *
+ * skeleton.h
+ *	  The jsonb toaster's stored format: a skeleton of the document, kept in
+ *	  the heap row, that refers to parts kept in the table's TOAST relation.
+ *
+ * A jsonb value that would be TOASTed in an opted-in column is stored as a
+ * custom TOAST pointer (varatt_custom, from the core patch series) whose
+ * payload is:
+ *
+ *		JtSkeletonHeader	the TOAST relation, part count, tree size
+ *		tree				tree_size bytes
+ *
+ * The tree is the document with its long values cut out.  It starts with
+ * one JEntry (uint32) describing the root, followed at offset 4 by the
+ * root's bytes.  A container in the tree has exactly the jsonb layout
+ * (jsonb_format.h), with one addition: an entry of type JT_JENTRY_REF is a
+ * value kept outside the skeleton, and its data (4-byte aligned, like a
+ * container's) is a reference:
+ *
+ *		JtRefHeader			the value's container header, range count
+ *		JtRefRange[n]		one per part, in document order
+ *		key bytes			objects split into several parts: the first
+ *							key of each part after the first
+ *
+ * Each part is an ordinary jsonb value with its own TOAST value id,
+ * compressed with the column's method, written by toast_save_datum().  A
+ * long container is one part, or, when it is wider than the range size,
+ * several: consecutive elements (or key/value pairs, keys staying sorted)
+ * each forming an array (object) of their own.  A long scalar is one part
+ * holding it as a raw scalar.  Every part records its raw size, its root
+ * container header (type and count) and a hash of its content, so that
+ * readers find an element or a key without fetching anything, and updates
+ * can recognise an unchanged part (issue 6).
+ *
+ * Flattening walks the tree and writes every container back with the
+ * layout rules of PostgreSQL's writer (jsonb_writer.h), reading the parts
+ * where references are: the result is the original value, byte for byte.
+ * The toaster checks this before it stores a skeleton.
+ *
+ * Everything in a stored pointer is read through bounds-checked accessors:
+ * a corrupt value raises an ERROR, never a crash.
+ *
+ * Copyright (c) 2026, jsonb_toaster developers
+ *
+ * src/skeleton.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef JSONB_TOASTER_SKELETON_H
+#define JSONB_TOASTER_SKELETON_H
+
+#include "navigator.h"
+
+/* the format written by this version (varatt_custom.va_version) */
+#define JT_SKELETON_VERSION			1
+
+typedef struct JtSkeletonHeader
+{
+	Oid			toastrelid;		/* TOAST relation holding the parts */
+	uint32		nparts;			/* parts referenced by the tree */
+	uint32		tree_size;		/* bytes of tree that follow */
+} JtSkeletonHeader;
+
+typedef struct JtRefHeader
+{
+	uint32		header;			/* the value's container header */
+	uint32		nranges;		/* parts holding it, at least one */
+} JtRefHeader;
+
+typedef struct JtRefRange
+{
+	int32		rawsize;		/* as va_rawsize: raw size with varlena header */
+	uint32		extinfo;		/* as va_extinfo: stored size and method */
+	Oid			valueid;		/* as va_valueid, in the skeleton's relation */
+	uint32		header;			/* the part's root container header */
+	uint32		hash;			/* hash_bytes() of the part's raw data */
+	uint32		key_offset;		/* first key of the part, from the start */
+	uint32		key_length;		/* of the reference; 0/0 if not stored */
+} JtRefRange;
+
+/* A reference, checked and copied out of the tree. */
+typedef struct JtRef
+{
+	uint32		header;			/* container header (JT_CONTAINER_SCALAR
+								 * for a long scalar) */
+	uint32		nranges;
+	const JtRefRange *ranges;	/* aligned copies */
+	const char *refdata;		/* the reference's bytes, for keys */
+	uint32		reflen;
+} JtRef;
+
+/*
+ * A parsed skeleton: an aligned copy of the payload and a byte source over
+ * its tree, which navigators read with references allowed.
+ */
+typedef struct JtSkeleton
+{
+	JtSkeletonHeader hdr;
+	char	   *tree;
+	JtSource	src;
+	JtNode		root;			/* a container or a reference */
+} JtSkeleton;
+
+/*
+ * Where a flattener gets the raw content of the i-th part (in document
+ * order): an uncompressed jsonb datum with a 4-byte header.  *should_free
+ * says whether the flattener may pfree it when done with it.
+ */
+typedef struct varlena *(*JtPartFetcher) (void *arg, uint32 partno,
+										  const JtRefRange *range,
+										  Oid toastrelid, bool *should_free);
+
+extern void jt_skeleton_parse(JtSkeleton *skel, const char *payload,
+							  uint32 payload_len);
+extern void jt_skeleton_read_ref(JtSkeleton *skel, const JtNode *node,
+								 JtRef *ref);
+extern struct varlena *jt_skeleton_flatten(JtSkeleton *skel,
+										   JtPartFetcher fetch, void *arg);
+extern uint32 jt_skeleton_list_parts(JtSkeleton *skel, JtRefRange **ranges);
+extern void jt_part_check(JtSource *partsrc, const JtRefRange *range,
+						  const struct varlena *raw, JtNode *root);
+extern void jt_memory_source(JtSource *src, const char *data, uint32 len,
+							 bool refs_allowed);
+
+#endif							/* JSONB_TOASTER_SKELETON_H */

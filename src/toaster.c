@@ -1,0 +1,328 @@
+/*-------------------------------------------------------------------------
+ *
+ * toaster.c
+ *	  The jsonb toaster: the custom toaster callbacks of the core patch
+ *	  series (access/toast_custom.h) for jsonb columns that opted in with
+ *	  ALTER TABLE .. ALTER COLUMN .. SET (toaster = 'jsonb_toaster').
+ *
+ * When a row with an opted-in column is over TOAST's target size, core
+ * offers the column's value here first.  A document that can be cut
+ * (skeleton_build.c) becomes a custom TOAST pointer holding its skeleton;
+ * its long values are written to the table's TOAST relation as ordinary
+ * jsonb values, each under its own value id and compressed with the
+ * column's method.  Before anything is written the skeleton is flattened
+ * back from the parts in memory and compared with the document: a value
+ * the toaster could not give back byte for byte is left to standard TOAST.
+ *
+ * Only this file knows the core hooks; it is compiled to nothing on a
+ * server without them.
+ *
+ * Copyright (c) 2026, jsonb_toaster developers
+ *
+ * src/toaster.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#ifdef JT_CUSTOM_TOAST
+
+#include "access/detoast.h"
+#include "access/toast_compression.h"
+#include "access/toast_custom.h"
+#include "access/toast_internals.h"
+#include "catalog/pg_type.h"
+#include "miscadmin.h"
+#include "utils/memutils.h"
+#include "utils/guc.h"
+#include "utils/rel.h"
+
+#include "jsonb_toaster.h"
+#include "skeleton.h"
+#include "skeleton_build.h"
+#include "toaster.h"
+
+/* settings */
+static int	jt_inline_budget = JT_DEFAULT_INLINE_BUDGET;
+static int	jt_range_size = JT_DEFAULT_RANGE_SIZE;
+
+static struct varlena *jt_detoast(struct varlena *attr);
+static struct varlena *jt_toast(Relation rel, int attnum,
+								struct varlena *value,
+								struct varlena *oldvalue, int32 budget,
+								int options);
+static void jt_delete(Relation rel, struct varlena *attr,
+					  struct varlena *replacement, bool is_speculative);
+static int	jt_get_parts(struct varlena *attr, varatt_external **parts);
+static struct varlena *jt_reassemble(struct varlena *attr,
+									 struct varlena **part_values);
+
+static const CustomToasterRoutine jsonb_toaster_routine = {
+	.toaster_name = JSONB_TOASTER_NAME,
+	.detoast = jt_detoast,
+	.detoast_slice = NULL,		/* core detoasts, then slices */
+	.toast = jt_toast,
+	.delete = jt_delete,
+	.get_parts = jt_get_parts,
+	.reassemble = jt_reassemble,
+};
+
+void
+jt_toaster_init(void)
+{
+	DefineCustomIntVariable(JSONB_TOASTER_GUC_PREFIX ".inline_budget",
+							"Largest skeleton the jsonb toaster keeps in a heap row.",
+							"The longest values of a document leave the row until "
+							"the rest fits in this many bytes, or in the room "
+							"TOAST leaves the column if that is less.",
+							&jt_inline_budget, JT_DEFAULT_INLINE_BUDGET,
+							0, MaxAllocSize / 2, PGC_USERSET, GUC_UNIT_BYTE,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable(JSONB_TOASTER_GUC_PREFIX ".range_size",
+							"Size of the ranges wide arrays and objects are split into.",
+							"A container larger than this that leaves the row is "
+							"stored as several parts of about this size.",
+							&jt_range_size, JT_DEFAULT_RANGE_SIZE,
+							64, MaxAllocSize / 2, PGC_USERSET, GUC_UNIT_BYTE,
+							NULL, NULL, NULL);
+
+	if (process_shared_preload_libraries_in_progress)
+		RegisterCustomToaster(JSONB_TOASTER_ID, &jsonb_toaster_routine);
+}
+
+/* Parse one of our pointers (unaligned, as stored). */
+static void
+parse_pointer(struct varlena *attr, JtSkeleton *skel)
+{
+	varatt_custom header;
+
+	VARATT_CUSTOM_GET_HEADER(header, attr);
+	if (header.va_version != JT_SKELETON_VERSION)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("unsupported jsonb_toaster format version %d",
+						header.va_version),
+				 errdetail("This version of jsonb_toaster reads format version %d.",
+						   JT_SKELETON_VERSION)));
+	if (header.va_size < VARHDRSZ_CUSTOM)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("corrupt jsonb_toaster value"),
+				 errdetail("The pointer is shorter than its header.")));
+	jt_skeleton_parse(skel, VARDATA_CUSTOM(attr),
+					  header.va_size - VARHDRSZ_CUSTOM);
+}
+
+/* A standard on-disk TOAST pointer to a part, as a datum of its own. */
+static struct varlena *
+part_pointer(const JtRefRange *range, Oid toastrelid)
+{
+	varatt_external ext;
+	struct varlena *ptr = palloc(TOAST_POINTER_SIZE);
+
+	ext.va_rawsize = range->rawsize;
+	ext.va_extinfo = range->extinfo;
+	ext.va_valueid = range->valueid;
+	ext.va_toastrelid = toastrelid;
+	SET_VARTAG_EXTERNAL(ptr, VARTAG_ONDISK);
+	memcpy(VARDATA_EXTERNAL(ptr), &ext, sizeof(ext));
+	return ptr;
+}
+
+/* Part fetcher: read the part from the TOAST relation. */
+static struct varlena *
+fetch_stored_part(void *arg, uint32 partno, const JtRefRange *range,
+				  Oid toastrelid, bool *should_free)
+{
+	struct varlena *ptr = part_pointer(range, toastrelid);
+	struct varlena *raw = detoast_attr(ptr);
+
+	pfree(ptr);
+	*should_free = true;
+	return raw;
+}
+
+static struct varlena *
+jt_detoast(struct varlena *attr)
+{
+	JtSkeleton	skel;
+
+	parse_pointer(attr, &skel);
+	return jt_skeleton_flatten(&skel, fetch_stored_part, NULL);
+}
+
+/* Part fetcher: the parts a build has planned, still in memory. */
+static struct varlena *
+fetch_planned_part(void *arg, uint32 partno, const JtRefRange *range,
+				   Oid toastrelid, bool *should_free)
+{
+	JtBuildResult *res = (JtBuildResult *) arg;
+
+	if (partno >= res->nparts)
+		elog(ERROR, "skeleton refers to part %u of %u", partno, res->nparts);
+	*should_free = false;
+	return res->parts[partno].raw;
+}
+
+/* Part fetcher: the parts logical decoding rebuilt from WAL. */
+static struct varlena *
+fetch_decoded_part(void *arg, uint32 partno, const JtRefRange *range,
+				   Oid toastrelid, bool *should_free)
+{
+	struct varlena **part_values = (struct varlena **) arg;
+	struct varlena *raw = detoast_attr(part_values[partno]);
+
+	*should_free = (raw != part_values[partno]);
+	return raw;
+}
+
+/* Is the value rebuilt from the planned skeleton the document itself? */
+static bool
+skeleton_gives_back(JtBuildResult *res, const struct varlena *doc,
+					Oid toastrelid)
+{
+	JtSkeleton	skel;
+	JtSkeletonHeader hdr;
+	char	   *payload;
+	struct varlena *flat;
+	bool		same;
+
+	hdr.toastrelid = toastrelid;
+	hdr.nparts = res->nparts;
+	hdr.tree_size = res->tree.len;
+	payload = palloc(sizeof(hdr) + res->tree.len);
+	memcpy(payload, &hdr, sizeof(hdr));
+	memcpy(payload + sizeof(hdr), res->tree.data, res->tree.len);
+	jt_skeleton_parse(&skel, payload, sizeof(hdr) + res->tree.len);
+	flat = jt_skeleton_flatten(&skel, fetch_planned_part, res);
+	same = VARSIZE(flat) == VARSIZE(doc) &&
+		memcmp(flat, doc, VARSIZE(doc)) == 0;
+	pfree(flat);
+	pfree(payload);
+	return same;
+}
+
+static struct varlena *
+jt_toast(Relation rel, int attnum, struct varlena *value,
+		 struct varlena *oldvalue, int32 budget, int options)
+{
+	Form_pg_attribute att = TupleDescAttr(RelationGetDescr(rel), attnum - 1);
+	Oid			toastrelid = rel->rd_rel->reltoastrelid;
+	char		cmethod = att->attcompression;
+	struct varlena *doc;
+	JtBuildResult res;
+	int32		target;
+	uint64		stored_outside = 0;
+	JtSkeletonHeader hdr;
+	varatt_custom header = {0};
+	struct varlena *result;
+	Size		size;
+
+	/* the option is accepted on any varlena column; only jsonb is ours */
+	if (att->atttypid != JSONBOID || !OidIsValid(toastrelid))
+		return NULL;
+
+	doc = detoast_attr(value);
+	target = Max(Min(budget, jt_inline_budget), 0);
+	if (!jt_build_skeleton(doc, target, (uint32) jt_range_size, &res))
+		return NULL;
+	if (!skeleton_gives_back(&res, doc, toastrelid))
+	{
+		elog(DEBUG1, "jsonb_toaster: value of column \"%s\" of \"%s\" left to standard TOAST: its layout is not the one PostgreSQL writes",
+			 NameStr(att->attname), RelationGetRelationName(rel));
+		return NULL;
+	}
+
+	if (!CompressionMethodIsValid(cmethod))
+		cmethod = default_toast_compression;
+	for (uint32 i = 0; i < res.nparts; i++)
+	{
+		struct varlena *raw = res.parts[i].raw;
+		Datum		compressed = toast_compress_datum(PointerGetDatum(raw), cmethod);
+		Datum		stored;
+		varatt_external ext;
+
+		stored = toast_save_datum(rel, DatumGetPointer(compressed) ?
+								  compressed : PointerGetDatum(raw),
+								  NULL, options);
+		VARATT_EXTERNAL_GET_POINTER(ext, DatumGetPointer(stored));
+		jt_build_set_stored(&res, i, ext.va_extinfo, ext.va_valueid);
+		stored_outside += VARATT_EXTERNAL_GET_EXTSIZE(ext);
+		pfree(DatumGetPointer(stored));
+		if (DatumGetPointer(compressed))
+			pfree(DatumGetPointer(compressed));
+	}
+
+	size = VARHDRSZ_CUSTOM + sizeof(JtSkeletonHeader) + res.tree.len;
+	header.va_size = size;
+	header.va_rawsize = VARSIZE(doc);
+	header.va_storedsize = size + stored_outside;
+	header.va_toasterid = JSONB_TOASTER_ID;
+	header.va_version = JT_SKELETON_VERSION;
+	hdr.toastrelid = toastrelid;
+	hdr.nparts = res.nparts;
+	hdr.tree_size = res.tree.len;
+
+	result = palloc(size);
+	SET_VARTAG_EXTERNAL(result, VARTAG_CUSTOM);
+	memcpy(VARDATA_EXTERNAL(result), &header, offsetof(varatt_custom, va_data));
+	memcpy(VARDATA_CUSTOM(result), &hdr, sizeof(hdr));
+	memcpy(VARDATA_CUSTOM(result) + sizeof(hdr), res.tree.data, res.tree.len);
+	return result;
+}
+
+static void
+jt_delete(Relation rel, struct varlena *attr, struct varlena *replacement,
+		  bool is_speculative)
+{
+	JtSkeleton	skel;
+	JtRefRange *ranges;
+	uint32		n;
+
+	/* the same pointer is kept in the new row version: it owns its parts */
+	if (replacement != NULL && VARATT_IS_EXTERNAL_CUSTOM(replacement) &&
+		VARSIZE_EXTERNAL(replacement) == VARSIZE_EXTERNAL(attr) &&
+		memcmp(replacement, attr, VARSIZE_EXTERNAL(attr)) == 0)
+		return;
+
+	parse_pointer(attr, &skel);
+	n = jt_skeleton_list_parts(&skel, &ranges);
+	for (uint32 i = 0; i < n; i++)
+	{
+		struct varlena *ptr = part_pointer(&ranges[i], skel.hdr.toastrelid);
+
+		toast_delete_datum(rel, PointerGetDatum(ptr), is_speculative);
+		pfree(ptr);
+	}
+}
+
+static int
+jt_get_parts(struct varlena *attr, varatt_external **parts)
+{
+	JtSkeleton	skel;
+	JtRefRange *ranges;
+	uint32		n;
+
+	parse_pointer(attr, &skel);
+	n = jt_skeleton_list_parts(&skel, &ranges);
+	*parts = palloc(Max(n, 1) * sizeof(varatt_external));
+	for (uint32 i = 0; i < n; i++)
+	{
+		(*parts)[i].va_rawsize = ranges[i].rawsize;
+		(*parts)[i].va_extinfo = ranges[i].extinfo;
+		(*parts)[i].va_valueid = ranges[i].valueid;
+		(*parts)[i].va_toastrelid = skel.hdr.toastrelid;
+	}
+	return (int) n;
+}
+
+static struct varlena *
+jt_reassemble(struct varlena *attr, struct varlena **part_values)
+{
+	JtSkeleton	skel;
+
+	parse_pointer(attr, &skel);
+	return jt_skeleton_flatten(&skel, fetch_decoded_part, part_values);
+}
+
+#endif							/* JT_CUSTOM_TOAST */
