@@ -43,6 +43,7 @@ CUSTOM_TOAST := $(shell grep -qs RegisterCustomToaster \
 	"$(SERVER_INCLUDEDIR)/fmgr.h" && echo yes)
 ifeq ($(CUSTOM_TOAST),yes)
 PG_CPPFLAGS += -DJT_CUSTOM_TOAST
+REGRESS += toaster
 endif
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)

@@ -11,13 +11,32 @@ CREATE FUNCTION jsonb_toaster_storage(value jsonb,
 	OUT stored_size bigint,
 	OUT toast_relid regclass,
 	OUT value_id oid,
-	OUT chunks integer)
+	OUT chunks integer,
+	OUT inline_size bigint,
+	OUT parts integer)
 RETURNS record
 AS 'MODULE_PATHNAME', 'jsonb_toaster_storage'
 LANGUAGE C STRICT STABLE PARALLEL SAFE;
 
 COMMENT ON FUNCTION jsonb_toaster_storage(jsonb) IS
 'describe how a jsonb value is stored (plain, compressed inline or external TOAST), without de-TOASTing it';
+
+CREATE FUNCTION jsonb_toaster_parts(value jsonb,
+	OUT path text[],
+	OUT range integer,
+	OUT kind text,
+	OUT count integer,
+	OUT raw_size integer,
+	OUT stored_size integer,
+	OUT compression text,
+	OUT value_id oid,
+	OUT chunks integer)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'jsonb_toaster_parts'
+LANGUAGE C STRICT STABLE PARALLEL SAFE;
+
+COMMENT ON FUNCTION jsonb_toaster_parts(jsonb) IS
+'list the parts of a value stored by the jsonb toaster (path in the document, range, kind, count, sizes, compression, TOAST value id, chunks), reading only its pointer';
 
 CREATE FUNCTION jsonb_toaster_custom_toast()
 RETURNS boolean

@@ -30,9 +30,12 @@
 #include "access/toast_compression.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 
 #include "compat.h"
+#include "skeleton.h"
+#include "toaster.h"
 
 PG_FUNCTION_INFO_V1(jsonb_toaster_storage);
 
@@ -47,8 +50,19 @@ enum
 	STORAGE_TOAST_RELID,
 	STORAGE_VALUE_ID,
 	STORAGE_CHUNKS,
+	STORAGE_INLINE_SIZE,
+	STORAGE_PARTS,
 	STORAGE_NATTS
 };
+
+#ifdef JT_CUSTOM_TOAST
+typedef struct SkeletonTotals
+{
+	int32		chunks;
+} SkeletonTotals;
+
+static void add_to_totals(void *arg, const JtRef *ref, List *path);
+#endif
 
 static text *
 compression_method_name(uint32 method)
@@ -125,6 +139,28 @@ jsonb_toaster_storage(PG_FUNCTION_ARGS)
 			nulls[STORAGE_TOAST_RELID] = nulls[STORAGE_VALUE_ID] =
 			nulls[STORAGE_CHUNKS] = false;
 	}
+#ifdef JT_CUSTOM_TOAST
+	else if (VARATT_IS_EXTERNAL_CUSTOM(attr) &&
+			 custom_toaster_id(attr) == JSONB_TOASTER_ID)
+	{
+		JtSkeleton	skel;
+		SkeletonTotals totals = {0};
+		varatt_custom header;
+
+		VARATT_CUSTOM_GET_HEADER(header, attr);
+		jt_parse_pointer(attr, &skel);
+		jt_skeleton_walk(&skel, add_to_totals, &totals);
+		values[STORAGE_FORM] = CStringGetTextDatum("skeleton");
+		values[STORAGE_RAW_SIZE] = Int64GetDatum(header.va_rawsize);
+		values[STORAGE_STORED_SIZE] = Int64GetDatum(header.va_storedsize);
+		values[STORAGE_TOAST_RELID] = ObjectIdGetDatum(skel.hdr.toastrelid);
+		values[STORAGE_CHUNKS] = Int32GetDatum(totals.chunks);
+		values[STORAGE_PARTS] = Int32GetDatum(skel.hdr.nparts);
+		nulls[STORAGE_FORM] = nulls[STORAGE_RAW_SIZE] =
+			nulls[STORAGE_STORED_SIZE] = nulls[STORAGE_TOAST_RELID] =
+			nulls[STORAGE_CHUNKS] = nulls[STORAGE_PARTS] = false;
+	}
+#endif
 	else if (VARATT_IS_EXTERNAL(attr))
 	{
 		/*
@@ -162,5 +198,113 @@ jsonb_toaster_storage(PG_FUNCTION_ARGS)
 			nulls[STORAGE_RAW_SIZE] = nulls[STORAGE_STORED_SIZE] = false;
 	}
 
+	/* what the value takes in the heap row */
+	values[STORAGE_INLINE_SIZE] = Int64GetDatum(VARSIZE_ANY(attr));
+	nulls[STORAGE_INLINE_SIZE] = false;
+
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+/* Output columns of jsonb_toaster_parts(), in order. */
+enum
+{
+	PARTS_PATH,
+	PARTS_RANGE,
+	PARTS_KIND,
+	PARTS_COUNT,
+	PARTS_RAW_SIZE,
+	PARTS_STORED_SIZE,
+	PARTS_COMPRESSION,
+	PARTS_VALUE_ID,
+	PARTS_CHUNKS,
+	PARTS_NATTS
+};
+
+#ifdef JT_CUSTOM_TOAST
+static int32
+part_chunks(const JtRefRange *range)
+{
+	uint32		extsize = range->extinfo & VARLENA_EXTSIZE_MASK;
+
+	return (extsize + TOAST_MAX_CHUNK_SIZE - 1) / TOAST_MAX_CHUNK_SIZE;
+}
+
+static void
+add_to_totals(void *arg, const JtRef *ref, List *path)
+{
+	SkeletonTotals *totals = (SkeletonTotals *) arg;
+
+	for (uint32 r = 0; r < ref->nranges; r++)
+		totals->chunks += part_chunks(&ref->ranges[r]);
+}
+
+/* One row per part of a reference. */
+static void
+emit_parts(void *arg, const JtRef *ref, List *path)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) arg;
+	Datum	   *steps = palloc(Max(list_length(path), 1) * sizeof(Datum));
+	ListCell   *lc;
+	int			nsteps = 0;
+	Datum		pathdatum;
+
+	foreach(lc, path)
+		steps[nsteps++] = CStringGetTextDatum((char *) lfirst(lc));
+	pathdatum = PointerGetDatum(construct_array_builtin(steps, nsteps, TEXTOID));
+
+	for (uint32 r = 0; r < ref->nranges; r++)
+	{
+		const JtRefRange *range = &ref->ranges[r];
+		uint32		extsize = range->extinfo & VARLENA_EXTSIZE_MASK;
+		bool		compressed = extsize < (uint32) range->rawsize - VARHDRSZ;
+		Datum		values[PARTS_NATTS];
+		bool		nulls[PARTS_NATTS] = {0};
+
+		values[PARTS_PATH] = pathdatum;
+		values[PARTS_RANGE] = Int32GetDatum(r);
+		values[PARTS_KIND] = CStringGetTextDatum((ref->header & JT_CONTAINER_SCALAR) ? "scalar" :
+												 (ref->header & JT_CONTAINER_OBJECT) ? "object" : "array");
+		values[PARTS_COUNT] = Int32GetDatum(range->header & JT_CONTAINER_COUNT_MASK);
+		values[PARTS_RAW_SIZE] = Int32GetDatum(range->rawsize);
+		values[PARTS_STORED_SIZE] = Int32GetDatum(extsize);
+		if (compressed)
+			values[PARTS_COMPRESSION] =
+				PointerGetDatum(compression_method_name(range->extinfo >> VARLENA_EXTSIZE_BITS));
+		nulls[PARTS_COMPRESSION] = !compressed;
+		values[PARTS_VALUE_ID] = ObjectIdGetDatum(range->valueid);
+		values[PARTS_CHUNKS] = Int32GetDatum(part_chunks(range));
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+}
+#endif							/* JT_CUSTOM_TOAST */
+
+/*
+ * jsonb_toaster_parts(jsonb) returns setof record
+ *
+ * The parts of a value the toaster stored, one row each: the path of the
+ * value in the document, its range number if the value is split, its kind,
+ * entry count, sizes, compression, TOAST value id and chunk count.  Any
+ * other value has no parts.  Reads only the pointer.
+ */
+PG_FUNCTION_INFO_V1(jsonb_toaster_parts);
+Datum
+jsonb_toaster_parts(PG_FUNCTION_ARGS)
+{
+#ifdef JT_CUSTOM_TOAST
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	struct varlena *attr = (struct varlena *) PG_GETARG_POINTER(0);
+#endif
+
+	InitMaterializedSRF(fcinfo, 0);
+#ifdef JT_CUSTOM_TOAST
+	if (VARATT_IS_EXTERNAL_CUSTOM(attr) &&
+		custom_toaster_id(attr) == JSONB_TOASTER_ID)
+	{
+		JtSkeleton	skel;
+
+		jt_parse_pointer(attr, &skel);
+		jt_skeleton_walk(&skel, emit_parts, rsinfo);
+	}
+#endif
+	return (Datum) 0;
 }

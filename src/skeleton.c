@@ -404,34 +404,86 @@ jt_skeleton_flatten(JtSkeleton *skel, JtPartFetcher fetch, void *arg)
 	return result;
 }
 
-/* Append the ranges of every reference in a container of the tree. */
+/*
+ * Visit the references of a container of the tree, in document order.
+ * path holds the keys and indexes leading to the container (palloc'd
+ * strings), extended while its entries are visited.
+ */
 static void
-list_container_parts(JtSkeleton *skel, const JtNode *node, List **ranges)
+walk_container(JtSkeleton *skel, const JtNode *node, List *path,
+			   JtRefVisitor visit, void *arg)
 {
 	JtEntryIter it;
 	JtNode		child;
+	uint32		count = jt_node_count(node);
+	bool		object = jt_node_is_object(node);
 
 	check_stack_depth();
 	jt_nav_iter_begin(&skel->src, node, &it);
 	while (jt_nav_iter_next(&skel->src, &it, &child))
 	{
+		uint32		i = it.next - 1;
+		char	   *step;
+
+		if ((child.kind != JT_NODE_CONTAINER && child.kind != JT_NODE_REF) ||
+			(object && i < count))
+			continue;
+		if (object)
+		{
+			JtNode		key;
+
+			jt_nav_entry(&skel->src, node, i - count, &key);
+			step = pnstrdup(jt_source_read(&skel->src, key.offset, key.length),
+							key.length);
+		}
+		else
+			step = psprintf("%u", i);
+		path = lappend(path, step);
 		if (child.kind == JT_NODE_CONTAINER)
-			list_container_parts(skel, &child, ranges);
-		else if (child.kind == JT_NODE_REF)
+			walk_container(skel, &child, path, visit, arg);
+		else
 		{
 			JtRef		ref;
 
 			jt_skeleton_read_ref(skel, &child, &ref);
-			for (uint32 r = 0; r < ref.nranges; r++)
-				*ranges = lappend(*ranges, (void *) &ref.ranges[r]);
+			visit(arg, &ref, path);
 		}
+		path = list_delete_last(path);
+		pfree(step);
 	}
 }
 
 /*
- * The parts of a skeleton, in document order (the order in which
- * jt_skeleton_flatten() fetches them): their number, and a palloc'd array
- * of their ranges.  Only the pointer is read.
+ * Call visit for every reference of a skeleton, in document order (the
+ * order in which jt_skeleton_flatten() fetches their parts), with the path
+ * of the value it stands for.  Only the pointer is read.
+ */
+void
+jt_skeleton_walk(JtSkeleton *skel, JtRefVisitor visit, void *arg)
+{
+	if (skel->root.kind == JT_NODE_REF)
+	{
+		JtRef		ref;
+
+		jt_skeleton_read_ref(skel, &skel->root, &ref);
+		visit(arg, &ref, NIL);
+	}
+	else
+		walk_container(skel, &skel->root, NIL, visit, arg);
+}
+
+static void
+collect_ranges(void *arg, const JtRef *ref, List *path)
+{
+	List	  **list = (List **) arg;
+
+	for (uint32 r = 0; r < ref->nranges; r++)
+		*list = lappend(*list, (void *) &ref->ranges[r]);
+}
+
+/*
+ * The parts of a skeleton, in document order: their number, and a
+ * palloc'd array of their ranges.
  */
 uint32
 jt_skeleton_list_parts(JtSkeleton *skel, JtRefRange **ranges)
@@ -440,17 +492,7 @@ jt_skeleton_list_parts(JtSkeleton *skel, JtRefRange **ranges)
 	uint32		n;
 	ListCell   *lc;
 
-	if (skel->root.kind == JT_NODE_REF)
-	{
-		JtRef		ref;
-
-		jt_skeleton_read_ref(skel, &skel->root, &ref);
-		for (uint32 r = 0; r < ref.nranges; r++)
-			list = lappend(list, (void *) &ref.ranges[r]);
-	}
-	else
-		list_container_parts(skel, &skel->root, &list);
-
+	jt_skeleton_walk(skel, collect_ranges, &list);
 	n = list_length(list);
 	if (n != skel->hdr.nparts)
 		jt_nav_corrupt(&skel->src, "the tree's parts differ from its header's count");

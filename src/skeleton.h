@@ -50,6 +50,8 @@
 #ifndef JSONB_TOASTER_SKELETON_H
 #define JSONB_TOASTER_SKELETON_H
 
+#include "nodes/pg_list.h"
+
 #include "navigator.h"
 
 /* the format written by this version (varatt_custom.va_version) */
@@ -111,12 +113,17 @@ typedef struct varlena *(*JtPartFetcher) (void *arg, uint32 partno,
 										  const JtRefRange *range,
 										  Oid toastrelid, bool *should_free);
 
+/* Called for each reference of a skeleton; path is a List of key strings. */
+typedef void (*JtRefVisitor) (void *arg, const JtRef *ref, List *path);
+
 extern void jt_skeleton_parse(JtSkeleton *skel, const char *payload,
 							  uint32 payload_len);
 extern void jt_skeleton_read_ref(JtSkeleton *skel, const JtNode *node,
 								 JtRef *ref);
 extern struct varlena *jt_skeleton_flatten(JtSkeleton *skel,
 										   JtPartFetcher fetch, void *arg);
+extern void jt_skeleton_walk(JtSkeleton *skel, JtRefVisitor visit,
+							 void *arg);
 extern uint32 jt_skeleton_list_parts(JtSkeleton *skel, JtRefRange **ranges);
 extern void jt_part_check(JtSource *partsrc, const JtRefRange *range,
 						  const struct varlena *raw, JtNode *root);

@@ -91,8 +91,8 @@ jt_toaster_init(void)
 }
 
 /* Parse one of our pointers (unaligned, as stored). */
-static void
-parse_pointer(struct varlena *attr, JtSkeleton *skel)
+void
+jt_parse_pointer(struct varlena *attr, JtSkeleton *skel)
 {
 	varatt_custom header;
 
@@ -147,7 +147,7 @@ jt_detoast(struct varlena *attr)
 {
 	JtSkeleton	skel;
 
-	parse_pointer(attr, &skel);
+	jt_parse_pointer(attr, &skel);
 	return jt_skeleton_flatten(&skel, fetch_stored_part, NULL);
 }
 
@@ -285,7 +285,7 @@ jt_delete(Relation rel, struct varlena *attr, struct varlena *replacement,
 		memcmp(replacement, attr, VARSIZE_EXTERNAL(attr)) == 0)
 		return;
 
-	parse_pointer(attr, &skel);
+	jt_parse_pointer(attr, &skel);
 	n = jt_skeleton_list_parts(&skel, &ranges);
 	for (uint32 i = 0; i < n; i++)
 	{
@@ -303,7 +303,7 @@ jt_get_parts(struct varlena *attr, varatt_external **parts)
 	JtRefRange *ranges;
 	uint32		n;
 
-	parse_pointer(attr, &skel);
+	jt_parse_pointer(attr, &skel);
 	n = jt_skeleton_list_parts(&skel, &ranges);
 	*parts = palloc(Max(n, 1) * sizeof(varatt_external));
 	for (uint32 i = 0; i < n; i++)
@@ -321,7 +321,7 @@ jt_reassemble(struct varlena *attr, struct varlena **part_values)
 {
 	JtSkeleton	skel;
 
-	parse_pointer(attr, &skel);
+	jt_parse_pointer(attr, &skel);
 	return jt_skeleton_flatten(&skel, fetch_decoded_part, part_values);
 }
 

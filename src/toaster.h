@@ -22,6 +22,23 @@
 #define JT_DEFAULT_INLINE_BUDGET	2000
 #define JT_DEFAULT_RANGE_SIZE		16384
 
+#ifdef JT_CUSTOM_TOAST
+#include "access/detoast.h"
+
+#include "skeleton.h"
+
 extern void jt_toaster_init(void);
+extern void jt_parse_pointer(struct varlena *attr, JtSkeleton *skel);
+
+/* The toaster id of a custom TOAST pointer. */
+static inline int
+custom_toaster_id(struct varlena *attr)
+{
+	varatt_custom header;
+
+	VARATT_CUSTOM_GET_HEADER(header, attr);
+	return header.va_toasterid;
+}
+#endif
 
 #endif							/* JSONB_TOASTER_TOASTER_H */

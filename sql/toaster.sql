@@ -1,0 +1,221 @@
+--
+-- The jsonb toaster (patched servers only): storage, byte-exact flatten,
+-- and the life of the parts through every way rows change.
+--
+CREATE EXTENSION IF NOT EXISTS jsonb_toaster;
+CREATE EXTENSION IF NOT EXISTS jsonb_toaster_test;
+
+-- TOAST rows of a table, and the chunks its live values account for
+CREATE FUNCTION toast_rows(rel regclass) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE n bigint;
+BEGIN
+	EXECUTE format('SELECT count(*) FROM %s',
+				   (SELECT reltoastrelid::regclass FROM pg_class WHERE oid = rel))
+		INTO n;
+	RETURN n;
+END $$;
+CREATE FUNCTION live_chunks(rel regclass, col text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE n bigint;
+BEGIN
+	EXECUTE format('SELECT coalesce(sum((jsonb_toaster_storage(%I)).chunks), 0) FROM %s',
+				   col, rel) INTO n;
+	RETURN n;
+END $$;
+-- do the TOAST rows match the live values exactly?
+CREATE FUNCTION toast_ok(rel regclass, col text) RETURNS text LANGUAGE sql AS $$
+	SELECT CASE WHEN toast_rows(rel) = live_chunks(rel, col) THEN 'ok'
+		ELSE format('%s TOAST rows, %s live chunks', toast_rows(rel), live_chunks(rel, col)) END
+$$;
+
+-- Documents of many shapes; "ref" keeps them as standard jsonb.
+CREATE TABLE ref (id int PRIMARY KEY, jb jsonb);
+ALTER TABLE ref ALTER COLUMN jb SET STORAGE EXTERNAL;
+INSERT INTO ref
+SELECT i, jsonb_build_object(
+	'key1', i,
+	'key2', (SELECT jsonb_agg(0) FROM generate_series(1, pow(10, 1 + 5.0 * i / 25.0)::int)),
+	'key3', i,
+	'key4', (SELECT jsonb_agg(0) FROM generate_series(1, pow(10, 0 + 5.0 * i / 25.0)::int)))
+FROM generate_series(1, 20) i;
+-- nested objects and arrays, long strings, numerics, empty containers,
+-- unicode, keys that differ only in length or last byte
+INSERT INTO ref
+SELECT 100 + i, jsonb_build_object(
+	'id', 'name ' || i,
+	'imdb_id', i * 1000003,
+	'height', 1.5 + i / 100.0,
+	'bio', repeat('lorem ipsum ' || i || ' ', 20 * i),
+	'ünïcødé', repeat('ß', 100 * i),
+	'empty', '{}'::jsonb, 'none', '[]'::jsonb, 'null', NULL::jsonb,
+	'k', 1, 'kk', 2, 'ka', 3, 'kb', 4,
+	'roles', (SELECT jsonb_agg(jsonb_build_object(
+				'title', 'Title ' || j || ' (' || (1900 + j % 120) || ')',
+				'role', CASE WHEN j % 3 = 0 THEN 'actor' ELSE 'writer' END,
+				'ranks', (SELECT jsonb_agg(k * 1.25) FROM generate_series(1, j % 7) k)))
+			  FROM generate_series(1, 40 * i) j),
+	'nested', jsonb_build_object('a', jsonb_build_object('b',
+				jsonb_build_object('c', repeat('deep', 300 * i)))))
+FROM generate_series(1, 10) i;
+-- an object of many short fields, and an array of long strings
+INSERT INTO ref
+SELECT 200 + i, (SELECT jsonb_object_agg(j, j) FROM generate_series(1, 300 * i) j)
+FROM generate_series(1, 4) i;
+INSERT INTO ref
+SELECT 300 + i, (SELECT jsonb_agg(repeat(md5(j::text), 10 + j % 5)) FROM generate_series(1, 30 * i) j)
+FROM generate_series(1, 4) i;
+-- documents that stay standard: small ones, and raw scalars
+INSERT INTO ref VALUES (400, '{"small": true}'), (401, '[1, 2, 3]'),
+	(402, to_jsonb(repeat('a long string scalar ', 500))),
+	(403, to_jsonb(repeat('9', 1000)::numeric));
+
+CREATE TABLE t (id int PRIMARY KEY, other int DEFAULT 0, jb jsonb);
+ALTER TABLE t ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+INSERT INTO t (id, jb) SELECT id, jb FROM ref;
+
+-- storage forms
+SELECT (jsonb_toaster_storage(jb)).form, count(*) FROM t GROUP BY 1 ORDER BY 1;
+SELECT id, (jsonb_toaster_storage(jb)).form FROM t WHERE id >= 400 ORDER BY id;
+
+-- flatten is byte-exact, and pg_column_size/octet_length agree with the header
+SELECT count(*) AS same_bytes FROM t JOIN ref USING (id)
+WHERE jt_test_flat_bytes(t.jb) = jt_test_flat_bytes(ref.jb);
+SELECT count(*) AS differ FROM t JOIN ref USING (id)
+WHERE t.jb::text <> ref.jb::text OR octet_length(t.jb::text) <> octet_length(ref.jb::text);
+
+-- short fields stay in the skeleton, long values leave it
+SELECT id, s.inline_size <= 2000 AS fits, s.parts > 0 AS has_parts
+FROM t, jsonb_toaster_storage(jb) s WHERE id IN (20, 105, 204) ORDER BY id;
+SELECT path, range, kind, count FROM t, jsonb_toaster_parts(jb) WHERE id = 105 ORDER BY path, range;
+
+-- accessors and builtins give the same results through the skeleton
+SELECT count(*) AS differ FROM t JOIN ref USING (id)
+WHERE (t.jb -> 'key1') IS DISTINCT FROM (ref.jb -> 'key1')
+   OR (t.jb ->> 'id') IS DISTINCT FROM (ref.jb ->> 'id')
+   OR (t.jb #> '{roles,3,title}') IS DISTINCT FROM (ref.jb #> '{roles,3,title}')
+   OR (t.jb #>> '{nested,a,b,c}') IS DISTINCT FROM (ref.jb #>> '{nested,a,b,c}')
+   OR (t.jb -> 'roles') IS DISTINCT FROM (ref.jb -> 'roles')
+   OR (t.jb -> 5) IS DISTINCT FROM (ref.jb -> 5)
+   OR (t.jb ? 'bio') IS DISTINCT FROM (ref.jb ? 'bio')
+   OR t.jb @> '{"k": 1}' IS DISTINCT FROM ref.jb @> '{"k": 1}'
+   OR jsonb_path_query_array(t.jb, '$.roles[*] ? (@.role == "actor").title')
+	  IS DISTINCT FROM jsonb_path_query_array(ref.jb, '$.roles[*] ? (@.role == "actor").title');
+
+-- every TOAST row belongs to a live value
+SELECT toast_ok('t', 'jb');
+
+-- wide containers split into ranges
+SET jsonb_toaster.range_size = 1024;
+CREATE TABLE ranged (id int, jb jsonb);
+ALTER TABLE ranged ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+INSERT INTO ranged SELECT id, jb FROM ref WHERE id IN (12, 106, 203, 303);
+RESET jsonb_toaster.range_size;
+SELECT id, path, count(*) AS ranges, sum(count) AS entries, min(count) > 0 AS nonempty
+FROM ranged, jsonb_toaster_parts(jb) GROUP BY id, path HAVING count(*) > 1 ORDER BY id, path;
+SELECT count(*) AS same_bytes FROM ranged JOIN ref USING (id)
+WHERE jt_test_flat_bytes(ranged.jb) = jt_test_flat_bytes(ref.jb);
+SELECT count(*) AS differ FROM ranged JOIN ref USING (id)
+WHERE (ranged.jb -> '250') IS DISTINCT FROM (ref.jb -> '250')
+   OR (ranged.jb -> 77) IS DISTINCT FROM (ref.jb -> 77)
+   OR (ranged.jb #> '{roles,100}') IS DISTINCT FROM (ref.jb #> '{roles,100}');
+
+-- a tiny inline budget: the whole document leaves
+SET jsonb_toaster.inline_budget = 0;
+CREATE TABLE tiny (id int, jb jsonb);
+ALTER TABLE tiny ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+INSERT INTO tiny SELECT id, jb FROM ref;
+RESET jsonb_toaster.inline_budget;
+SELECT (jsonb_toaster_storage(jb)).form, count(*) FROM tiny GROUP BY 1 ORDER BY 1;
+SELECT DISTINCT path FROM tiny, jsonb_toaster_parts(jb);
+SELECT count(*) AS same_bytes FROM tiny JOIN ref USING (id)
+WHERE jt_test_flat_bytes(tiny.jb) = jt_test_flat_bytes(ref.jb);
+
+-- the option on a column of another type is left to standard TOAST
+CREATE TABLE txt (v text);
+ALTER TABLE txt ALTER COLUMN v SET (toaster = 'jsonb_toaster');
+INSERT INTO txt SELECT jb::text FROM ref WHERE id = 20;
+SELECT (SELECT jb::text FROM ref WHERE id = 20) = v AS same FROM txt;
+
+--
+-- The life of the parts: after every change and a VACUUM, the TOAST
+-- relation holds exactly the chunks of the live values.
+--
+-- UPDATE of the column: the old parts go
+UPDATE t SET jb = jb || '{"extra": 1}' WHERE id % 2 = 0;
+VACUUM t;
+SELECT toast_ok('t', 'jb');
+-- UPDATE of another column: the pointer is kept as it is (HOT or not)
+CREATE TEMP TABLE before AS SELECT id, p.value_id FROM t, jsonb_toaster_parts(jb) p;
+UPDATE t SET other = other + 1;
+VACUUM t;
+SELECT toast_ok('t', 'jb');
+SELECT count(*) AS parts_moved FROM before b
+WHERE NOT EXISTS (SELECT 1 FROM t, jsonb_toaster_parts(t.jb) p
+				  WHERE t.id = b.id AND p.value_id = b.value_id);
+-- DELETE
+DELETE FROM t WHERE id % 3 = 0;
+VACUUM t;
+SELECT toast_ok('t', 'jb');
+-- aborted INSERT and UPDATE, savepoints
+BEGIN;
+INSERT INTO t (id, jb) SELECT id + 1000, jb FROM ref;
+UPDATE t SET jb = jb || '{"aborted": 1}';
+ROLLBACK;
+BEGIN;
+INSERT INTO t (id, jb) SELECT id + 2000, jb FROM ref WHERE id < 50;
+SAVEPOINT s1;
+UPDATE t SET jb = jb || '{"sp": 1}' WHERE id > 2000;
+DELETE FROM t WHERE id < 10;
+ROLLBACK TO s1;
+SAVEPOINT s2;
+UPDATE t SET jb = jb || '{"sp": 2}' WHERE id > 2000 AND id % 2 = 0;
+RELEASE s2;
+COMMIT;
+VACUUM t;
+SELECT toast_ok('t', 'jb');
+SELECT count(*) AS kept FROM t WHERE id < 10;
+SELECT count(*) FILTER (WHERE jb ? 'sp') AS updated, count(*) AS inserted FROM t WHERE id > 2000;
+-- ON CONFLICT: DO NOTHING leaves no parts behind, DO UPDATE replaces them
+INSERT INTO t (id, jb) SELECT id, jb FROM ref WHERE id IN (1, 2, 4, 5) ON CONFLICT DO NOTHING;
+INSERT INTO t (id, jb) SELECT id, jb || '{"upsert": 1}' FROM ref WHERE id IN (2, 4, 5, 6)
+ON CONFLICT (id) DO UPDATE SET jb = excluded.jb;
+VACUUM t;
+SELECT toast_ok('t', 'jb');
+SELECT count(*) AS upserted FROM t WHERE jb ? 'upsert';
+-- everything still reads back as the reference says
+SELECT count(*) AS differ FROM t JOIN ref ON ref.id = t.id % 1000
+WHERE jsonb_typeof(ref.jb) = 'object' AND t.jb - 'extra' - 'sp' - 'upsert' <> ref.jb;
+
+--
+-- Rewrites keep values, and the TOAST relation stays exact.
+--
+CREATE TEMP TABLE vals AS SELECT id, jt_test_flat_bytes(jb) b FROM t;
+VACUUM FULL t;
+SELECT toast_ok('t', 'jb');
+CLUSTER t USING t_pkey;
+SELECT toast_ok('t', 'jb');
+ALTER TABLE t ALTER COLUMN other TYPE bigint;
+SELECT toast_ok('t', 'jb');
+SELECT (jsonb_toaster_storage(jb)).form, count(*) FROM t GROUP BY 1 ORDER BY 1;
+SELECT count(*) AS differ FROM t JOIN vals USING (id) WHERE jt_test_flat_bytes(jb) <> b;
+
+-- INSERT..SELECT between tables: each table gets parts of its own
+CREATE TABLE t2 (id int, jb jsonb);
+ALTER TABLE t2 ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+INSERT INTO t2 SELECT id, jb FROM t;
+CREATE TABLE plain_copy (id int, jb jsonb);
+INSERT INTO plain_copy SELECT id, jb FROM t;
+SELECT count(*) FILTER (WHERE s.toast_relid =
+		(SELECT reltoastrelid FROM pg_class WHERE oid = 't2'::regclass)) AS own,
+	count(*) AS skeletons
+FROM t2, jsonb_toaster_storage(t2.jb) s WHERE s.form = 'skeleton';
+SELECT (jsonb_toaster_storage(jb)).form, count(*) FROM plain_copy GROUP BY 1 ORDER BY 1;
+SELECT toast_ok('t2', 'jb'), toast_ok('plain_copy', 'jb');
+SELECT count(*) AS differ FROM t2 JOIN vals USING (id) WHERE jt_test_flat_bytes(jb) <> b;
+SELECT count(*) AS differ FROM plain_copy JOIN vals USING (id) WHERE jt_test_flat_bytes(jb) <> b;
+DELETE FROM t;
+VACUUM t;
+SELECT toast_rows('t');
+SELECT count(*) AS differ FROM t2 JOIN vals USING (id) WHERE jt_test_flat_bytes(jb) <> b;
+
+DROP TABLE t, t2, plain_copy, ranged, tiny, txt, ref;
+DROP FUNCTION toast_ok, live_chunks, toast_rows;
