@@ -18,8 +18,10 @@ OBJS = \
 	src/jsonb_toaster.o \
 	src/jsonb_writer.o \
 	src/navigator.o \
+	src/overrides.o \
 	src/skeleton.o \
 	src/skeleton_build.o \
+	src/skeleton_read.o \
 	src/toast_iterator.o \
 	src/toaster.o
 

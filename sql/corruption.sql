@@ -63,14 +63,16 @@ FROM genuine ORDER BY name;
 
 -- The pointer claims one chunk more than there is: the last chunk is
 -- missing.  "a" is found without reading that far; "pad" is not, and
--- neither is anything by the builtin, which reads every chunk first.
+-- neither is anything that de-TOASTs the whole value first, as the builtin
+-- accessors do (on a patched server they are overridden by ours, so the
+-- cast to text stands for them).
 SELECT name,
   try(format($$SELECT jt_object_field_text(jt_test_toast_pointer(jb, %s, %s, %L), 'a') FROM genuine WHERE name = %L$$,
              rawsize + grow, extsize + 1996, name, name)) AS a,
   try(format($$SELECT jt_object_field_text(jt_test_toast_pointer(jb, %s, %s, %L), 'pad') FROM genuine WHERE name = %L$$,
              rawsize + grow, extsize + 1996, name, name)) AS pad,
-  try(format($$SELECT jt_test_toast_pointer(jb, %s, %s, %L) ->> 'a' FROM genuine WHERE name = %L$$,
-             rawsize + grow, extsize + 1996, name, name)) AS builtin_a
+  try(format($$SELECT left(jt_test_toast_pointer(jb, %s, %s, %L)::text, 1) FROM genuine WHERE name = %L$$,
+             rawsize + grow, extsize + 1996, name, name)) AS whole
 FROM genuine, LATERAL (SELECT CASE WHEN name = 'none' THEN 1996 ELSE 0 END AS grow) g
 ORDER BY name;
 

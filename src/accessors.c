@@ -39,6 +39,7 @@
 #include "utils/jsonb.h"
 #include "utils/numeric.h"
 
+#include "accessors.h"
 #include "compat.h"
 #include "datum_source.h"
 
@@ -161,16 +162,40 @@ node_to_text(JtDatumSource *src, const JtNode *node)
 	}
 }
 
-/* Return a found node as jsonb or text, or NULL when not found. */
+/* A jsonb datum as the ->> family returns a container: its text form. */
+static text *
+jsonb_datum_to_text(Datum value)
+{
+	Jsonb	   *jb = DatumGetJsonbP(value);
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	(void) JsonbToCString(&buf, &jb->root, VARSIZE(jb));
+	return cstring_to_text_with_len(buf.data, buf.len);
+}
+
+/*
+ * Return a found node of the current source cur as jsonb or text, or NULL
+ * when not found, and close the sources (src is the argument's).
+ */
 static Datum
-return_node(FunctionCallInfo fcinfo, JtDatumSource *src, const JtNode *node,
-			bool found, bool as_text)
+return_node(FunctionCallInfo fcinfo, JtDatumSource *src, JtDatumSource *cur,
+			JtNode *node, bool found, bool as_text)
 {
 	Datum		result = (Datum) 0;
 
-	if (found && as_text)
+	if (found)
+		jt_resolve_scalar(&cur, node);
+	if (found && jt_node_needs_flatten(cur, node))
 	{
-		text	   *t = node_to_text(src, node);
+		/* a container of a skeleton, or stored in its parts */
+		result = jt_node_flatten(cur, node, !as_text);
+		if (as_text)
+			result = PointerGetDatum(jsonb_datum_to_text(result));
+	}
+	else if (found && as_text)
+	{
+		text	   *t = node_to_text(cur, node);
 
 		if (t)
 			result = PointerGetDatum(t);
@@ -178,7 +203,7 @@ return_node(FunctionCallInfo fcinfo, JtDatumSource *src, const JtNode *node,
 			found = false;
 	}
 	else if (found)
-		result = PointerGetDatum(node_to_jsonb(src, node));
+		result = PointerGetDatum(node_to_jsonb(cur, node));
 
 	jt_datum_source_close(src);
 	if (!found)
@@ -192,16 +217,17 @@ object_field(FunctionCallInfo fcinfo, bool as_text)
 {
 	text	   *key = PG_GETARG_TEXT_PP(1);
 	JtDatumSource src;
+	JtDatumSource *cur = &src;
 	JtNode		root;
 	JtNode		value;
 	bool		found = false;
 
 	jt_datum_source_open(&src, PG_GETARG_DATUM(0), jt_scratch(fcinfo));
-	jt_nav_root(&src.pub, &root);
+	jt_datum_source_root(&src, &root);
 	if (jt_node_is_object(&root))
-		found = jt_nav_object_get(&src.pub, &root, VARDATA_ANY(key),
-								  VARSIZE_ANY_EXHDR(key), &value);
-	return return_node(fcinfo, &src, &value, found, as_text);
+		found = jt_step_key(&cur, &root, VARDATA_ANY(key),
+							VARSIZE_ANY_EXHDR(key), &value);
+	return return_node(fcinfo, &src, cur, &value, found, as_text);
 }
 
 /*
@@ -225,18 +251,19 @@ array_element(FunctionCallInfo fcinfo, bool as_text)
 {
 	int32		element = PG_GETARG_INT32(1);
 	JtDatumSource src;
+	JtDatumSource *cur = &src;
 	JtNode		root;
 	JtNode		value;
 	uint32		index;
 	bool		found = false;
 
 	jt_datum_source_open(&src, PG_GETARG_DATUM(0), jt_scratch(fcinfo));
-	jt_nav_root(&src.pub, &root);
+	jt_datum_source_root(&src, &root);
 	/* like the builtin, a raw scalar counts as a one-element array */
 	if (jt_node_is_array(&root) &&
 		resolve_index(element, jt_node_count(&root), &index))
-		found = jt_nav_array_get(&src.pub, &root, index, &value);
-	return return_node(fcinfo, &src, &value, found, as_text);
+		found = jt_step_index(&cur, &root, index, &value);
+	return return_node(fcinfo, &src, cur, &value, found, as_text);
 }
 
 /* jsonb #> text[], jsonb #>> text[] (jsonb_get_element's rules) */
@@ -248,6 +275,7 @@ extract_path(FunctionCallInfo fcinfo, PGFunction builtin, bool as_text)
 	bool	   *nulls;
 	int			npath;
 	JtDatumSource src;
+	JtDatumSource *cur = &src;
 	JtNode		node;
 	bool		found = true;
 
@@ -259,7 +287,7 @@ extract_path(FunctionCallInfo fcinfo, PGFunction builtin, bool as_text)
 		return builtin(fcinfo); /* the whole document is the answer */
 
 	jt_datum_source_open(&src, PG_GETARG_DATUM(0), jt_scratch(fcinfo));
-	jt_nav_root(&src.pub, &node);
+	jt_datum_source_root(&src, &node);
 	for (int i = 0; i < npath && found; i++)
 	{
 		JtNode		next;
@@ -268,8 +296,8 @@ extract_path(FunctionCallInfo fcinfo, PGFunction builtin, bool as_text)
 		{
 			text	   *key = DatumGetTextPP(elems[i]);
 
-			found = jt_nav_object_get(&src.pub, &node, VARDATA_ANY(key),
-									  VARSIZE_ANY_EXHDR(key), &next);
+			found = jt_step_key(&cur, &node, VARDATA_ANY(key),
+								VARSIZE_ANY_EXHDR(key), &next);
 		}
 		else if (jt_node_is_array(&node) && !jt_node_is_scalar_root(&node))
 		{
@@ -285,25 +313,26 @@ extract_path(FunctionCallInfo fcinfo, PGFunction builtin, bool as_text)
 				!resolve_index(lindex, jt_node_count(&node), &index))
 				found = false;
 			else
-				found = jt_nav_array_get(&src.pub, &node, index, &next);
+				found = jt_step_index(&cur, &node, index, &next);
 		}
 		else
 			found = false;		/* a scalar has no fields or elements */
 		if (found)
 			node = next;
 	}
-	return return_node(fcinfo, &src, &node, found, as_text);
+	return return_node(fcinfo, &src, cur, &node, found, as_text);
 }
 
 /* Is key a key of the root object, or a string element of the root array? */
 static bool
 has_key(JtDatumSource *src, const JtNode *root, const char *key, uint32 len)
 {
+	JtDatumSource *cur = src;
 	JtNode		value;
 
 	if (jt_node_is_object(root))
-		return jt_nav_object_get(&src->pub, root, key, len, &value);
-	return jt_nav_array_has_string(&src->pub, root, key, len);
+		return jt_step_key(&cur, root, key, len, &value);
+	return jt_step_has_string(src, root, key, len);
 }
 
 /* jsonb ?| text[] (any = true), jsonb ?& text[] (any = false) */
@@ -321,7 +350,7 @@ exists_keys(FunctionCallInfo fcinfo, bool any)
 	deconstruct_array(keys, TEXTOID, -1, false, TYPALIGN_INT,
 					  &elems, &nulls, &nkeys);
 	jt_datum_source_open(&src, PG_GETARG_DATUM(0), jt_scratch(fcinfo));
-	jt_nav_root(&src.pub, &root);
+	jt_datum_source_root(&src, &root);
 	for (int i = 0; i < nkeys; i++)
 	{
 		if (nulls[i])
@@ -396,7 +425,7 @@ jt_exists(PG_FUNCTION_ARGS)
 	if (jt_datum_is_plain(PG_GETARG_DATUM(0)))
 		return jsonb_exists(fcinfo);
 	jt_datum_source_open(&src, PG_GETARG_DATUM(0), jt_scratch(fcinfo));
-	jt_nav_root(&src.pub, &root);
+	jt_datum_source_root(&src, &root);
 	result = has_key(&src, &root, VARDATA_ANY(key), VARSIZE_ANY_EXHDR(key));
 	jt_datum_source_close(&src);
 	PG_RETURN_BOOL(result);

@@ -38,6 +38,7 @@
 
 #include "compat.h"
 #include "datum_source.h"
+#include "toaster.h"
 
 /* The 4-byte word that starts a compressed stream: raw size and method. */
 #define STREAM_HEADER_SIZE	((uint32) sizeof(uint32))
@@ -217,6 +218,19 @@ jt_datum_source_open(JtDatumSource *src, Datum value, JtScratch *scratch)
 	src->pub.fill = datum_source_fill;
 	src->pub.corrupt = datum_source_corrupt;
 
+#ifdef JT_CUSTOM_TOAST
+	/* the jsonb toaster's pointer: read its skeleton, then parts as needed */
+	if (VARATT_IS_EXTERNAL_CUSTOM(attr) &&
+		custom_toaster_id(attr) == JSONB_TOASTER_ID)
+	{
+		src->form = JT_FORM_SKELETON;
+		src->skel = palloc(sizeof(JtSkeleton));
+		jt_parse_pointer(attr, src->skel);
+		src->pub = src->skel->src;
+		return;
+	}
+#endif
+
 	/*
 	 * Pointers to values in memory (indirect, expanded) are not TOAST:
 	 * flatten them the ordinary way, then read what results.
@@ -286,6 +300,13 @@ jt_datum_source_open(JtDatumSource *src, Datum value, JtScratch *scratch)
 void
 jt_datum_source_close(JtDatumSource *src)
 {
+	if (src->part)
+	{
+		jt_datum_source_close(src->part);
+		pfree(src->part);
+		src->part = NULL;
+	}
+
 	if (src->iterating)
 		jt_toast_iterator_end(&src->iter);
 	src->iterating = false;
@@ -384,11 +405,14 @@ datum_source_fill(JtSource *pub, uint32 upto)
 {
 	JtDatumSource *src = (JtDatumSource *) pub;
 
+	/* a skeleton's tree is in memory: its source never calls this */
+	Assert(src->form != JT_FORM_SKELETON);
 	if (src->form != JT_FORM_PLAIN)
 		reserve_buffer(src, upto);
 	switch (src->form)
 	{
 		case JT_FORM_PLAIN:
+		case JT_FORM_SKELETON:
 			break;
 		case JT_FORM_COMPRESSED:
 		case JT_FORM_EXTERNAL_COMPRESSED:
@@ -411,4 +435,14 @@ datum_source_fill(JtSource *pub, uint32 upto)
 	}
 	if (pub->avail < upto)
 		datum_source_corrupt(pub, "the value ends before its declared size");
+}
+
+/* The root of the document: a container, or a skeleton's reference. */
+void
+jt_datum_source_root(JtDatumSource *src, JtNode *root)
+{
+	if (src->form == JT_FORM_SKELETON)
+		*root = src->skel->root;
+	else
+		jt_nav_root(&src->pub, root);
 }

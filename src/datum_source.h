@@ -16,6 +16,7 @@
 
 #include "decode.h"
 #include "navigator.h"
+#include "skeleton.h"
 #include "toast_iterator.h"
 
 typedef enum JtDatumForm
@@ -24,6 +25,7 @@ typedef enum JtDatumForm
 	JT_FORM_COMPRESSED,			/* compressed inline */
 	JT_FORM_EXTERNAL,			/* in TOAST, uncompressed */
 	JT_FORM_EXTERNAL_COMPRESSED,	/* in TOAST, compressed */
+	JT_FORM_SKELETON,			/* stored by the jsonb toaster */
 } JtDatumForm;
 
 /*
@@ -59,6 +61,10 @@ typedef struct JtDatumSource
 	JtToastIterator iter;
 
 	JtScratch  *scratch;		/* where buffers come from and go back to */
+
+	/* skeletons: the parsed pointer, and the part being read */
+	JtSkeleton *skel;
+	struct JtDatumSource *part;
 } JtDatumSource;
 
 extern bool jt_datum_is_plain(Datum value);
@@ -66,5 +72,18 @@ extern JtScratch *jt_scratch(FunctionCallInfo fcinfo);
 extern void jt_datum_source_open(JtDatumSource *src, Datum value,
 								 JtScratch *scratch);
 extern void jt_datum_source_close(JtDatumSource *src);
+extern void jt_datum_source_root(JtDatumSource *src, JtNode *root);
+
+/* skeleton_read.c: following a path into the parts of a skeleton */
+extern bool jt_step_key(JtDatumSource **cur, const JtNode *object,
+						const char *key, uint32 keylen, JtNode *value);
+extern bool jt_step_index(JtDatumSource **cur, const JtNode *array,
+						  uint32 index, JtNode *element);
+extern bool jt_step_has_string(JtDatumSource *cur, const JtNode *array,
+							   const char *str, uint32 len);
+extern void jt_resolve_scalar(JtDatumSource **cur, JtNode *node);
+extern bool jt_node_needs_flatten(JtDatumSource *cur, const JtNode *node);
+extern Datum jt_node_flatten(JtDatumSource *cur, const JtNode *node,
+							 bool pointer_ok);
 
 #endif							/* JSONB_TOASTER_DATUM_SOURCE_H */

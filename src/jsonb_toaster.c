@@ -21,6 +21,7 @@
 #include "utils/guc.h"
 
 #include "jsonb_toaster.h"
+#include "overrides.h"
 #include "toaster.h"
 
 #ifdef PG_MODULE_MAGIC_EXT
@@ -39,6 +40,7 @@ _PG_init(void)
 {
 #ifdef JT_CUSTOM_TOAST
 	jt_toaster_init();
+	jt_overrides_init();
 #endif
 	MarkGUCPrefixReserved(JSONB_TOASTER_GUC_PREFIX);
 }

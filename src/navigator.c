@@ -177,6 +177,14 @@ describe_entry(JtSource *src, uint64 data, uint32 e, uint64 start, uint64 len,
 		if (node->header & JT_CONTAINER_SCALAR)
 			jt_nav_corrupt(src, "a nested container is marked as a raw scalar");
 	}
+	else if (node->kind == JT_NODE_REF)
+	{
+		/* a reference starts with the header of the value it stands for */
+		if (node->length < 2 * sizeof(uint32))
+			jt_nav_corrupt(src, "a reference is shorter than its header");
+		node->header = read_uint32(src, node->offset);
+		check_container_header(src, node->header);
+	}
 }
 
 /* Describe entry i of a container as a node. */
@@ -215,6 +223,8 @@ jt_nav_object_get(JtSource *src, const JtNode *object,
 	uint32		low = 0;
 	uint32		high = count;
 
+	if (object->kind != JT_NODE_CONTAINER)
+		jt_nav_corrupt(src, "a reference was read as a container");
 	Assert(jt_node_is_object(object));
 	if (count == 0)
 		return false;
@@ -251,6 +261,8 @@ jt_nav_array_get(JtSource *src, const JtNode *array, uint32 index,
 {
 	ContainerLayout lay;
 
+	if (array->kind != JT_NODE_CONTAINER)
+		jt_nav_corrupt(src, "a reference was read as a container");
 	Assert(jt_node_is_array(array));
 	if (index >= jt_node_count(array))
 		return false;
@@ -268,6 +280,8 @@ jt_nav_array_has_string(JtSource *src, const JtNode *array,
 	ContainerLayout lay;
 	uint64		start = 0;
 
+	if (array->kind != JT_NODE_CONTAINER)
+		jt_nav_corrupt(src, "a reference was read as a container");
 	Assert(jt_node_is_array(array));
 	if (count == 0)
 		return false;

@@ -71,7 +71,8 @@ typedef struct JtNode
 	JtNodeKind	kind;
 	uint32		offset;			/* first byte, alignment padding skipped */
 	uint32		length;			/* number of bytes */
-	uint32		header;			/* containers: the container header word */
+	uint32		header;			/* containers and references: the container
+								 * header word of the value */
 } JtNode;
 
 /* Reading a container's entries in order, each in constant time. */
@@ -130,7 +131,7 @@ jt_node_count(const JtNode *node)
 static inline bool
 jt_node_is_object(const JtNode *node)
 {
-	return node->kind == JT_NODE_CONTAINER &&
+	return (node->kind == JT_NODE_CONTAINER || node->kind == JT_NODE_REF) &&
 		(node->header & JT_CONTAINER_OBJECT) != 0;
 }
 
@@ -138,14 +139,14 @@ jt_node_is_object(const JtNode *node)
 static inline bool
 jt_node_is_array(const JtNode *node)
 {
-	return node->kind == JT_NODE_CONTAINER &&
+	return (node->kind == JT_NODE_CONTAINER || node->kind == JT_NODE_REF) &&
 		(node->header & JT_CONTAINER_ARRAY) != 0;
 }
 
 static inline bool
 jt_node_is_scalar_root(const JtNode *node)
 {
-	return node->kind == JT_NODE_CONTAINER &&
+	return (node->kind == JT_NODE_CONTAINER || node->kind == JT_NODE_REF) &&
 		(node->header & JT_CONTAINER_SCALAR) != 0;
 }
 

@@ -19,8 +19,10 @@
  */
 #include "postgres.h"
 
-#include "common/hashfn.h"
+#include "access/detoast.h"
+#include "access/heaptoast.h"
 #include "access/toast_compression.h"
+#include "common/hashfn.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "nodes/pg_list.h"
@@ -115,6 +117,12 @@ jt_skeleton_parse(JtSkeleton *skel, const char *payload, uint32 payload_len)
 			break;
 		case JT_JENTRY_REF:
 			skel->root.kind = JT_NODE_REF;
+			if (root_len < 2 * sizeof(uint32))
+				jt_nav_corrupt(&skel->src, "the root reference is shorter than its header");
+			memcpy(&skel->root.header, skel->tree + sizeof(uint32), sizeof(uint32));
+			if (!root_header_ok(skel->root.header) ||
+				(skel->root.header & JT_CONTAINER_SCALAR))
+				jt_nav_corrupt(&skel->src, "the root reference has a bad header");
 			break;
 		default:
 			jt_nav_corrupt(&skel->src, "the root is neither a container nor a reference");
@@ -368,14 +376,17 @@ flatten_container(Flattener *f, JtSource *src, const JtNode *node)
 }
 
 /*
- * The document a skeleton stands for, as a palloc'd jsonb datum with a
+ * The value a node of a skeleton's tree stands for (the root, or a
+ * container or reference inside it), as a palloc'd jsonb datum with a
  * 4-byte header; fetch supplies the raw content of each part.
  */
 struct varlena *
-jt_skeleton_flatten(JtSkeleton *skel, JtPartFetcher fetch, void *arg)
+jt_skeleton_flatten_node(JtSkeleton *skel, const JtNode *node,
+						 JtPartFetcher fetch, void *arg)
 {
 	Flattener	f;
 	struct varlena *result;
+	bool		whole = (node == &skel->root);
 
 	f.skel = skel;
 	f.fetch = fetch;
@@ -384,24 +395,63 @@ jt_skeleton_flatten(JtSkeleton *skel, JtPartFetcher fetch, void *arg)
 	initStringInfo(&f.buf);
 	appendStringInfoSpaces(&f.buf, VARHDRSZ);
 
-	if (skel->root.kind == JT_NODE_REF)
+	if (node->kind == JT_NODE_REF)
 	{
 		LoadedRef	lr;
 
-		load_ref(&f, &skel->root, &lr);
+		load_ref(&f, node, &lr);
 		if (lr.ref.header & JT_CONTAINER_SCALAR)
-			jt_nav_corrupt(&skel->src, "the root reference holds a scalar");
+			jt_nav_corrupt(&skel->src, "a long scalar was read as a container");
 		write_ref_value(&f, &lr);
 		free_ref(&lr);
 	}
+	else if (node->kind == JT_NODE_CONTAINER)
+		flatten_container(&f, &skel->src, node);
 	else
-		flatten_container(&f, &skel->src, &skel->root);
+		elog(ERROR, "scalar passed as a container");
 
-	if (f.partno != skel->hdr.nparts)
+	/* with the whole tree flattened, every part has been used */
+	if (whole && f.partno != skel->hdr.nparts)
 		jt_nav_corrupt(&skel->src, "the tree refers to fewer parts than its header counts");
 	result = (struct varlena *) f.buf.data;
 	SET_VARSIZE(result, f.buf.len);
 	return result;
+}
+
+/* The document a skeleton stands for. */
+struct varlena *
+jt_skeleton_flatten(JtSkeleton *skel, JtPartFetcher fetch, void *arg)
+{
+	return jt_skeleton_flatten_node(skel, &skel->root, fetch, arg);
+}
+
+/* A standard on-disk TOAST pointer to a part, as a palloc'd datum. */
+struct varlena *
+jt_part_pointer(const JtRefRange *range, Oid toastrelid)
+{
+	varatt_external ext;
+	struct varlena *ptr = palloc(TOAST_POINTER_SIZE);
+
+	ext.va_rawsize = range->rawsize;
+	ext.va_extinfo = range->extinfo;
+	ext.va_valueid = range->valueid;
+	ext.va_toastrelid = toastrelid;
+	SET_VARTAG_EXTERNAL(ptr, VARTAG_ONDISK);
+	memcpy(VARDATA_EXTERNAL(ptr), &ext, sizeof(ext));
+	return ptr;
+}
+
+/* Part fetcher: read the whole part from the TOAST relation. */
+struct varlena *
+jt_fetch_stored_part(void *arg, uint32 partno, const JtRefRange *range,
+					 Oid toastrelid, bool *should_free)
+{
+	struct varlena *ptr = jt_part_pointer(range, toastrelid);
+	struct varlena *raw = detoast_attr(ptr);
+
+	pfree(ptr);
+	*should_free = true;
+	return raw;
 }
 
 /*

@@ -122,6 +122,14 @@ extern void jt_skeleton_read_ref(JtSkeleton *skel, const JtNode *node,
 								 JtRef *ref);
 extern struct varlena *jt_skeleton_flatten(JtSkeleton *skel,
 										   JtPartFetcher fetch, void *arg);
+extern struct varlena *jt_skeleton_flatten_node(JtSkeleton *skel,
+												const JtNode *node,
+												JtPartFetcher fetch, void *arg);
+extern struct varlena *jt_part_pointer(const JtRefRange *range,
+									   Oid toastrelid);
+extern struct varlena *jt_fetch_stored_part(void *arg, uint32 partno,
+											const JtRefRange *range,
+											Oid toastrelid, bool *should_free);
 extern void jt_skeleton_walk(JtSkeleton *skel, JtRefVisitor visit,
 							 void *arg);
 extern uint32 jt_skeleton_list_parts(JtSkeleton *skel, JtRefRange **ranges);

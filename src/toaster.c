@@ -113,42 +113,13 @@ jt_parse_pointer(struct varlena *attr, JtSkeleton *skel)
 					  header.va_size - VARHDRSZ_CUSTOM);
 }
 
-/* A standard on-disk TOAST pointer to a part, as a datum of its own. */
-static struct varlena *
-part_pointer(const JtRefRange *range, Oid toastrelid)
-{
-	varatt_external ext;
-	struct varlena *ptr = palloc(TOAST_POINTER_SIZE);
-
-	ext.va_rawsize = range->rawsize;
-	ext.va_extinfo = range->extinfo;
-	ext.va_valueid = range->valueid;
-	ext.va_toastrelid = toastrelid;
-	SET_VARTAG_EXTERNAL(ptr, VARTAG_ONDISK);
-	memcpy(VARDATA_EXTERNAL(ptr), &ext, sizeof(ext));
-	return ptr;
-}
-
-/* Part fetcher: read the part from the TOAST relation. */
-static struct varlena *
-fetch_stored_part(void *arg, uint32 partno, const JtRefRange *range,
-				  Oid toastrelid, bool *should_free)
-{
-	struct varlena *ptr = part_pointer(range, toastrelid);
-	struct varlena *raw = detoast_attr(ptr);
-
-	pfree(ptr);
-	*should_free = true;
-	return raw;
-}
-
 static struct varlena *
 jt_detoast(struct varlena *attr)
 {
 	JtSkeleton	skel;
 
 	jt_parse_pointer(attr, &skel);
-	return jt_skeleton_flatten(&skel, fetch_stored_part, NULL);
+	return jt_skeleton_flatten(&skel, jt_fetch_stored_part, NULL);
 }
 
 /* Part fetcher: the parts a build has planned, still in memory. */
@@ -289,7 +260,7 @@ jt_delete(Relation rel, struct varlena *attr, struct varlena *replacement,
 	n = jt_skeleton_list_parts(&skel, &ranges);
 	for (uint32 i = 0; i < n; i++)
 	{
-		struct varlena *ptr = part_pointer(&ranges[i], skel.hdr.toastrelid);
+		struct varlena *ptr = jt_part_pointer(&ranges[i], skel.hdr.toastrelid);
 
 		toast_delete_datum(rel, PointerGetDatum(ptr), is_speculative);
 		pfree(ptr);
