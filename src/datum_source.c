@@ -306,6 +306,12 @@ jt_datum_source_close(JtDatumSource *src)
 		pfree(src->part);
 		src->part = NULL;
 	}
+	if (src->skel)
+	{
+		pfree(src->skel->tree);
+		pfree(src->skel);
+		src->skel = NULL;
+	}
 
 	if (src->iterating)
 		jt_toast_iterator_end(&src->iter);

@@ -173,11 +173,14 @@ skeleton_gives_back(JtBuildResult *res, const struct varlena *doc,
 	return same;
 }
 
+/*
+ * Cut the document, check that it flattens back exactly, write its parts
+ * and return the pointer; NULL to leave the value to standard TOAST.
+ */
 static struct varlena *
-jt_toast(Relation rel, int attnum, struct varlena *value,
-		 struct varlena *oldvalue, int32 budget, int options)
+build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
+				int32 budget, int options)
 {
-	Form_pg_attribute att = TupleDescAttr(RelationGetDescr(rel), attnum - 1);
 	Oid			toastrelid = rel->rd_rel->reltoastrelid;
 	char		cmethod = att->attcompression;
 	struct varlena *doc;
@@ -188,10 +191,6 @@ jt_toast(Relation rel, int attnum, struct varlena *value,
 	varatt_custom header = {0};
 	struct varlena *result;
 	Size		size;
-
-	/* the option is accepted on any varlena column; only jsonb is ours */
-	if (att->atttypid != JSONBOID || !OidIsValid(toastrelid))
-		return NULL;
 
 	doc = detoast_attr(value);
 	target = Max(Min(budget, jt_inline_budget), 0);
@@ -239,6 +238,36 @@ jt_toast(Relation rel, int attnum, struct varlena *value,
 	memcpy(VARDATA_EXTERNAL(result), &header, offsetof(varatt_custom, va_data));
 	memcpy(VARDATA_CUSTOM(result), &hdr, sizeof(hdr));
 	memcpy(VARDATA_CUSTOM(result) + sizeof(hdr), res.tree.data, res.tree.len);
+	return result;
+}
+
+static struct varlena *
+jt_toast(Relation rel, int attnum, struct varlena *value,
+		 struct varlena *oldvalue, int32 budget, int options)
+{
+	Form_pg_attribute att = TupleDescAttr(RelationGetDescr(rel), attnum - 1);
+	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext work;
+	struct varlena *result;
+
+	/* the option is accepted on any varlena column; only jsonb is ours */
+	if (att->atttypid != JSONBOID || !OidIsValid(rel->rd_rel->reltoastrelid))
+		return NULL;
+
+	/* the plan and the parts' copies go once the pointer is made */
+	work = AllocSetContextCreate(caller, "jsonb_toaster toast",
+								 ALLOCSET_DEFAULT_SIZES);
+	MemoryContextSwitchTo(work);
+	result = build_and_store(rel, att, value, budget, options);
+	MemoryContextSwitchTo(caller);
+	if (result)
+	{
+		struct varlena *copy = palloc(VARSIZE_EXTERNAL(result));
+
+		memcpy(copy, result, VARSIZE_EXTERNAL(result));
+		result = copy;
+	}
+	MemoryContextDelete(work);
 	return result;
 }
 
