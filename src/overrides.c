@@ -57,6 +57,13 @@ static const struct
 void
 jt_overrides_init(void)
 {
+	/*
+	 * Overrides can be registered only while shared_preload_libraries is
+	 * processed, and a PGC_POSTMASTER setting defined only then.
+	 */
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+
 	DefineCustomBoolVariable(JSONB_TOASTER_GUC_PREFIX ".override_builtins",
 							 "Makes the builtin jsonb accessors read only what they need.",
 							 "When on, ->, ->>, #>, #>>, ?, ?| and ?& (and their functions) "
@@ -66,7 +73,7 @@ jt_overrides_init(void)
 							 &jt_override_builtins, true, PGC_POSTMASTER, 0,
 							 NULL, NULL, NULL);
 
-	if (!process_shared_preload_libraries_in_progress || !jt_override_builtins)
+	if (!jt_override_builtins)
 		return;
 	for (int i = 0; i < lengthof(overrides); i++)
 		RegisterBuiltinFunctionOverride(overrides[i].builtin,
