@@ -34,6 +34,7 @@
 #include "common/hashfn.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "nodes/pg_list.h"
 
 #include "compat.h"
 #include "jsonb_writer.h"
@@ -48,10 +49,7 @@ typedef struct BuildNode
 	JtNode		node;			/* where it is in the document */
 	bool		external;		/* leaves the skeleton */
 	bool		external_below;	/* something inside it leaves */
-	/* candidates among its entries, in entry order */
-	struct BuildNode **children;
-	uint32		nchildren;
-	uint32		maxchildren;
+	List	   *children;		/* candidates among its entries, in order */
 	/* external containers: entry index where each range starts */
 	uint32	   *range_starts;
 	uint32		nranges;
@@ -61,36 +59,12 @@ typedef struct Builder
 {
 	JtSource	src;			/* the document */
 	BuildNode	root;
-	BuildNode **candidates;
-	uint32		ncandidates;
-	uint32		maxcandidates;
+	List	   *candidates;		/* every BuildNode but the root */
 	JtBuildResult *result;
 } Builder;
 
 #define REF_SIZE(nranges) \
 	(sizeof(JtRefHeader) + (nranges) * sizeof(JtRefRange) + 3)
-
-static void
-add_child(Builder *b, BuildNode *parent, BuildNode *child)
-{
-	if (parent->nchildren == parent->maxchildren)
-	{
-		parent->maxchildren = Max(4, parent->maxchildren * 2);
-		parent->children = parent->children ?
-			repalloc(parent->children, parent->maxchildren * sizeof(BuildNode *)) :
-			palloc(parent->maxchildren * sizeof(BuildNode *));
-	}
-	parent->children[parent->nchildren++] = child;
-
-	if (b->ncandidates == b->maxcandidates)
-	{
-		b->maxcandidates = Max(64, b->maxcandidates * 2);
-		b->candidates = b->candidates ?
-			repalloc(b->candidates, b->maxcandidates * sizeof(BuildNode *)) :
-			palloc(b->maxcandidates * sizeof(BuildNode *));
-	}
-	b->candidates[b->ncandidates++] = child;
-}
 
 /* Find the values of a container (and below) long enough to leave. */
 static void
@@ -113,17 +87,18 @@ collect_candidates(Builder *b, BuildNode *parent)
 		child->parent = parent;
 		child->index = it.next - 1;
 		child->node = entry;
-		add_child(b, parent, child);
+		parent->children = lappend(parent->children, child);
+		b->candidates = lappend(b->candidates, child);
 		if (entry.kind == JT_NODE_CONTAINER)
 			collect_candidates(b, child);
 	}
 }
 
 static int
-candidate_cmp(const void *a, const void *b)
+candidate_cmp(const ListCell *a, const ListCell *b)
 {
-	const BuildNode *x = *(BuildNode *const *) a;
-	const BuildNode *y = *(BuildNode *const *) b;
+	const BuildNode *x = lfirst(a);
+	const BuildNode *y = lfirst(b);
 
 	if (x->node.length != y->node.length)
 		return x->node.length > y->node.length ? -1 : 1;
@@ -342,7 +317,7 @@ write_container(Builder *b, StringInfo tree, BuildNode *n)
 	JtWriter	w;
 	JtEntryIter it;
 	JtNode		entry;
-	uint32		next_child = 0;
+	ListCell   *next_child = list_head(n->children);
 
 	check_stack_depth();
 	jt_writer_begin(&w, tree, n->node.header);
@@ -351,9 +326,12 @@ write_container(Builder *b, StringInfo tree, BuildNode *n)
 	{
 		BuildNode  *child = NULL;
 
-		if (next_child < n->nchildren &&
-			n->children[next_child]->index == it.next - 1)
-			child = n->children[next_child++];
+		if (next_child &&
+			((BuildNode *) lfirst(next_child))->index == it.next - 1)
+		{
+			child = lfirst(next_child);
+			next_child = lnext(n->children, next_child);
+		}
 
 		if (child && child->external)
 		{
@@ -408,10 +386,11 @@ effective_range_size(Builder *b, uint32 range_size, int64 est, int32 target)
 	uint64		wide_bytes = 0;
 	uint32		nwide = 0;
 	int64		spare_ranges;
+	ListCell   *lc;
 
-	for (uint32 i = 0; i < b->ncandidates; i++)
+	foreach(lc, b->candidates)
 	{
-		BuildNode  *n = b->candidates[i];
+		BuildNode  *n = lfirst(lc);
 
 		if (n->external && n->node.kind == JT_NODE_CONTAINER &&
 			n->node.length > range_size)
@@ -435,9 +414,15 @@ effective_range_size(Builder *b, uint32 range_size, int64 est, int32 target)
 static void
 plan_all_ranges(Builder *b, uint32 range_size)
 {
-	for (uint32 i = 0; i < b->ncandidates; i++)
-		if (b->candidates[i]->external)
-			plan_ranges(b, b->candidates[i], range_size);
+	ListCell   *lc;
+
+	foreach(lc, b->candidates)
+	{
+		BuildNode  *n = lfirst(lc);
+
+		if (n->external)
+			plan_ranges(b, n, range_size);
+	}
 	if (b->root.external)
 		plan_ranges(b, &b->root, range_size);
 }
@@ -454,6 +439,7 @@ jt_build_skeleton(const struct varlena *doc, int32 target, uint32 range_size,
 {
 	Builder		b;
 	int64		est;
+	ListCell   *lc;
 
 	memset(&b, 0, sizeof(Builder));
 	memset(result, 0, sizeof(JtBuildResult));
@@ -465,15 +451,16 @@ jt_build_skeleton(const struct varlena *doc, int32 target, uint32 range_size,
 		return false;
 
 	collect_candidates(&b, &b.root);
-	if (b.ncandidates > 0)
-		qsort(b.candidates, b.ncandidates, sizeof(BuildNode *), candidate_cmp);
+	list_sort(b.candidates, candidate_cmp);
 
 	/* the longest values leave first, until the rest fits */
 	est = sizeof(uint32) + b.root.node.length;
-	for (uint32 i = 0; i < b.ncandidates && est > target; i++)
+	foreach(lc, b.candidates)
 	{
-		BuildNode  *n = b.candidates[i];
+		BuildNode  *n = lfirst(lc);
 
+		if (est <= target)
+			break;
 		if (ancestor_is_external(n))
 			continue;
 		n->external = true;
@@ -485,8 +472,8 @@ jt_build_skeleton(const struct varlena *doc, int32 target, uint32 range_size,
 	if (est > target)
 	{
 		/* still too big: the whole document leaves */
-		for (uint32 i = 0; i < b.ncandidates; i++)
-			b.candidates[i]->external = false;
+		foreach(lc, b.candidates)
+			((BuildNode *) lfirst(lc))->external = false;
 		b.root.external = true;
 		est = sizeof(uint32) + REF_SIZE(1);
 	}
