@@ -12,9 +12,11 @@
  * read only the bytes they need from compressed, TOASTed and toaster-stored
  * values, so existing queries get faster without being changed.
  *
- * jsonb_toaster.override_builtins = off (set before the server starts)
- * leaves the builtins alone; the accessors then stay callable through the
- * extension's functions and operators.
+ * The overrides are registered at server start; whether they serve a call
+ * is decided per call by jsonb_toaster.override_builtins, so a session can
+ * turn them off (to compare, or to rule them out) and get the builtins'
+ * own code.  The accessors stay callable through the extension's functions
+ * and operators either way.
  *
  * Copyright (c) 2026, jsonb_toaster developers
  *
@@ -29,6 +31,7 @@
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "utils/fmgroids.h"
+#include "utils/fmgrprotos.h"
 #include "utils/guc.h"
 
 #include "accessors.h"
@@ -37,43 +40,58 @@
 
 static bool jt_override_builtins = true;
 
+/*
+ * One wrapper per builtin: ours while the setting is on, the builtin's own
+ * implementation otherwise.
+ */
+#define JT_OVERRIDE(builtin, ours) \
+static Datum \
+override_##builtin(PG_FUNCTION_ARGS) \
+{ \
+	return jt_override_builtins ? ours(fcinfo) : builtin(fcinfo); \
+}
+
+JT_OVERRIDE(jsonb_object_field, jt_object_field)
+JT_OVERRIDE(jsonb_object_field_text, jt_object_field_text)
+JT_OVERRIDE(jsonb_array_element, jt_array_element)
+JT_OVERRIDE(jsonb_array_element_text, jt_array_element_text)
+JT_OVERRIDE(jsonb_extract_path, jt_extract_path)
+JT_OVERRIDE(jsonb_extract_path_text, jt_extract_path_text)
+JT_OVERRIDE(jsonb_exists, jt_exists)
+JT_OVERRIDE(jsonb_exists_any, jt_exists_any)
+JT_OVERRIDE(jsonb_exists_all, jt_exists_all)
+
 static const struct
 {
 	Oid			builtin;
 	PGFunction	replacement;
 }			overrides[] =
 {
-	{F_JSONB_OBJECT_FIELD, jt_object_field},
-	{F_JSONB_OBJECT_FIELD_TEXT, jt_object_field_text},
-	{F_JSONB_ARRAY_ELEMENT, jt_array_element},
-	{F_JSONB_ARRAY_ELEMENT_TEXT, jt_array_element_text},
-	{F_JSONB_EXTRACT_PATH, jt_extract_path},
-	{F_JSONB_EXTRACT_PATH_TEXT, jt_extract_path_text},
-	{F_JSONB_EXISTS, jt_exists},
-	{F_JSONB_EXISTS_ANY, jt_exists_any},
-	{F_JSONB_EXISTS_ALL, jt_exists_all},
+	{F_JSONB_OBJECT_FIELD, override_jsonb_object_field},
+	{F_JSONB_OBJECT_FIELD_TEXT, override_jsonb_object_field_text},
+	{F_JSONB_ARRAY_ELEMENT, override_jsonb_array_element},
+	{F_JSONB_ARRAY_ELEMENT_TEXT, override_jsonb_array_element_text},
+	{F_JSONB_EXTRACT_PATH, override_jsonb_extract_path},
+	{F_JSONB_EXTRACT_PATH_TEXT, override_jsonb_extract_path_text},
+	{F_JSONB_EXISTS, override_jsonb_exists},
+	{F_JSONB_EXISTS_ANY, override_jsonb_exists_any},
+	{F_JSONB_EXISTS_ALL, override_jsonb_exists_all},
 };
 
 void
 jt_overrides_init(void)
 {
-	/*
-	 * Overrides can be registered only while shared_preload_libraries is
-	 * processed, and a PGC_POSTMASTER setting defined only then.
-	 */
-	if (!process_shared_preload_libraries_in_progress)
-		return;
-
 	DefineCustomBoolVariable(JSONB_TOASTER_GUC_PREFIX ".override_builtins",
-							 "Makes the builtin jsonb accessors read only what they need.",
+							 "Serves the builtin jsonb accessors with jsonb_toaster's, which read only what they need.",
 							 "When on, ->, ->>, #>, #>>, ?, ?| and ?& (and their functions) "
 							 "are served by jsonb_toaster's accessors, which have the same "
-							 "results.  Takes effect at server start, with the library in "
+							 "results.  Works only with the library in "
 							 "shared_preload_libraries.",
-							 &jt_override_builtins, true, PGC_POSTMASTER, 0,
+							 &jt_override_builtins, true, PGC_USERSET, 0,
 							 NULL, NULL, NULL);
 
-	if (!jt_override_builtins)
+	/* overrides can be registered only while preloading */
+	if (!process_shared_preload_libraries_in_progress)
 		return;
 	for (int i = 0; i < lengthof(overrides); i++)
 		RegisterBuiltinFunctionOverride(overrides[i].builtin,
