@@ -198,8 +198,16 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 		return NULL;
 	if (!skeleton_gives_back(&res, doc, toastrelid))
 	{
-		elog(DEBUG1, "jsonb_toaster: value of column \"%s\" of \"%s\" left to standard TOAST: its layout is not the one PostgreSQL writes",
-			 NameStr(att->attname), RelationGetRelationName(rel));
+		/*
+		 * Never store what would not read back exactly.  This is a bug in
+		 * the layout writer, so it is loud; the value is not lost.
+		 */
+		ereport(WARNING,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("jsonb_toaster left a value of column \"%s\" of table \"%s\" to standard TOAST",
+						NameStr(att->attname), RelationGetRelationName(rel)),
+				 errdetail("Rebuilding the value from its skeleton would not give back the same bytes."),
+				 errhint("Please report this as a bug of jsonb_toaster.")));
 		return NULL;
 	}
 
