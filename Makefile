@@ -23,7 +23,8 @@ OBJS = \
 	src/skeleton_build.o \
 	src/skeleton_read.o \
 	src/toast_iterator.o \
-	src/toaster.o
+	src/toaster.o \
+	src/uninstall.o
 
 EXTENSION = jsonb_toaster
 DATA = jsonb_toaster--0.1.sql

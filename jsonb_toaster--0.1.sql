@@ -38,6 +38,22 @@ LANGUAGE C STRICT STABLE PARALLEL SAFE;
 COMMENT ON FUNCTION jsonb_toaster_parts(jsonb) IS
 'list the parts of a value stored by the jsonb toaster (path in the document, range, kind, count, sizes, compression, TOAST value id, chunks), reading only its pointer';
 
+CREATE FUNCTION jsonb_toaster_convert_column(rel regclass, col name)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'jsonb_toaster_convert_column'
+LANGUAGE C STRICT VOLATILE;
+
+COMMENT ON FUNCTION jsonb_toaster_convert_column(regclass, name) IS
+'take a jsonb column out of the toaster: reset its toaster option and store every value kept as a skeleton with standard TOAST again; returns the number of rows rewritten';
+
+CREATE FUNCTION jsonb_toaster_standard(value jsonb)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'jsonb_toaster_standard'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+COMMENT ON FUNCTION jsonb_toaster_standard(jsonb) IS
+'the value as an ordinary in-memory jsonb, however it is stored (storing it in a column that does not use the toaster gives it standard storage)';
+
 CREATE FUNCTION jsonb_toaster_custom_toast()
 RETURNS boolean
 AS 'MODULE_PATHNAME', 'jsonb_toaster_custom_toast'

@@ -199,6 +199,25 @@ SELECT toast_ok('t', 'jb');
 SELECT count(*) AS parts_moved FROM before b
 WHERE NOT EXISTS (SELECT 1 FROM t, jsonb_toaster_parts(t.jb) p
 				  WHERE t.id = b.id AND p.value_id = b.value_id);
+-- a HOT update (other is not indexed; the page has room) keeps the pointer
+CREATE TABLE hot (id int, other int, jb jsonb) WITH (fillfactor = 50);
+ALTER TABLE hot ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+INSERT INTO hot SELECT id, 0, jb FROM ref
+WHERE (jsonb_toaster_storage(jb)).form = 'external' LIMIT 3;
+SELECT count(*) AS skeletons FROM hot WHERE (jsonb_toaster_storage(jb)).form = 'skeleton';
+CREATE TEMP TABLE hot_before AS SELECT id, jt_test_flat_bytes(jb) b,
+	array_agg(p.value_id ORDER BY p.value_id) ids
+FROM hot, jsonb_toaster_parts(jb) p GROUP BY id, jb;
+BEGIN;
+UPDATE hot SET other = 1;
+SELECT pg_stat_get_xact_tuples_hot_updated('hot'::regclass) AS hot_updates;
+COMMIT;
+VACUUM hot;
+SELECT toast_ok('hot', 'jb');
+SELECT count(*) AS changed FROM hot h JOIN hot_before b USING (id)
+WHERE jt_test_flat_bytes(h.jb) <> b.b
+   OR (SELECT array_agg(value_id ORDER BY value_id) FROM jsonb_toaster_parts(h.jb)) <> b.ids;
+DROP TABLE hot;
 -- DELETE
 DELETE FROM t WHERE id % 3 = 0;
 VACUUM t;
@@ -260,12 +279,65 @@ SELECT (jsonb_toaster_storage(jb)).form, count(*) FROM plain_copy GROUP BY 1 ORD
 SELECT toast_ok('t2', 'jb'), toast_ok('plain_copy', 'jb');
 SELECT count(*) AS differ FROM t2 JOIN vals USING (id) WHERE jt_test_flat_bytes(jb) <> b;
 SELECT count(*) AS differ FROM plain_copy JOIN vals USING (id) WHERE jt_test_flat_bytes(jb) <> b;
+-- COPY between tables, through text and binary: parts of the target's own
+\getenv abs_builddir PG_ABS_BUILDDIR
+CREATE TABLE t3 (id int, jb jsonb);
+ALTER TABLE t3 ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+\set copyfile :abs_builddir '/results/toaster_copy.data'
+COPY (SELECT id, jb FROM t) TO :'copyfile';
+COPY t3 FROM :'copyfile';
+\set copyfile :abs_builddir '/results/toaster_copy.bin'
+COPY t (id, jb) TO :'copyfile' (FORMAT binary);
+COPY t3 FROM :'copyfile' (FORMAT binary);
+SELECT count(*) AS copied, count(*) FILTER (WHERE (jsonb_toaster_storage(jb)).form = 'skeleton') AS skeletons
+FROM t3;
+SELECT count(*) AS differ FROM t3 JOIN vals USING (id) WHERE jt_test_flat_bytes(jb) <> b;
+SELECT toast_ok('t3', 'jb');
 DELETE FROM t;
 VACUUM t;
 SELECT toast_rows('t');
 SELECT count(*) AS differ FROM t2 JOIN vals USING (id) WHERE jt_test_flat_bytes(jb) <> b;
 
-DROP TABLE t, t2, plain_copy, ranged, tiny, txt, ref;
+--
+-- Leaving the toaster: DROP EXTENSION is refused while columns use it, and
+-- jsonb_toaster_convert_column() stores a column's values as standard ones.
+--
+DROP TABLE ranged, tiny, txt;
+DROP EXTENSION jsonb_toaster;
+DROP EXTENSION jsonb_toaster CASCADE;
+SELECT count(*) AS skeletons FROM t2 WHERE (jsonb_toaster_storage(jb)).form = 'skeleton';
+-- only the table's owner may convert
+CREATE ROLE regress_jt_other;
+SET ROLE regress_jt_other;
+SELECT jsonb_toaster_convert_column('t2', 'jb');
+RESET ROLE;
+DROP ROLE regress_jt_other;
+-- wrong arguments
+SELECT jsonb_toaster_convert_column('t2', 'id');
+SELECT jsonb_toaster_convert_column('t2', 'no_such_column');
+CREATE VIEW t2_view AS SELECT * FROM t2;
+SELECT jsonb_toaster_convert_column('t2_view', 'jb');
+DROP VIEW t2_view;
+-- conversion rolled back: nothing changed
+BEGIN;
+SELECT jsonb_toaster_convert_column('t2', 'jb') > 0 AS converted;
+ROLLBACK;
+SELECT attoptions FROM pg_attribute WHERE attrelid = 't2'::regclass AND attname = 'jb';
+SELECT count(*) AS skeletons FROM t2 WHERE (jsonb_toaster_storage(jb)).form = 'skeleton';
+-- converted: every value standard, same bytes, no TOAST row left behind
+SELECT count(*) AS skeletons FROM t2 WHERE (jsonb_toaster_storage(jb)).form = 'skeleton' \gset
+SELECT jsonb_toaster_convert_column('t2', 'jb') = :skeletons AS all_rows;
+SELECT attoptions FROM pg_attribute WHERE attrelid = 't2'::regclass AND attname = 'jb';
+SELECT (jsonb_toaster_storage(jb)).form, count(*) FROM t2 GROUP BY 1 ORDER BY 1;
+SELECT count(*) AS differ FROM t2 JOIN vals USING (id) WHERE jt_test_flat_bytes(jb) <> b;
+VACUUM t2;
+SELECT toast_ok('t2', 'jb');
+-- a second call finds nothing to do
+SELECT jsonb_toaster_convert_column('t2', 'jb');
+-- t and t3 still use the toaster
+DROP EXTENSION jsonb_toaster;
+SELECT jsonb_toaster_convert_column('t3', 'jb') > 0 AS converted;
+DROP TABLE t, t2, t3, plain_copy, ref;
 DROP FUNCTION toast_ok, live_chunks, toast_rows, buffers;
 DROP EXTENSION jsonb_toaster_test;
 DROP EXTENSION jsonb_toaster;

@@ -23,6 +23,7 @@
 #include "jsonb_toaster.h"
 #include "overrides.h"
 #include "toaster.h"
+#include "uninstall.h"
 
 #ifdef PG_MODULE_MAGIC_EXT
 PG_MODULE_MAGIC_EXT(.name = "jsonb_toaster",.version = "0.1.0");
@@ -41,6 +42,7 @@ _PG_init(void)
 #ifdef JT_CUSTOM_TOAST
 	jt_toaster_init();
 	jt_overrides_init();
+	jt_uninstall_init();
 #endif
 	MarkGUCPrefixReserved(JSONB_TOASTER_GUC_PREFIX);
 }
