@@ -47,6 +47,8 @@ CUSTOM_TOAST := $(shell grep -qs RegisterCustomToaster \
 ifeq ($(CUSTOM_TOAST),yes)
 PG_CPPFLAGS += -DJT_CUSTOM_TOAST
 REGRESS += toaster
+else
+REGRESS += stock
 endif
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
