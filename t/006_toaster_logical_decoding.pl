@@ -1,0 +1,374 @@
+# Copyright (c) 2026, jsonb_toaster developers
+#
+# Logical decoding of toaster columns.  Decoding cannot read TOAST
+# relations: core rebuilds each part of a skeleton from the chunks the
+# decoded transaction wrote, and the toaster's reassemble callback makes the
+# document out of them.  Decoded with test_decoding, every change must carry
+# the whole document -- inserts in single- and multi-row transactions, an
+# UPDATE of the column, an UPDATE of another column (the skeleton is stored
+# anew in a logically logged table), old tuples of a REPLICA IDENTITY FULL
+# table, savepoints rolled back, aborted transactions, a transaction large
+# enough to be spilled to disk -- and the TOAST relation still holds exactly
+# the live parts.  The decoding runs after the table has been truncated, so
+# nothing can be read back from the table: the values come from the WAL or
+# not at all.  Then logical replication (pgoutput, streaming of large
+# transactions) must give a subscriber the publisher's documents.
+
+use strict;
+use warnings FATAL => 'all';
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('publisher');
+plan skip_all => 'the server lacks the custom TOAST hooks of patches/postgresql-18'
+  unless -f $node->config_data('--includedir-server') . '/access/toast_custom.h';
+plan skip_all => 'contrib module test_decoding is not installed'
+  unless grep { -f } glob($node->config_data('--pkglibdir') . '/test_decoding.*');
+$node->init(allows_streaming => 'logical');
+$node->append_conf('postgresql.conf', q{
+shared_preload_libraries = 'jsonb_toaster'
+autovacuum = off
+jsonb_toaster.range_size = 1024
+logical_decoding_work_mem = 64kB
+});
+$node->start;
+
+# gen_doc(id, ver): 8 to 13 kB of text, a skeleton with parts cut into ranges
+my $setup = q{
+CREATE EXTENSION jsonb_toaster;
+CREATE FUNCTION gen_doc(i int, v int) RETURNS jsonb LANGUAGE sql IMMUTABLE AS $$
+SELECT jsonb_build_object(
+	'id', i, 'ver', v,
+	'name', 'document ' || i || ' version ' || v,
+	'flag', (i + v) % 2 = 0,
+	'tags', (SELECT jsonb_agg('tag' || (i * 7 + j + v) % 97) FROM generate_series(1, 5) j),
+	'items', (SELECT jsonb_agg(jsonb_build_object('n', j, 'h', md5((i * 1000 + j + v)::text),
+			'v', ((i * j + v) % 1000) / 7.0)) FROM generate_series(1, 40 + (i + v) % 30) j),
+	'text', (SELECT string_agg(md5((i * 100 + j + v)::text), '') FROM generate_series(1, 70 + i % 40) j),
+	'map', (SELECT jsonb_object_agg('k' || j, md5((i + j + v)::text))
+			FROM generate_series(1, 50 + (i * v) % 40) j),
+	'nested', jsonb_build_object('a', jsonb_build_object('b', repeat('x' || i, 150 + v % 50))))
+$$;
+CREATE TABLE docs (id int PRIMARY KEY, ver int NOT NULL DEFAULT 0,
+	other int NOT NULL DEFAULT 0, std jsonb, jb jsonb);
+ALTER TABLE docs ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+CREATE TABLE docs_full (id int PRIMARY KEY, ver int NOT NULL DEFAULT 0,
+	other int NOT NULL DEFAULT 0, jb jsonb);
+ALTER TABLE docs_full ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+ALTER TABLE docs_full REPLICA IDENTITY FULL;
+};
+$node->safe_psql('postgres', $setup);
+$node->safe_psql('postgres',
+	q{SELECT pg_create_logical_replication_slot('s', 'test_decoding')});
+
+# Each transaction, and the changes test_decoding must show for it.  A
+# document is shown as doc(id,ver) when it is exactly gen_doc(id, ver).
+my @expected;
+$node->safe_psql('postgres', q{
+INSERT INTO docs (id, jb) SELECT i, gen_doc(i, 0) FROM generate_series(1, 3) i;
+});
+push @expected, 'BEGIN',
+  (map { "docs INSERT id=$_ ver=0 other=0 std=null jb=doc($_,0)" } 1 .. 3),
+  'COMMIT';
+$node->safe_psql('postgres', q{INSERT INTO docs (id, jb) VALUES (4, gen_doc(4, 0))});
+push @expected, 'BEGIN', 'docs INSERT id=4 ver=0 other=0 std=null jb=doc(4,0)', 'COMMIT';
+
+$node->safe_psql('postgres', q{
+BEGIN;
+INSERT INTO docs (id, jb) SELECT i, gen_doc(i, 0) FROM generate_series(5, 8) i;
+UPDATE docs SET ver = 1, jb = gen_doc(id, 1) WHERE id = 1;
+UPDATE docs SET other = 1 WHERE id = 2;
+DELETE FROM docs WHERE id = 3;
+UPDATE docs SET jb = jb || '{"x": 1}' WHERE id = 5;
+UPDATE docs SET jb = jb - 'x' WHERE id = 5;
+COMMIT;
+});
+push @expected, 'BEGIN',
+  (map { "docs INSERT id=$_ ver=0 other=0 std=null jb=doc($_,0)" } 5 .. 8),
+  'docs UPDATE id=1 ver=1 other=0 std=null jb=doc(1,1)',
+  'docs UPDATE id=2 ver=0 other=1 std=null jb=doc(2,0)',
+  'docs DELETE id=3',
+  'docs UPDATE id=5 ver=0 other=0 std=null jb=other',
+  'docs UPDATE id=5 ver=0 other=0 std=null jb=doc(5,0)',
+  'COMMIT';
+
+# savepoints: the changes of a rolled back subtransaction are not decoded
+$node->safe_psql('postgres', q{
+BEGIN;
+INSERT INTO docs (id, jb) VALUES (11, gen_doc(11, 0));
+SAVEPOINT a;
+INSERT INTO docs (id, jb) VALUES (12, gen_doc(12, 0));
+UPDATE docs SET ver = 5, jb = gen_doc(id, 5) WHERE id = 11;
+ROLLBACK TO a;
+SAVEPOINT b;
+INSERT INTO docs (id, jb) VALUES (13, gen_doc(13, 0));
+RELEASE b;
+UPDATE docs SET ver = 2, jb = gen_doc(id, 2) WHERE id = 4;
+COMMIT;
+});
+push @expected, 'BEGIN',
+  'docs INSERT id=11 ver=0 other=0 std=null jb=doc(11,0)',
+  'docs INSERT id=13 ver=0 other=0 std=null jb=doc(13,0)',
+  'docs UPDATE id=4 ver=2 other=0 std=null jb=doc(4,2)',
+  'COMMIT';
+
+# an aborted transaction is not decoded at all
+$node->safe_psql('postgres', q{
+BEGIN;
+INSERT INTO docs (id, jb) VALUES (14, gen_doc(14, 0));
+UPDATE docs SET ver = 9, jb = gen_doc(id, 9) WHERE id = 1;
+ROLLBACK;
+});
+
+# the whole document leaves the row: the tree is a single reference
+$node->safe_psql('postgres', q{
+BEGIN;
+SET LOCAL jsonb_toaster.inline_budget = 0;
+INSERT INTO docs (id, jb) SELECT i, gen_doc(i, 0) FROM generate_series(15, 16) i;
+COMMIT;
+});
+push @expected, 'BEGIN',
+  (map { "docs INSERT id=$_ ver=0 other=0 std=null jb=doc($_,0)" } 15 .. 16),
+  'COMMIT';
+
+# a transaction far larger than logical_decoding_work_mem: spilled to disk
+$node->safe_psql('postgres', q{
+INSERT INTO docs (id, jb) SELECT i, gen_doc(i, 0) FROM generate_series(100, 160) i;
+});
+push @expected, 'BEGIN',
+  (map { "docs INSERT id=$_ ver=0 other=0 std=null jb=doc($_,0)" } 100 .. 160),
+  'COMMIT';
+
+# a column under standard TOAST next to the skeleton: unchanged, it is not
+# sent; the skeleton is stored anew and sent whole
+$node->safe_psql('postgres', q{
+UPDATE docs SET std = gen_doc(id, 0) WHERE id = 6;
+UPDATE docs SET other = 2 WHERE id = 6;
+});
+push @expected,
+  'BEGIN', 'docs UPDATE id=6 ver=0 other=0 std=doc(6,0) jb=doc(6,0)', 'COMMIT',
+  'BEGIN', 'docs UPDATE id=6 ver=0 other=2 std=unchanged jb=doc(6,0)', 'COMMIT';
+
+# REPLICA IDENTITY FULL: old tuples carry the whole old document
+$node->safe_psql('postgres', q{
+INSERT INTO docs_full (id, jb) SELECT i, gen_doc(i, 0) FROM generate_series(1, 3) i;
+BEGIN;
+UPDATE docs_full SET ver = 1, jb = gen_doc(id, 1) WHERE id = 1;
+UPDATE docs_full SET other = 1 WHERE id = 2;
+DELETE FROM docs_full WHERE id = 3;
+COMMIT;
+});
+push @expected, 'BEGIN',
+  (map { "docs_full INSERT id=$_ ver=0 other=0 jb=doc($_,0)" } 1 .. 3),
+  'COMMIT', 'BEGIN',
+  'docs_full UPDATE id=1 ver=0 other=0 jb=doc(1,0) -> id=1 ver=1 other=0 jb=doc(1,1)',
+  'docs_full UPDATE id=2 ver=0 other=0 jb=doc(2,0) -> id=2 ver=0 other=1 jb=doc(2,0)',
+  'docs_full DELETE id=3 ver=0 other=0 jb=doc(3,0)',
+  'COMMIT';
+
+# Every part of the values written so far must be gone from the tables
+# before decoding: first check that no part leaked, then truncate.
+sub toast_exact
+{
+	my ($table, @cols) = @_;
+	$node->safe_psql('postgres', "VACUUM $table");
+	my $toastrel = $node->safe_psql('postgres',
+		"SELECT reltoastrelid::regclass FROM pg_class WHERE relname = '$table'");
+	my $chunks = join(' + ',
+		map { "coalesce(sum((jsonb_toaster_storage($_)).chunks), 0)" } @cols);
+	is( $node->safe_psql('postgres', qq{
+SELECT (SELECT count(*) FROM $toastrel) = (SELECT $chunks FROM $table)}),
+		't', "$table: the TOAST relation holds exactly the live values' chunks");
+}
+toast_exact('docs', 'jb', 'std');
+toast_exact('docs_full', 'jb');
+is( $node->safe_psql('postgres', q{
+SELECT count(*) FILTER (WHERE (jsonb_toaster_storage(jb)).form = 'skeleton') FROM docs}),
+	'72', 'the documents were stored as skeletons');
+$node->safe_psql('postgres', 'TRUNCATE docs, docs_full');
+push @expected, 'BEGIN', 'TRUNCATE', 'COMMIT';
+
+# Decode.  Parse test_decoding's lines into columns.
+sub parse_tuple
+{
+	my ($text) = @_;
+	my @cols;
+	while ($text =~ /\G\s*(\w+)\[([^\]]+)\]:('((?:[^']++|'')*)'|\S+)/gc)
+	{
+		my ($name, $type, $raw, $quoted) = ($1, $2, $3, $4);
+		my $value =
+			defined $quoted ? $quoted =~ s/''/'/gr
+		  : $raw eq 'null' ? undef
+		  : $raw eq 'unchanged-toast-datum' ? \'unchanged'
+		  : $raw;
+		push @cols, [ $name, $type, $value ];
+	}
+	die "cannot parse tuple: " . substr($text, pos($text) // 0, 200)
+	  unless (pos($text) // 0) == length($text);
+	return \@cols;
+}
+
+my $out = $node->safe_psql('postgres', q{
+SELECT data FROM pg_logical_slot_get_changes('s', NULL, NULL,
+	'include-xids', '0', 'skip-empty-xacts', '1')});
+my (@changes, %wanted);
+foreach my $line (split /\n/, $out)
+{
+	if ($line eq 'BEGIN' || $line eq 'COMMIT')
+	{
+		push @changes, $line;
+	}
+	elsif ($line =~ /^table [^:]+: TRUNCATE:/)
+	{
+		push @changes, 'TRUNCATE';
+	}
+	elsif ($line =~ /^table public\.(\w+): (INSERT|UPDATE|DELETE): (.*)$/s)
+	{
+		my ($table, $action, $rest) = ($1, $2, $3);
+		my @tuples =
+		  $rest =~ /^old-key:(.*?) new-tuple:(.*)$/s
+		  ? (parse_tuple($1), parse_tuple($2))
+		  : (parse_tuple($rest));
+		push @changes, [ $table, $action, @tuples ];
+		foreach my $t (@tuples)
+		{
+			my %c = map { $_->[0] => $_->[2] } @$t;
+			$wanted{"$c{id},$c{ver}"} = 1 if defined $c{ver};
+			$wanted{"$c{id},0"} = 1;
+		}
+	}
+	else
+	{
+		push @changes, "unexpected line: " . substr($line, 0, 200);
+	}
+}
+
+# the documents the decoded tuples should hold
+my %docs;
+my ($ids, $vers) = ('', '');
+foreach my $k (keys %wanted)
+{
+	my ($i, $v) = split /,/, $k;
+	$ids .= ",$i";
+	$vers .= ",$v";
+}
+$ids =~ s/^,//;
+$vers =~ s/^,//;
+foreach my $row (split /\n/, $node->safe_psql('postgres', qq{
+SELECT i || ',' || v || ' ' || gen_doc(i, v)::text
+FROM unnest('{$ids}'::int[], '{$vers}'::int[]) AS u(i, v)}))
+{
+	my ($k, $doc) = split / /, $row, 2;
+	$docs{$k} = $doc;
+}
+
+sub show_tuple
+{
+	my ($t) = @_;
+	my %c = map { $_->[0] => $_->[2] } @$t;
+	my @shown;
+	foreach my $col (@$t)
+	{
+		my ($name, $type, $value) = @$col;
+		my $s;
+		if (!defined $value) { $s = 'null'; }
+		elsif (ref $value) { $s = $$value; }
+		elsif ($type eq 'jsonb')
+		{
+			$s = 'other';
+			foreach my $v (defined $c{ver} ? ($c{ver}, 0) : (0))
+			{
+				if (defined $docs{"$c{id},$v"} && $value eq $docs{"$c{id},$v"})
+				{
+					$s = "doc($c{id},$v)";
+					last;
+				}
+			}
+		}
+		else { $s = $value; }
+		push @shown, "$name=$s";
+	}
+	return join ' ', @shown;
+}
+
+my @shown = map {
+	ref $_ ? "$_->[0] $_->[1] " . join(' -> ', map { show_tuple($_) } @{$_}[ 2 .. $#$_ ])
+	  : $_
+} @changes;
+is_deeply(\@shown, \@expected,
+	'test_decoding shows every change with the whole documents');
+
+# the large transaction was spilled to disk
+cmp_ok(
+	$node->safe_psql('postgres',
+		q{SELECT spill_txns FROM pg_stat_replication_slots WHERE slot_name = 's'}),
+	'>', 0, 'the large transaction was spilled to disk');
+
+$node->safe_psql('postgres', q{SELECT pg_drop_replication_slot('s')});
+
+# Logical replication to a second node, which opts its column in too.
+my $sub = PostgreSQL::Test::Cluster->new('subscriber');
+$sub->init;
+$sub->append_conf('postgresql.conf', q{
+shared_preload_libraries = 'jsonb_toaster'
+autovacuum = off
+jsonb_toaster.range_size = 1024
+});
+$sub->start;
+$sub->safe_psql('postgres', $setup);
+
+# initial data, copied by the table synchronisation
+$node->safe_psql('postgres', q{
+INSERT INTO docs (id, jb) SELECT i, gen_doc(i, 0) FROM generate_series(1, 20) i;
+UPDATE docs SET std = gen_doc(id, 0) WHERE id % 5 = 0;
+INSERT INTO docs_full (id, jb) SELECT i, gen_doc(i, 0) FROM generate_series(1, 10) i;
+CREATE PUBLICATION p FOR TABLE docs, docs_full;
+});
+my $connstr = $node->connstr . ' dbname=postgres';
+$sub->safe_psql('postgres', qq{
+CREATE SUBSCRIPTION s CONNECTION '$connstr' PUBLICATION p WITH (streaming = on)});
+$sub->wait_for_subscription_sync($node, 's');
+
+# changes, one of them large enough to be streamed before it commits
+$node->safe_psql('postgres', q{
+INSERT INTO docs (id, jb) SELECT i, gen_doc(i, 0) FROM generate_series(100, 150) i;
+BEGIN;
+UPDATE docs SET ver = ver + 1, jb = gen_doc(id, ver + 1) WHERE id % 3 = 0;
+UPDATE docs SET other = other + 1 WHERE id % 4 = 0;
+DELETE FROM docs WHERE id % 7 = 0;
+COMMIT;
+UPDATE docs_full SET ver = ver + 1, jb = gen_doc(id, ver + 1) WHERE id % 2 = 0;
+UPDATE docs_full SET other = other + 1 WHERE id % 3 = 0;
+DELETE FROM docs_full WHERE id = 5;
+});
+$node->wait_for_catchup('s');
+
+my $cmp = q{
+SELECT id, ver, other, md5(jb::text), md5(std::text) FROM docs ORDER BY id};
+my $cmp_full = q{SELECT id, ver, other, md5(jb::text) FROM docs_full ORDER BY id};
+is($sub->safe_psql('postgres', $cmp), $node->safe_psql('postgres', $cmp),
+	'the subscriber has the publisher\'s documents');
+is($sub->safe_psql('postgres', $cmp_full), $node->safe_psql('postgres', $cmp_full),
+	'the subscriber has the publisher\'s documents (REPLICA IDENTITY FULL)');
+is( $sub->safe_psql('postgres', q{
+SELECT count(*) FROM docs WHERE md5(jb::text) <> md5(gen_doc(id, ver)::text)}),
+	'0', 'the subscriber\'s documents are the generated ones');
+is( $sub->safe_psql('postgres', q{
+SELECT count(*) || ' ' || count(*) FILTER (WHERE (jsonb_toaster_storage(jb)).form = 'skeleton')
+FROM docs}),
+	'62 62', 'the subscriber stores them as skeletons');
+cmp_ok(
+	$node->safe_psql('postgres',
+		q{SELECT stream_txns FROM pg_stat_replication_slots WHERE slot_name = 's'}),
+	'>', 0, 'a transaction was streamed');
+
+foreach my $n ($node, $sub)
+{
+	ok(!$n->log_contains(qr/TRAP:|PANIC:|corrupt jsonb_toaster value/),
+		$n->name . ': no assertion failure, PANIC or corruption in the log');
+}
+
+$sub->stop;
+$node->stop;
+done_testing();
