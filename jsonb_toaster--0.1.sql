@@ -30,13 +30,14 @@ CREATE FUNCTION jsonb_toaster_parts(value jsonb,
 	OUT stored_size integer,
 	OUT compression text,
 	OUT value_id oid,
-	OUT chunks integer)
+	OUT chunks integer,
+	OUT hash bigint)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'jsonb_toaster_parts'
 LANGUAGE C STRICT STABLE PARALLEL SAFE;
 
 COMMENT ON FUNCTION jsonb_toaster_parts(jsonb) IS
-'list the parts of a value stored by the jsonb toaster (path in the document, range, kind, count, sizes, compression, TOAST value id, chunks), reading only its pointer';
+'list the parts of a value stored by the jsonb toaster (path in the document, range, kind, count, sizes, compression, TOAST value id, chunks, content hash), reading only its pointer';
 
 CREATE FUNCTION jsonb_toaster_convert_column(rel regclass, col name)
 RETURNS bigint

@@ -143,6 +143,37 @@ SELECT id, path, count(*) AS ranges, sum(count) AS entries, min(count) > 0 AS no
 FROM ranged, jsonb_toaster_parts(jb) GROUP BY id, path HAVING count(*) > 1 ORDER BY id, path;
 SELECT count(*) AS same_bytes FROM ranged JOIN ref USING (id)
 WHERE jt_test_flat_bytes(ranged.jb) = jt_test_flat_bytes(ref.jb);
+-- content-defined boundaries: a local edit (set, insert or delete one
+-- entry, append) changes only the ranges around it, arrays and objects alike
+SET jsonb_toaster.range_size = 1024;
+CREATE TABLE edits_src AS
+WITH base AS (
+	SELECT jsonb_agg(md5(i::text) || repeat('x', i % 50) ORDER BY i) a,
+		jsonb_object_agg('key' || i, md5(i::text) || repeat('y', i % 40)) o
+	FROM generate_series(1, 3000) i)
+SELECT 'array base' AS name, jsonb_build_object('id', 1, 'arr', a) AS jb FROM base
+UNION ALL SELECT 'array set', jsonb_build_object('id', 1, 'arr', jsonb_set(a, '{1500}', '"changed"')) FROM base
+UNION ALL SELECT 'array insert', jsonb_build_object('id', 1, 'arr', jsonb_insert(a, '{1500}', '"new"')) FROM base
+UNION ALL SELECT 'array delete', jsonb_build_object('id', 1, 'arr', a - 1500) FROM base
+UNION ALL SELECT 'array append', jsonb_build_object('id', 1, 'arr', a || '"last"') FROM base
+UNION ALL SELECT 'object base', jsonb_build_object('id', 1, 'obj', o) FROM base
+UNION ALL SELECT 'object set', jsonb_build_object('id', 1, 'obj', o || '{"key1500": 0}') FROM base
+UNION ALL SELECT 'object insert', jsonb_build_object('id', 1, 'obj', o || '{"key1500a": 0}') FROM base
+UNION ALL SELECT 'object delete', jsonb_build_object('id', 1, 'obj', o - 'key1500') FROM base;
+CREATE TABLE edits (name text, jb jsonb);
+ALTER TABLE edits ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+INSERT INTO edits SELECT * FROM edits_src;
+RESET jsonb_toaster.range_size;
+SELECT e.name, count(*) >= 10 AS many_ranges,
+	count(*) FILTER (WHERE p.hash NOT IN
+		(SELECT q.hash FROM edits b, jsonb_toaster_parts(b.jb) q
+		 WHERE b.name = split_part(e.name, ' ', 1) || ' base')) <= 2 AS local
+FROM edits e, jsonb_toaster_parts(e.jb) p
+WHERE e.name NOT LIKE '% base' GROUP BY e.name ORDER BY e.name;
+SELECT count(*) FILTER (WHERE (jsonb_toaster_storage(e.jb)).form = 'skeleton') AS skeletons,
+	count(*) FILTER (WHERE jt_test_flat_bytes(e.jb) <> jt_test_flat_bytes(s.jb)) AS differ
+FROM edits e JOIN edits_src s USING (name);
+DROP TABLE edits, edits_src;
 -- one key of an object split into ranges: one range is read
 SET enable_indexscan = off;
 SET enable_bitmapscan = off;

@@ -217,6 +217,7 @@ enum
 	PARTS_COMPRESSION,
 	PARTS_VALUE_ID,
 	PARTS_CHUNKS,
+	PARTS_HASH,
 	PARTS_NATTS
 };
 
@@ -273,6 +274,7 @@ emit_parts(void *arg, const JtRef *ref, List *path)
 		nulls[PARTS_COMPRESSION] = !compressed;
 		values[PARTS_VALUE_ID] = ObjectIdGetDatum(range->valueid);
 		values[PARTS_CHUNKS] = Int32GetDatum(part_chunks(range));
+		values[PARTS_HASH] = Int64GetDatum((int64) range->hash);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 }
@@ -283,7 +285,8 @@ emit_parts(void *arg, const JtRef *ref, List *path)
  *
  * The parts of a value the toaster stored, one row each: the path of the
  * value in the document, its range number if the value is split, its kind,
- * entry count, sizes, compression, TOAST value id and chunk count.  Any
+ * entry count, sizes, compression, TOAST value id, chunk count and content
+ * hash.  Any
  * other value has no parts.  Reads only the pointer.
  */
 PG_FUNCTION_INFO_V1(jsonb_toaster_parts);

@@ -17,7 +17,8 @@
  * that a reader fetches one range instead of the whole container.  The
  * directory costs sizeof(JtRefRange) per range in the skeleton, so when
  * the wanted range size would make the skeleton outgrow its target the
- * ranges grow instead.
+ * ranges grow instead.  Boundaries depend on the entries' contents (see
+ * ends_range()), so that an edit moves only the boundaries near it.
  *
  * Nothing is written here: the result is a tree and a list of parts, in
  * document order, whose stored locations the caller fills in after
@@ -118,6 +119,47 @@ ancestor_is_external(const BuildNode *n)
 }
 
 /*
+ * Content-defined range boundaries.  A range ends after an entry whose
+ * hash falls under a threshold proportional to the entry's size, so ranges
+ * hold about range_size bytes whatever the entries' sizes, and whether an
+ * entry ends a range depends on that entry alone: an edit, an insertion or
+ * a deletion changes the ranges around it, not every range after it (issue
+ * 6 shares the unchanged ones between row versions).  An object's entries
+ * are hashed by key only, so changing a value never moves a boundary.
+ * Ranges are at least a quarter of range_size (no tiny ranges) and at
+ * most four times it (a run without a boundary is cut).
+ */
+#define JT_RANGE_MIN(range_size)	((range_size) / 4)
+#define JT_RANGE_MAX(range_size)	((uint64) (range_size) * 4)
+
+static bool
+ends_range(const char *bytes, uint32 length, JtNodeKind kind, uint64 size,
+		   uint32 range_size)
+{
+	uint32		h;
+	uint64		threshold;
+
+	h = length > 0 ? hash_bytes((const unsigned char *) bytes, (int) length) :
+		hash_bytes_uint32((uint32) kind);
+	/* P(end) = size / (range_size - minimum), capped at 1 */
+	threshold = (size << 32) / (range_size - JT_RANGE_MIN(range_size));
+	return (uint64) h < threshold;
+}
+
+/* Start a new range at entry i if the one being filled may end before it. */
+static void
+maybe_cut(BuildNode *n, uint32 i, uint64 *acc, bool natural,
+		  uint32 range_size, uint32 maxranges)
+{
+	if (n->nranges < maxranges && *acc >= JT_RANGE_MIN(range_size) &&
+		(natural || *acc >= JT_RANGE_MAX(range_size)))
+	{
+		n->range_starts[n->nranges++] = i;
+		*acc = 0;
+	}
+}
+
+/*
  * Split an external container into ranges of about range_size bytes of
  * entries each (key and value together for objects).
  */
@@ -125,57 +167,60 @@ static void
 plan_ranges(Builder *b, BuildNode *n, uint32 range_size)
 {
 	uint32		count;
-	bool		object;
 	JtEntryIter it;
 	JtNode		entry;
 	uint64		acc = 0;
 	uint32		maxranges;
 
+	if (n->range_starts != NULL)
+		pfree(n->range_starts);
+	n->range_starts = NULL;
 	n->nranges = 1;
 	if (n->node.kind != JT_NODE_CONTAINER || n->node.length <= range_size)
 		return;
 	count = jt_node_count(&n->node);
-	object = jt_node_is_object(&n->node);
-	maxranges = Min(count, n->node.length / Max(range_size, 1) + 1);
+	maxranges = Min(count, n->node.length / Max(JT_RANGE_MIN(range_size), 1) + 1);
 	n->range_starts = palloc(maxranges * sizeof(uint32));
 	n->range_starts[0] = 0;
-	n->nranges = 1;
 
-	/* an object's keys come first: a pair's size is its key's and value's */
 	jt_nav_iter_begin(&b->src, &n->node, &it);
-	if (object)
+	if (jt_node_is_object(&n->node))
 	{
-		uint32	   *keylen = palloc(count * sizeof(uint32));
+		/* keys come first; a pair's size is its key's and its value's */
+		JtNode	   *keys = palloc(count * sizeof(JtNode));
+		bool		end_after_previous = false;
 
 		for (uint32 i = 0; i < count; i++)
-		{
-			if (!jt_nav_iter_next(&b->src, &it, &entry))
+			if (!jt_nav_iter_next(&b->src, &it, &keys[i]))
 				elog(ERROR, "object has fewer keys than its count");
-			keylen[i] = entry.length;
-		}
 		for (uint32 i = 0; i < count; i++)
 		{
+			uint64		size;
+
 			if (!jt_nav_iter_next(&b->src, &it, &entry))
 				elog(ERROR, "object has fewer values than its count");
-			if (acc >= range_size && n->nranges < maxranges)
-			{
-				n->range_starts[n->nranges++] = i;
-				acc = 0;
-			}
-			acc += keylen[i] + entry.length + 2 * sizeof(uint32);
+			maybe_cut(n, i, &acc, end_after_previous, range_size, maxranges);
+			size = keys[i].length + entry.length + 2 * sizeof(uint32);
+			acc += size;
+			end_after_previous =
+				ends_range(jt_source_read(&b->src, keys[i].offset, keys[i].length),
+						   keys[i].length, keys[i].kind, size, range_size);
 		}
-		pfree(keylen);
+		pfree(keys);
 	}
 	else
 	{
+		bool		end_after_previous = false;
+
 		for (uint32 i = 0; jt_nav_iter_next(&b->src, &it, &entry); i++)
 		{
-			if (acc >= range_size && n->nranges < maxranges)
-			{
-				n->range_starts[n->nranges++] = i;
-				acc = 0;
-			}
-			acc += entry.length + sizeof(uint32);
+			uint64		size = entry.length + sizeof(uint32);
+
+			maybe_cut(n, i, &acc, end_after_previous, range_size, maxranges);
+			acc += size;
+			end_after_previous =
+				ends_range(jt_source_read(&b->src, entry.offset, entry.length),
+						   entry.length, entry.kind, size, range_size);
 		}
 	}
 }
@@ -377,44 +422,36 @@ write_tree(Builder *b)
 }
 
 /*
- * Range size for the external containers: the wanted one, or larger so
- * that their directories fit in what the target leaves over.
+ * Bytes the directories of the planned ranges add to the tree, over the
+ * one-range references the estimate counted: the entries, and the first
+ * key of every object range but the first.
  */
-static uint32
-effective_range_size(Builder *b, uint32 range_size, int64 est, int32 target)
+static int64
+directory_growth(Builder *b, BuildNode *n)
 {
-	uint64		wide_bytes = 0;
-	uint32		nwide = 0;
-	int64		spare_ranges;
-	ListCell   *lc;
+	int64		growth;
 
-	foreach(lc, b->candidates)
+	if (!n->external || n->nranges <= 1)
+		return 0;
+	growth = (int64) REF_SIZE(n->nranges) - (int64) REF_SIZE(1);
+	if (jt_node_is_object(&n->node))
 	{
-		BuildNode  *n = lfirst(lc);
-
-		if (n->external && n->node.kind == JT_NODE_CONTAINER &&
-			n->node.length > range_size)
+		for (uint32 r = 1; r < n->nranges; r++)
 		{
-			wide_bytes += n->node.length;
-			nwide++;
+			JtNode		key;
+
+			jt_nav_entry(&b->src, &n->node, n->range_starts[r], &key);
+			growth += key.length;
 		}
 	}
-	if (b->root.external && b->root.node.length > range_size)
-	{
-		wide_bytes += b->root.node.length;
-		nwide++;
-	}
-	if (nwide == 0)
-		return range_size;
-	spare_ranges = (target - est) / (int64) sizeof(JtRefRange);
-	spare_ranges = Max(spare_ranges, 0) + nwide;
-	return (uint32) Max((uint64) range_size, wide_bytes / spare_ranges + 1);
+	return growth;
 }
 
-static void
+static int64
 plan_all_ranges(Builder *b, uint32 range_size)
 {
 	ListCell   *lc;
+	int64		growth;
 
 	foreach(lc, b->candidates)
 	{
@@ -425,6 +462,35 @@ plan_all_ranges(Builder *b, uint32 range_size)
 	}
 	if (b->root.external)
 		plan_ranges(b, &b->root, range_size);
+
+	growth = directory_growth(b, &b->root);
+	foreach(lc, b->candidates)
+		growth += directory_growth(b, lfirst(lc));
+	return growth;
+}
+
+/*
+ * Plan the ranges with the wanted range size, or, if their directories
+ * would make the tree outgrow the target, with the smallest power-of-two
+ * multiple of it that fits.  Powers of two keep the boundaries where they
+ * were when a document grows a little (see ends_range()).
+ */
+static void
+plan_ranges_to_fit(Builder *b, uint32 range_size, int64 est, int32 target)
+{
+	/* no room for any directory: one range each */
+	if (est >= target)
+		range_size = PG_INT32_MAX;
+
+	for (;;)
+	{
+		int64		growth = plan_all_ranges(b, range_size);
+
+		if (growth == 0 || est + growth <= target ||
+			range_size > PG_INT32_MAX / 2)
+			break;
+		range_size *= 2;
+	}
 }
 
 /*
@@ -480,7 +546,7 @@ jt_build_skeleton(const struct varlena *doc, int32 target, uint32 range_size,
 	else if (!b.root.external_below)
 		return false;
 
-	plan_all_ranges(&b, effective_range_size(&b, range_size, est, target));
+	plan_ranges_to_fit(&b, range_size, est, target);
 	write_tree(&b);
 	return true;
 }
