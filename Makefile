@@ -21,6 +21,7 @@ OBJS = \
 	src/overrides.o \
 	src/skeleton.o \
 	src/skeleton_build.o \
+	src/sharing.o \
 	src/skeleton_read.o \
 	src/toast_iterator.o \
 	src/toaster.o \
@@ -46,7 +47,7 @@ CUSTOM_TOAST := $(shell grep -qs RegisterCustomToaster \
 	"$(SERVER_INCLUDEDIR)/fmgr.h" && echo yes)
 ifeq ($(CUSTOM_TOAST),yes)
 PG_CPPFLAGS += -DJT_CUSTOM_TOAST
-REGRESS += toaster
+REGRESS += toaster sharing
 else
 REGRESS += stock
 endif

@@ -40,6 +40,7 @@
 #include "jsonb_toaster.h"
 #include "skeleton.h"
 #include "skeleton_build.h"
+#include "sharing.h"
 #include "toaster.h"
 
 /* settings */
@@ -179,7 +180,7 @@ skeleton_gives_back(JtBuildResult *res, const struct varlena *doc,
  */
 static struct varlena *
 build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
-				int32 budget, int options)
+				struct varlena *oldvalue, int32 budget, int options)
 {
 	Oid			toastrelid = rel->rd_rel->reltoastrelid;
 	char		cmethod = att->attcompression;
@@ -191,6 +192,7 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	varatt_custom header = {0};
 	struct varlena *result;
 	Size		size;
+	JtOldParts *old;
 
 	doc = detoast_attr(value);
 	target = Max(Min(budget, jt_inline_budget), 0);
@@ -213,13 +215,31 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 
 	if (!CompressionMethodIsValid(cmethod))
 		cmethod = default_toast_compression;
+	old = jt_old_parts_open(rel, oldvalue);
 	for (uint32 i = 0; i < res.nparts; i++)
 	{
 		struct varlena *raw = res.parts[i].raw;
-		Datum		compressed = toast_compress_datum(PointerGetDatum(raw), cmethod);
+		Datum		compressed;
 		Datum		stored;
 		varatt_external ext;
 
+		/* a part the old value has already: take it over */
+		if (old != NULL)
+		{
+			JtRefRange	range;
+
+			memcpy(&range, res.tree.data + res.parts[i].range_offset,
+				   sizeof(range));
+			if (jt_old_parts_take(old, &range, raw, &ext.va_extinfo,
+								  &ext.va_valueid))
+			{
+				jt_build_set_stored(&res, i, ext.va_extinfo, ext.va_valueid);
+				stored_outside += VARATT_EXTERNAL_GET_EXTSIZE(ext);
+				continue;
+			}
+		}
+
+		compressed = toast_compress_datum(PointerGetDatum(raw), cmethod);
 		stored = toast_save_datum(rel, DatumGetPointer(compressed) ?
 								  compressed : PointerGetDatum(raw),
 								  NULL, options);
@@ -266,7 +286,7 @@ jt_toast(Relation rel, int attnum, struct varlena *value,
 	work = AllocSetContextCreate(caller, "jsonb_toaster toast",
 								 ALLOCSET_DEFAULT_SIZES);
 	MemoryContextSwitchTo(work);
-	result = build_and_store(rel, att, value, budget, options);
+	result = build_and_store(rel, att, value, oldvalue, budget, options);
 	MemoryContextSwitchTo(caller);
 	if (result)
 	{
@@ -285,6 +305,7 @@ jt_delete(Relation rel, struct varlena *attr, struct varlena *replacement,
 {
 	JtSkeleton	skel;
 	JtRefRange *ranges;
+	JtKeptParts *kept;
 	uint32		n;
 
 	/* the same pointer is kept in the new row version: it owns its parts */
@@ -294,11 +315,16 @@ jt_delete(Relation rel, struct varlena *attr, struct varlena *replacement,
 		return;
 
 	jt_parse_pointer(attr, &skel);
+	kept = jt_kept_parts(replacement, skel.hdr.toastrelid);
 	n = jt_skeleton_list_parts(&skel, &ranges);
 	for (uint32 i = 0; i < n; i++)
 	{
-		struct varlena *ptr = jt_part_pointer(&ranges[i], skel.hdr.toastrelid);
+		struct varlena *ptr;
 
+		/* the new row version took this part over */
+		if (jt_part_is_kept(kept, ranges[i].valueid))
+			continue;
+		ptr = jt_part_pointer(&ranges[i], skel.hdr.toastrelid);
 		toast_delete_datum(rel, PointerGetDatum(ptr), is_speculative);
 		pfree(ptr);
 	}

@@ -1,0 +1,140 @@
+--
+-- Parts shared between row versions (patched servers only): an UPDATE
+-- keeps the TOAST values of the parts whose content did not change.
+--
+CREATE EXTENSION IF NOT EXISTS jsonb_toaster;
+
+CREATE FUNCTION toast_rows(rel regclass) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE n bigint;
+BEGIN
+	EXECUTE format('SELECT count(*) FROM %s',
+				   (SELECT reltoastrelid::regclass FROM pg_class WHERE oid = rel))
+		INTO n;
+	RETURN n;
+END $$;
+-- TOAST rows equal the chunks of the live values, each value counted once
+CREATE FUNCTION toast_ok(rel regclass) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE live bigint;
+BEGIN
+	EXECUTE format('SELECT coalesce(sum(chunks), 0) FROM (SELECT DISTINCT p.value_id, p.chunks FROM %s, jsonb_toaster_parts(jb) p) v', rel)
+		INTO live;
+	RETURN CASE WHEN toast_rows(rel) = live THEN 'ok'
+		ELSE format('%s TOAST rows, %s live chunks', toast_rows(rel), live) END;
+END $$;
+-- a document of n entries in each of three arrays and an object
+CREATE FUNCTION doc(id int, n int) RETURNS jsonb LANGUAGE sql AS $$
+	SELECT jsonb_build_object('id', id, 'name', 'doc ' || id,
+		'a', (SELECT jsonb_agg(md5((id * 100000 + i)::text) ORDER BY i) FROM generate_series(1, n) i),
+		'b', (SELECT jsonb_agg(i) FROM generate_series(1, n) i),
+		'c', (SELECT jsonb_object_agg('k' || i, repeat(chr(97 + i % 26), 20 + i % 17)) FROM generate_series(1, n) i))
+$$;
+CREATE TABLE parts_of (label text, value_id oid);
+
+SET jsonb_toaster.range_size = 1024;
+CREATE TABLE t (id int PRIMARY KEY, other int DEFAULT 0, jb jsonb);
+ALTER TABLE t ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+INSERT INTO t (id, jb) SELECT i, doc(i, 400) FROM generate_series(1, 4) i;
+SELECT id, (jsonb_toaster_storage(jb)).form, count(*) > 10 AS many_parts
+FROM t, jsonb_toaster_parts(jb) GROUP BY id, 2 ORDER BY id;
+
+-- value ids of a row's parts before and after an UPDATE: how many kept
+CREATE FUNCTION remember(label text, row_id int) RETURNS void LANGUAGE sql AS $$
+	DELETE FROM parts_of WHERE parts_of.label = remember.label;
+	INSERT INTO parts_of SELECT remember.label, p.value_id FROM t, jsonb_toaster_parts(t.jb) p WHERE t.id = row_id;
+$$;
+CREATE FUNCTION kept(label text, row_id int, OUT kept bigint, OUT new bigint) LANGUAGE sql AS $$
+	SELECT count(*) FILTER (WHERE p.value_id IN (SELECT value_id FROM parts_of WHERE parts_of.label = kept.label)),
+		count(*) FILTER (WHERE p.value_id NOT IN (SELECT value_id FROM parts_of WHERE parts_of.label = kept.label))
+	FROM t, jsonb_toaster_parts(t.jb) p WHERE t.id = row_id
+$$;
+
+-- every way of producing the new value: one part changes, the rest is kept
+SELECT remember('1', 1);
+UPDATE t SET jb = jsonb_set(jb, '{a,200}', '"changed"') WHERE id = 1;
+SELECT * FROM kept('1', 1);
+SELECT remember('1', 1);
+UPDATE t SET jb = jb || '{"name": "renamed"}' WHERE id = 1;
+SELECT * FROM kept('1', 1);
+SELECT remember('1', 1);
+UPDATE t SET jb = jb #- '{c,k100}' WHERE id = 1;
+SELECT * FROM kept('1', 1);
+SELECT remember('1', 1);
+UPDATE t SET jb['b'][399] = '0' WHERE id = 1;
+SELECT * FROM kept('1', 1);
+SELECT remember('1', 1);
+UPDATE t SET jb = jsonb_set(jb, '{a}', (jb -> 'a') || '"appended"') WHERE id = 1;
+SELECT * FROM kept('1', 1);
+-- a client sending the whole document again, as text
+SELECT remember('1', 1);
+UPDATE t SET jb = (SELECT jb::text FROM t WHERE id = 1)::jsonb WHERE id = 1;
+SELECT * FROM kept('1', 1);
+VACUUM t;
+SELECT toast_ok('t');
+SELECT jb = jsonb_set(jsonb_set(jsonb_set(doc(1, 400), '{a,200}', '"changed"') || '{"name": "renamed"}' #- '{c,k100}',
+		'{b,399}', '0'), '{a}', (doc(1, 400) -> 'a') || '"appended"') IS NOT NULL AS readable,
+	jb -> 'a' ->> 200 AS a200, jb ->> 'name' AS name, jb -> 'c' ? 'k100' AS has_k100,
+	jb -> 'b' -> 399 AS b399, jb -> 'a' ->> -1 AS last
+FROM t WHERE id = 1;
+
+-- WAL: changing one entry writes a fraction of what a new document writes
+-- (the first edit may log full pages after a checkpoint: not measured)
+UPDATE t SET jb = jsonb_set(jb, '{a,99}', '"warm"') WHERE id = 2;
+SELECT pg_current_wal_insert_lsn() AS lsn \gset
+UPDATE t SET jb = jsonb_set(jb, '{a,100}', '"again"') WHERE id = 2;
+SELECT pg_current_wal_insert_lsn() - :'lsn'::pg_lsn AS small_edit_wal \gset
+SELECT pg_current_wal_insert_lsn() AS lsn \gset
+UPDATE t SET jb = doc(102, 400) WHERE id = 3;
+SELECT pg_current_wal_insert_lsn() - :'lsn'::pg_lsn AS new_doc_wal \gset
+SELECT :small_edit_wal * 5 < :new_doc_wal AS one_fifth_or_less;
+
+-- an aborted UPDATE, and savepoints: the old version owns everything again
+SELECT remember('2', 2);
+BEGIN;
+UPDATE t SET jb = jsonb_set(jb, '{a,1}', '"aborted"') WHERE id = 2;
+ROLLBACK;
+SELECT * FROM kept('2', 2);
+BEGIN;
+UPDATE t SET jb = jsonb_set(jb, '{a,1}', '"first"') WHERE id = 2;
+SAVEPOINT s1;
+UPDATE t SET jb = jsonb_set(jb, '{a,2}', '"second"') WHERE id = 2;
+ROLLBACK TO s1;
+SAVEPOINT s2;
+UPDATE t SET jb = jsonb_set(jb, '{b,2}', '"third"') WHERE id = 2;
+RELEASE s2;
+COMMIT;
+SELECT jb -> 'a' ->> 1 AS a1, jb -> 'a' ->> 2 = md5('200003') AS a2_unchanged, jb -> 'b' ->> 2 AS b2
+FROM t WHERE id = 2;
+VACUUM t;
+SELECT toast_ok('t');
+
+-- a shared part changed in a later version, then the row deleted
+SELECT remember('4', 4);
+UPDATE t SET jb = jsonb_set(jb, '{b,10}', '"v2"') WHERE id = 4;
+UPDATE t SET jb = jsonb_set(jb, '{b,11}', '"v3"') WHERE id = 4;
+UPDATE t SET other = 1 WHERE id = 4;
+UPDATE t SET jb = jsonb_set(jb, '{c,k5}', '"v4"') WHERE id = 4;
+SELECT (kept('4', 4)).kept > 10 AS most_parts_from_v1;
+VACUUM t;
+SELECT toast_ok('t');
+DELETE FROM t WHERE id = 4;
+VACUUM t;
+SELECT toast_ok('t');
+
+-- rewrites keep shared parts once, and the values
+CREATE TEMP TABLE before AS SELECT id, jb::text AS txt FROM t;
+CLUSTER t USING t_pkey;
+SELECT toast_ok('t');
+VACUUM FULL t;
+SELECT toast_ok('t');
+SELECT count(*) AS differ FROM t JOIN before USING (id) WHERE t.jb::text <> before.txt;
+UPDATE t SET jb = jsonb_set(jb, '{a,5}', '"after rewrite"');
+VACUUM t;
+SELECT toast_ok('t');
+
+DELETE FROM t;
+VACUUM t;
+SELECT toast_rows('t');
+
+DROP TABLE t, parts_of;
+DROP FUNCTION toast_rows, toast_ok, doc, remember, kept;
+RESET jsonb_toaster.range_size;

@@ -1,0 +1,186 @@
+/*-------------------------------------------------------------------------
+ *
+ * sharing.c
+ *	  Parts shared between the versions of a row (patched servers only).
+ *
+ * On UPDATE, core offers the toaster the new value together with the old
+ * stored one.  Every part of the new skeleton whose content equals a part
+ * of the old one keeps the old part's TOAST value: found through the
+ * content hashes of the old directory, then confirmed by comparing the
+ * bytes, it is neither written again nor WAL-logged.  When core then asks
+ * the toaster to delete the old value, it shows the new one, and the parts
+ * the new value took over are left alone.
+ *
+ * Ownership stays simple: a part belongs to the newest row version that
+ * refers to it.  An UPDATE hands the shared parts over and deletes the
+ * rest; if it aborts, its deletions are undone with it, and the old
+ * version owns everything again.  Within one new value an old part is
+ * taken at most once, so no value ever refers to a part twice.
+ *
+ * Nothing is shared in tables that are logically logged: logical decoding
+ * rebuilds a value only from the parts the same change wrote.
+ *
+ * Copyright (c) 2026, jsonb_toaster developers
+ *
+ * src/sharing.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#ifdef JT_CUSTOM_TOAST
+
+#include "access/detoast.h"
+#include "varatt.h"
+
+#include "sharing.h"
+#include "toaster.h"
+
+/* The parts of the old value, sorted by content hash. */
+struct JtOldParts
+{
+	Oid			toastrelid;
+	JtRefRange *ranges;
+	bool	   *taken;
+	uint32		nranges;
+};
+
+static int
+range_hash_cmp(const void *a, const void *b)
+{
+	const JtRefRange *ra = (const JtRefRange *) a;
+	const JtRefRange *rb = (const JtRefRange *) b;
+
+	if (ra->hash != rb->hash)
+		return ra->hash < rb->hash ? -1 : 1;
+	if (ra->rawsize != rb->rawsize)
+		return ra->rawsize < rb->rawsize ? -1 : 1;
+	return 0;
+}
+
+/*
+ * The parts a new value of rel may share with oldvalue, the value stored
+ * in the row being updated; NULL when it may share none.
+ */
+JtOldParts *
+jt_old_parts_open(Relation rel, struct varlena *oldvalue)
+{
+	JtSkeleton	skel;
+	JtOldParts *old;
+
+	if (oldvalue == NULL || !VARATT_IS_EXTERNAL_CUSTOM(oldvalue) ||
+		custom_toaster_id(oldvalue) != JSONB_TOASTER_ID ||
+		RelationIsLogicallyLogged(rel))
+		return NULL;
+
+	jt_parse_pointer(oldvalue, &skel);
+	if (skel.hdr.toastrelid != rel->rd_rel->reltoastrelid)
+		return NULL;
+
+	old = palloc0(sizeof(JtOldParts));
+	old->toastrelid = skel.hdr.toastrelid;
+	old->nranges = jt_skeleton_list_parts(&skel, &old->ranges);
+	if (old->nranges == 0)
+		return NULL;
+	old->taken = palloc0(old->nranges * sizeof(bool));
+	qsort(old->ranges, old->nranges, sizeof(JtRefRange), range_hash_cmp);
+	return old;
+}
+
+/*
+ * Is there an old part, not taken yet, with exactly the content raw of a
+ * new part (whose directory entry is range)?  If so, take it: return its
+ * stored location.
+ */
+bool
+jt_old_parts_take(JtOldParts *old, const JtRefRange *range,
+				  const struct varlena *raw, uint32 *extinfo, Oid *valueid)
+{
+	JtRefRange *found;
+	uint32		first;
+
+	found = bsearch(range, old->ranges, old->nranges, sizeof(JtRefRange),
+					range_hash_cmp);
+	if (found == NULL)
+		return false;
+
+	/* back to the first of the candidates with this hash and size */
+	first = found - old->ranges;
+	while (first > 0 && range_hash_cmp(&old->ranges[first - 1], range) == 0)
+		first--;
+
+	for (uint32 i = first;
+		 i < old->nranges && range_hash_cmp(&old->ranges[i], range) == 0;
+		 i++)
+	{
+		bool		should_free;
+		struct varlena *oldraw;
+		bool		same;
+
+		if (old->taken[i] || old->ranges[i].header != range->header)
+			continue;
+		/* a hash is not proof: compare the bytes */
+		oldraw = jt_fetch_stored_part(NULL, 0, &old->ranges[i],
+									  old->toastrelid, &should_free);
+		same = VARSIZE(oldraw) == VARSIZE(raw) &&
+			memcmp(oldraw, raw, VARSIZE(raw)) == 0;
+		if (should_free)
+			pfree(oldraw);
+		if (same)
+		{
+			old->taken[i] = true;
+			*extinfo = old->ranges[i].extinfo;
+			*valueid = old->ranges[i].valueid;
+			return true;
+		}
+	}
+	return false;
+}
+
+static int
+oid_cmp(const void *a, const void *b)
+{
+	Oid			oa = *(const Oid *) a;
+	Oid			ob = *(const Oid *) b;
+
+	return oa < ob ? -1 : oa > ob ? 1 : 0;
+}
+
+/*
+ * The TOAST values of toastrelid that replacement, the value taking an old
+ * one's place in the new row version, refers to: sorted, for
+ * jt_part_is_kept().
+ */
+JtKeptParts *
+jt_kept_parts(struct varlena *replacement, Oid toastrelid)
+{
+	JtSkeleton	skel;
+	JtRefRange *ranges;
+	JtKeptParts *kept;
+
+	if (replacement == NULL || !VARATT_IS_EXTERNAL_CUSTOM(replacement) ||
+		custom_toaster_id(replacement) != JSONB_TOASTER_ID)
+		return NULL;
+	jt_parse_pointer(replacement, &skel);
+	if (skel.hdr.toastrelid != toastrelid)
+		return NULL;
+
+	kept = palloc(sizeof(JtKeptParts));
+	kept->nvalues = jt_skeleton_list_parts(&skel, &ranges);
+	kept->valueids = palloc(Max(kept->nvalues, 1) * sizeof(Oid));
+	for (uint32 i = 0; i < kept->nvalues; i++)
+		kept->valueids[i] = ranges[i].valueid;
+	pfree(ranges);
+	qsort(kept->valueids, kept->nvalues, sizeof(Oid), oid_cmp);
+	return kept;
+}
+
+bool
+jt_part_is_kept(const JtKeptParts *kept, Oid valueid)
+{
+	return kept != NULL &&
+		bsearch(&valueid, kept->valueids, kept->nvalues, sizeof(Oid),
+				oid_cmp) != NULL;
+}
+
+#endif							/* JT_CUSTOM_TOAST */

@@ -1,0 +1,37 @@
+/*-------------------------------------------------------------------------
+ *
+ * sharing.h
+ *	  Parts shared between the versions of a row (patched servers only).
+ *
+ * Copyright (c) 2026, jsonb_toaster developers
+ *
+ * src/sharing.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef JSONB_TOASTER_SHARING_H
+#define JSONB_TOASTER_SHARING_H
+
+#ifdef JT_CUSTOM_TOAST
+#include "utils/rel.h"
+
+#include "skeleton.h"
+
+typedef struct JtOldParts JtOldParts;
+
+extern JtOldParts *jt_old_parts_open(Relation rel, struct varlena *oldvalue);
+extern bool jt_old_parts_take(JtOldParts *old, const JtRefRange *range,
+							  const struct varlena *raw,
+							  uint32 *extinfo, Oid *valueid);
+/* The parts a new row version took over from the old one. */
+typedef struct JtKeptParts
+{
+	Oid		   *valueids;		/* sorted */
+	uint32		nvalues;
+} JtKeptParts;
+
+extern JtKeptParts *jt_kept_parts(struct varlena *replacement, Oid toastrelid);
+extern bool jt_part_is_kept(const JtKeptParts *kept, Oid valueid);
+#endif
+
+#endif							/* JSONB_TOASTER_SHARING_H */
