@@ -117,6 +117,17 @@ SET enable_bitmapscan = off;
 -- the builtin accessors are overridden: on standard TOAST, -> reads a prefix
 SELECT buffers($$SELECT jb -> 'key1' FROM ref WHERE id = 20$$) * 5 <
 	buffers($$SELECT length(jb::text) FROM ref WHERE id = 20$$) AS prefix_only;
+-- ... unless the session turns the overrides off: then the builtin reads
+-- it all, with the same results, through skeletons too
+SET jsonb_toaster.override_builtins = off;
+SELECT buffers($$SELECT jb -> 'key1' FROM ref WHERE id = 20$$) =
+	buffers($$SELECT length(jb::text) FROM ref WHERE id = 20$$) AS builtin_reads_all;
+SELECT count(*) AS differ FROM t JOIN ref USING (id)
+WHERE (t.jb -> 'key1') IS DISTINCT FROM (ref.jb -> 'key1')
+   OR (t.jb #>> '{nested,a,b,c}') IS DISTINCT FROM (ref.jb #>> '{nested,a,b,c}')
+   OR (t.jb -> 'roles') IS DISTINCT FROM (ref.jb -> 'roles')
+   OR (t.jb ? 'bio') IS DISTINCT FROM (ref.jb ? 'bio');
+RESET jsonb_toaster.override_builtins;
 -- in a skeleton, a short field costs no TOAST access at all, and a long
 -- container kept whole in a part comes back as a pointer to it, unread
 SELECT buffers($$SELECT jb -> 'key1' FROM t WHERE id = 20$$) =
@@ -334,8 +345,13 @@ SELECT count(*) AS differ FROM t2 JOIN vals USING (id) WHERE jt_test_flat_bytes(
 -- jsonb_toaster_convert_column() stores a column's values as standard ones.
 --
 DROP TABLE ranged, tiny, txt;
+-- a materialized view's column, named in another case, counts too
+CREATE MATERIALIZED VIEW mv AS SELECT jb FROM t2 WITH NO DATA;
+ALTER MATERIALIZED VIEW mv ALTER COLUMN jb SET (toaster = 'JSONB_Toaster');
 DROP EXTENSION jsonb_toaster;
 DROP EXTENSION jsonb_toaster CASCADE;
+SELECT jsonb_toaster_convert_column('mv', 'jb');
+DROP MATERIALIZED VIEW mv;
 SELECT count(*) AS skeletons FROM t2 WHERE (jsonb_toaster_storage(jb)).form = 'skeleton';
 -- only the table's owner may convert
 CREATE ROLE regress_jt_other;
@@ -343,12 +359,18 @@ SET ROLE regress_jt_other;
 SELECT jsonb_toaster_convert_column('t2', 'jb');
 RESET ROLE;
 DROP ROLE regress_jt_other;
--- wrong arguments
+-- wrong arguments, rules, and snapshots that would miss rows
 SELECT jsonb_toaster_convert_column('t2', 'id');
 SELECT jsonb_toaster_convert_column('t2', 'no_such_column');
 CREATE VIEW t2_view AS SELECT * FROM t2;
 SELECT jsonb_toaster_convert_column('t2_view', 'jb');
 DROP VIEW t2_view;
+CREATE RULE t2_rule AS ON UPDATE TO t2 DO ALSO NOTIFY t2_changed;
+SELECT jsonb_toaster_convert_column('t2', 'jb');
+DROP RULE t2_rule ON t2;
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT jsonb_toaster_convert_column('t2', 'jb');
+ROLLBACK;
 -- conversion rolled back: nothing changed
 BEGIN;
 SELECT jsonb_toaster_convert_column('t2', 'jb') > 0 AS converted;
@@ -365,10 +387,75 @@ VACUUM t2;
 SELECT toast_ok('t2', 'jb');
 -- a second call finds nothing to do
 SELECT jsonb_toaster_convert_column('t2', 'jb');
--- t and t3 still use the toaster
+
+-- a partitioned table, an inheritance parent, a generated column, a
+-- table whose policies would hide rows from its owner
+CREATE TABLE big_docs AS SELECT DISTINCT ON (id) id, jb FROM t3
+WHERE (jsonb_toaster_storage(jb)).form = 'skeleton' ORDER BY id;
+CREATE TABLE parted (id int, jb jsonb) PARTITION BY RANGE (id);
+CREATE TABLE parted_1 PARTITION OF parted FOR VALUES FROM (0) TO (1000);
+CREATE TABLE parted_2 PARTITION OF parted FOR VALUES FROM (1000) TO (MAXVALUE);
+CREATE TABLE parent (id int, jb jsonb);
+CREATE TABLE child (extra int) INHERITS (parent);
+-- (the option does not recurse: each table gets its own)
+ALTER TABLE parted ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+ALTER TABLE parted_1 ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+ALTER TABLE parted_2 ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+ALTER TABLE parent ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+ALTER TABLE child ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+CREATE TABLE gen (id int, src jsonb, jb jsonb GENERATED ALWAYS AS (src || '{"gen": 1}') STORED);
+ALTER TABLE gen ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+CREATE TABLE secret (id int, jb jsonb);
+ALTER TABLE secret ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+INSERT INTO parted SELECT id, jb FROM big_docs;
+INSERT INTO parent SELECT id, jb FROM big_docs WHERE id % 2 = 0;
+INSERT INTO child SELECT id, jb FROM big_docs WHERE id % 2 = 1;
+INSERT INTO gen (id, src) SELECT id, jb FROM big_docs;
+INSERT INTO secret SELECT id, jb FROM big_docs;
+ALTER TABLE secret ENABLE ROW LEVEL SECURITY;
+ALTER TABLE secret FORCE ROW LEVEL SECURITY;
+CREATE POLICY only_some ON secret USING (id % 2 = 0);
+CREATE ROLE regress_jt_owner;
+ALTER TABLE secret OWNER TO regress_jt_owner;
+SELECT tableoid::regclass, count(*) AS skeletons FROM parted
+WHERE (jsonb_toaster_storage(jb)).form = 'skeleton' GROUP BY 1 ORDER BY 1;
+SELECT tableoid::regclass, count(*) AS skeletons FROM parent
+WHERE (jsonb_toaster_storage(jb)).form = 'skeleton' GROUP BY 1 ORDER BY 1;
+SELECT count(*) AS skeletons FROM gen WHERE (jsonb_toaster_storage(jb)).form = 'skeleton';
+SELECT (SELECT count(*) FROM parted WHERE (jsonb_toaster_storage(jb)).form = 'skeleton') AS parted,
+	(SELECT count(*) FROM parent WHERE (jsonb_toaster_storage(jb)).form = 'skeleton') AS parent,
+	(SELECT count(*) FROM gen WHERE (jsonb_toaster_storage(jb)).form = 'skeleton') AS gen \gset skeletons_
+SELECT jsonb_toaster_convert_column('parted', 'jb') = :skeletons_parted AS all_rows;
+SELECT jsonb_toaster_convert_column('parent', 'jb') = :skeletons_parent AS all_rows;
+SELECT jsonb_toaster_convert_column('gen', 'jb') = :skeletons_gen AS all_rows;
+SELECT jsonb_toaster_convert_column('secret', 'jb');
+SELECT c.relname, a.attoptions FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+WHERE c.relname IN ('parted', 'parted_1', 'parted_2', 'parent', 'child', 'gen', 'secret')
+	AND a.attname = 'jb' ORDER BY 1;
+SELECT 'parted' AS tab, count(*) FILTER (WHERE (jsonb_toaster_storage(x.jb)).form = 'skeleton') AS skeletons,
+	count(*) FILTER (WHERE jt_test_flat_bytes(x.jb) <> jt_test_flat_bytes(b.jb)) AS differ
+FROM parted x JOIN big_docs b USING (id)
+UNION ALL
+SELECT 'parent', count(*) FILTER (WHERE (jsonb_toaster_storage(x.jb)).form = 'skeleton'),
+	count(*) FILTER (WHERE jt_test_flat_bytes(x.jb) <> jt_test_flat_bytes(b.jb))
+FROM parent x JOIN big_docs b USING (id)
+UNION ALL
+SELECT 'gen', count(*) FILTER (WHERE (jsonb_toaster_storage(x.jb)).form = 'skeleton'),
+	count(*) FILTER (WHERE jt_test_flat_bytes(x.jb) <> jt_test_flat_bytes(b.jb || '{"gen": 1}'))
+FROM gen x JOIN big_docs b USING (id);
+DROP TABLE parted, parent, child, gen, secret, big_docs;
+DROP ROLE regress_jt_owner;
+
+-- the drop is checked when the transaction commits: dropping the
+-- extension, then the tables, in one transaction is allowed
+BEGIN;
 DROP EXTENSION jsonb_toaster;
+COMMIT;
+-- t and t3 still use the toaster
 SELECT jsonb_toaster_convert_column('t3', 'jb') > 0 AS converted;
-DROP TABLE t, t2, t3, plain_copy, ref;
 DROP FUNCTION toast_ok, live_chunks, toast_rows, buffers;
+BEGIN;
 DROP EXTENSION jsonb_toaster_test;
 DROP EXTENSION jsonb_toaster;
+DROP TABLE t, t2, t3, plain_copy, ref;
+COMMIT;

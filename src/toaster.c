@@ -32,6 +32,7 @@
 #include "access/toast_custom.h"
 #include "access/toast_internals.h"
 #include "catalog/pg_type.h"
+#include "commands/extension.h"
 #include "miscadmin.h"
 #include "utils/memutils.h"
 #include "utils/guc.h"
@@ -280,6 +281,13 @@ jt_toast(Relation rel, int attnum, struct varlena *value,
 
 	/* the option is accepted on any varlena column; only jsonb is ours */
 	if (att->atttypid != JSONBOID || !OidIsValid(rel->rd_rel->reltoastrelid))
+		return NULL;
+
+	/*
+	 * Only in databases where the extension is installed: there, DROP
+	 * EXTENSION checks that no column uses the toaster any more.
+	 */
+	if (!OidIsValid(get_extension_oid(JSONB_TOASTER_NAME, true)))
 		return NULL;
 
 	/* the plan and the parts' copies go once the pointer is made */

@@ -29,14 +29,17 @@
 
 #include "access/genam.h"
 #include "access/htup_details.h"
+#include "access/relation.h"
 #include "access/reloptions.h"
 #include "access/table.h"
+#include "access/xact.h"
 #include "catalog/catalog.h"
 #include "catalog/namespace.h"
 #include "catalog/objectaccess.h"
 #include "catalog/pg_attribute.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_extension.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_type.h"
 #include "commands/defrem.h"
 #include "commands/extension.h"
@@ -44,9 +47,12 @@
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
+#include "storage/lmgr.h"
 #include "utils/acl.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 
 #include "toaster.h"
 
@@ -55,8 +61,12 @@
 
 static object_access_hook_type prev_object_access_hook = NULL;
 
+/* This transaction dropped the extension: check at commit */
+static bool extension_dropped = false;
+
 /*
- * Does this attoptions array set toaster = jsonb_toaster?
+ * Does this attoptions array name the toaster?  Core compares toaster
+ * names without regard to case.
  */
 static bool
 options_name_our_toaster(Datum attoptions)
@@ -66,22 +76,24 @@ options_name_our_toaster(Datum attoptions)
 	foreach_node(DefElem, opt, options)
 	{
 		if (strcmp(opt->defname, "toaster") == 0 &&
-			strcmp(defGetString(opt), JSONB_TOASTER_NAME) == 0)
+			pg_strcasecmp(defGetString(opt), JSONB_TOASTER_NAME) == 0)
 			return true;
 	}
 	return false;
 }
 
-/*
- * Raise an ERROR naming the columns of the current database whose option
- * names the toaster, if there are any.
- */
 static int
 compare_names(const ListCell *a, const ListCell *b)
 {
 	return strcmp(lfirst(a), lfirst(b));
 }
 
+/*
+ * Raise an ERROR naming the jsonb columns of the current database whose
+ * option names the toaster, if there are any.  Other types never hold
+ * skeletons (the toaster declines them), and other sessions' temporary
+ * tables go with their sessions.
+ */
 static void
 refuse_while_columns_use_toaster(void)
 {
@@ -100,8 +112,10 @@ refuse_while_columns_use_toaster(void)
 		Datum		attoptions;
 		bool		isnull;
 		Oid			nspid;
+		char	   *relname;
 
 		if (att->attnum <= 0 || att->attisdropped ||
+			att->atttypid != JSONBOID ||
 			IsCatalogRelationOid(att->attrelid))
 			continue;
 		attoptions = heap_getattr(tuple, Anum_pg_attribute_attoptions,
@@ -109,10 +123,13 @@ refuse_while_columns_use_toaster(void)
 		if (isnull || !options_name_our_toaster(attoptions))
 			continue;
 		nspid = get_rel_namespace(att->attrelid);
+		relname = get_rel_name(att->attrelid);
+		if (relname == NULL || isOtherTempNamespace(nspid))
+			continue;
 		columns = lappend(columns,
 						  psprintf("%s.%s",
 								   quote_qualified_identifier(get_namespace_name(nspid),
-															  get_rel_name(att->attrelid)),
+															  relname),
 								   quote_identifier(NameStr(att->attname))));
 	}
 	systable_endscan(scan);
@@ -138,14 +155,17 @@ refuse_while_columns_use_toaster(void)
 	ereport(ERROR,
 			(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
 			 errmsg("cannot drop extension jsonb_toaster because columns use its toaster"),
-			 list_length(columns) == 1 ?
-			 errdetail("Column %s stores its values with jsonb_toaster.",
-					   listed.data) :
-			 errdetail("%d columns store their values with jsonb_toaster: %s.",
-					   list_length(columns), listed.data),
-			 errhint("Convert each column back to standard storage with jsonb_toaster_convert_column(), then drop the extension.")));
+			 errdetail_plural("%d column stores its values with jsonb_toaster: %s.",
+							  "%d columns store their values with jsonb_toaster: %s.",
+							  list_length(columns), list_length(columns), listed.data),
+			 errhint("Convert the columns of tables back to standard storage with jsonb_toaster_convert_column(); for a materialized view, reset the option and refresh it.  Then drop the extension.")));
 }
 
+/*
+ * The check is made when the transaction commits, not when the extension
+ * is dropped: a DROP SCHEMA .. CASCADE may drop the extension before the
+ * tables it drops too, and a transaction may drop the tables afterwards.
+ */
 static void
 jt_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 				 int subId, void *arg)
@@ -155,7 +175,33 @@ jt_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 
 	if (access == OAT_DROP && classId == ExtensionRelationId &&
 		objectId == get_extension_oid(JSONB_TOASTER_NAME, true))
-		refuse_while_columns_use_toaster();
+		extension_dropped = true;
+}
+
+static void
+jt_xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+		case XACT_EVENT_PRE_PREPARE:
+			if (extension_dropped)
+			{
+				extension_dropped = false;
+				/* not if it was created again, or the drop rolled back */
+				if (!OidIsValid(get_extension_oid(JSONB_TOASTER_NAME, true)))
+					refuse_while_columns_use_toaster();
+			}
+			break;
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PREPARE:
+			extension_dropped = false;
+			break;
+		default:
+			break;
+	}
 }
 
 void
@@ -163,20 +209,174 @@ jt_uninstall_init(void)
 {
 	prev_object_access_hook = object_access_hook;
 	object_access_hook = jt_object_access;
+	RegisterXactCallback(jt_xact_callback, NULL);
 }
 
-/*
- * Run one SQL command through SPI; returns the number of rows processed.
- */
+/* Run one SQL command through SPI; returns the number of rows processed. */
 static uint64
 run_command(const char *sql, int expected)
 {
 	int			rc = SPI_execute(sql, false, 0);
 
 	if (rc != expected)
-		elog(ERROR, "jsonb_toaster: \"%s\" failed: %s", sql,
-			 SPI_result_code_string(rc));
+		elog(ERROR, "unexpected result %s of \"%s\"",
+			 SPI_result_code_string(rc), sql);
 	return SPI_processed;
+}
+
+static char *
+qualified_relation_name(Oid relid)
+{
+	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+									  get_rel_name(relid));
+}
+
+/* relhasrules may stay set after the last rule is dropped: ask the relcache */
+static bool
+has_rules(Oid relid)
+{
+	Relation	rel = relation_open(relid, NoLock);
+	bool		result = rel->rd_rules != NULL;
+
+	relation_close(rel, NoLock);
+	return result;
+}
+
+/*
+ * Checks on one table of the hierarchy being converted (locked): owned by
+ * the user, no rules (an UPDATE there would be rewritten), the column is
+ * jsonb.  Returns the table's owner.
+ */
+static Oid
+check_member(Oid relid, const char *colname)
+{
+	HeapTuple	tuple;
+	Form_pg_class classform;
+	AttrNumber	attnum;
+	Oid			owner;
+
+	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	if (!HeapTupleIsValid(tuple))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	classform = (Form_pg_class) GETSTRUCT(tuple);
+	if (classform->relkind != RELKIND_RELATION &&
+		classform->relkind != RELKIND_PARTITIONED_TABLE)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("cannot convert a column of relation \"%s\"",
+						NameStr(classform->relname)),
+				 errdetail_relkind_not_supported(classform->relkind),
+				 classform->relkind == RELKIND_MATVIEW ?
+				 errhint("Reset the column's toaster option and refresh the materialized view.") : 0));
+	if (!object_ownercheck(RelationRelationId, relid, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, get_relkind_objtype(classform->relkind),
+					   NameStr(classform->relname));
+	if (has_rules(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot convert a column of table \"%s\" because it has rules",
+						NameStr(classform->relname)),
+				 errdetail("The conversion updates the table's rows, and rules would rewrite those updates.")));
+	owner = classform->relowner;
+	ReleaseSysCache(tuple);
+
+	attnum = get_attnum(relid, colname);
+	if (attnum <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("column \"%s\" of relation \"%s\" does not exist",
+						colname, get_rel_name(relid))));
+	if (get_atttype(relid, attnum) != JSONBOID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("column \"%s\" of relation \"%s\" is not of type jsonb",
+						colname, get_rel_name(relid))));
+	return owner;
+}
+
+/*
+ * A stored generated column is computed again only when a column it uses
+ * is updated: the SET list that updates every ordinary column to itself.
+ */
+static char *
+recompute_generated(Oid relid)
+{
+	Relation	rel = relation_open(relid, NoLock);
+	TupleDesc	tupdesc = RelationGetDescr(rel);
+	StringInfoData set;
+
+	initStringInfo(&set);
+	for (int i = 0; i < tupdesc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(tupdesc, i);
+		const char *name = quote_identifier(NameStr(att->attname));
+
+		if (att->attisdropped || att->attgenerated != '\0' ||
+			att->attidentity == ATTRIBUTE_IDENTITY_ALWAYS)
+			continue;
+		appendStringInfo(&set, "%s%s = %s", set.len > 0 ? ", " : "", name, name);
+	}
+	relation_close(rel, NoLock);
+	if (set.len == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot convert generated column of relation \"%s\"",
+						get_rel_name(relid)),
+				 errdetail("The table has no ordinary column whose update would compute it again.")));
+	return set.data;
+}
+
+/*
+ * Reset the option on every table of the hierarchy, rewrite the rows that
+ * hold skeletons, and check that none is left.  Runs as the table's owner
+ * with a safe search_path and row security off (an error, not a partial
+ * conversion, if a policy would hide rows).  Returns the rows rewritten.
+ */
+static uint64
+convert_as_owner(Oid relid, List *members, const char *colname)
+{
+	const char *column = quote_identifier(colname);
+	const char *schema;
+	const char *is_skeleton;
+	const char *qualified = qualified_relation_name(relid);
+	AttrNumber	attnum = get_attnum(relid, colname);
+	uint64		converted;
+	uint64		left;
+
+	schema = quote_identifier(get_namespace_name(get_extension_schema(get_extension_oid(JSONB_TOASTER_NAME, false))));
+	is_skeleton = psprintf("(%s.jsonb_toaster_storage(%s)).form OPERATOR(pg_catalog.=) 'skeleton'",
+						   schema, column);
+
+	SPI_connect();
+	foreach_oid(member, members)
+		run_command(psprintf("ALTER TABLE ONLY %s ALTER COLUMN %s RESET (toaster)",
+							 qualified_relation_name(member), column),
+					SPI_OK_UTILITY);
+	converted = run_command(psprintf("UPDATE %s SET %s WHERE %s",
+									 qualified,
+									 get_attgenerated(relid, attnum) != '\0' ?
+									 recompute_generated(relid) :
+									 psprintf("%s = %s.jsonb_toaster_standard(%s)",
+											  column, schema, column),
+									 is_skeleton),
+							SPI_OK_UPDATE);
+	run_command(psprintf("SELECT 1 FROM %s WHERE %s", qualified, is_skeleton),
+				SPI_OK_SELECT);
+	left = SPI_processed;
+	SPI_finish();
+
+	if (left > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("could not convert every value of column \"%s\" of relation \"%s\"",
+						colname, get_rel_name(relid)),
+				 errdetail_plural("%llu row still holds a skeleton after the update.",
+								  "%llu rows still hold skeletons after the update.",
+								  left, (unsigned long long) left),
+				 errhint("A trigger may have skipped or changed the update of those rows.")));
+	return converted;
 }
 
 #endif							/* JT_CUSTOM_TOAST */
@@ -184,12 +384,14 @@ run_command(const char *sql, int expected)
 /*
  * jsonb_toaster_convert_column(rel regclass, col name) returns bigint
  *
- * Take a column out of the toaster: reset its "toaster" option and store
- * every value still kept as a skeleton again with standard TOAST.  Returns
- * the number of rows rewritten.  The rows are rewritten by an UPDATE in the
- * caller's transaction, so row triggers fire and the old versions are left
- * for VACUUM.  The table is locked against writes meanwhile: a concurrent
- * writer could otherwise store new skeletons under the old option.
+ * Take a column out of the toaster: reset its "toaster" option on the table
+ * and its partitions or children, and store every value still kept as a
+ * skeleton again with standard TOAST.  Returns the number of rows
+ * rewritten.  The rows are rewritten by an UPDATE in the caller's
+ * transaction, run as the table's owner, so row triggers fire and the old
+ * versions are left for VACUUM.  The tables are locked against writes
+ * meanwhile: a concurrent writer could otherwise store new skeletons under
+ * the old option.
  */
 PG_FUNCTION_INFO_V1(jsonb_toaster_convert_column);
 Datum
@@ -197,73 +399,43 @@ jsonb_toaster_convert_column(PG_FUNCTION_ARGS)
 {
 #ifdef JT_CUSTOM_TOAST
 	Oid			relid = PG_GETARG_OID(0);
-	Name		colname = PG_GETARG_NAME(1);
-	char		relkind;
-	AttrNumber	attnum;
-	char	   *qualified;
-	const char *column;
-	const char *schema;
-	const char *is_skeleton;
+	char	   *colname = NameStr(*PG_GETARG_NAME(1));
+	List	   *members;
+	Oid			owner;
+	Oid			save_userid;
+	int			save_sec_context;
+	int			save_nestlevel;
 	uint64		converted;
-	uint64		left;
-
-	relkind = get_rel_relkind(relid);
-	if (relkind == '\0')
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("relation with OID %u does not exist", relid)));
-	if (relkind != RELKIND_RELATION && relkind != RELKIND_PARTITIONED_TABLE)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not a table", get_rel_name(relid)),
-				 errdetail("jsonb_toaster_convert_column() rewrites the rows of a table.")));
-	if (!object_ownercheck(RelationRelationId, relid, GetUserId()))
-		aclcheck_error(ACLCHECK_NOT_OWNER, get_relkind_objtype(relkind),
-					   get_rel_name(relid));
-	attnum = get_attnum(relid, NameStr(*colname));
-	if (attnum <= 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_COLUMN),
-				 errmsg("column \"%s\" of relation \"%s\" does not exist",
-						NameStr(*colname), get_rel_name(relid))));
-	if (get_atttype(relid, attnum) != JSONBOID)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("column \"%s\" of relation \"%s\" is not of type jsonb",
-						NameStr(*colname), get_rel_name(relid))));
-
-	qualified = quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
-										   get_rel_name(relid));
-	column = quote_identifier(NameStr(*colname));
-	schema = quote_identifier(get_namespace_name(get_extension_schema(get_extension_oid(JSONB_TOASTER_NAME, false))));
-	is_skeleton = psprintf("(%s.jsonb_toaster_storage(%s)).form = 'skeleton'",
-						   schema, column);
-
-	SPI_connect();
-	run_command(psprintf("LOCK TABLE %s IN EXCLUSIVE MODE", qualified),
-				SPI_OK_UTILITY);
-	run_command(psprintf("ALTER TABLE %s ALTER COLUMN %s RESET (toaster)",
-						 qualified, column),
-				SPI_OK_UTILITY);
-	converted = run_command(psprintf("UPDATE %s SET %s = %s.jsonb_toaster_standard(%s) WHERE %s",
-									 qualified, column, schema, column, is_skeleton),
-							SPI_OK_UPDATE);
 
 	/*
-	 * Under REPEATABLE READ the UPDATE's snapshot may predate the lock, and
-	 * rows committed meanwhile would keep their skeletons: check.
+	 * With one snapshot for the whole transaction, rows committed by others
+	 * after it was taken could be neither seen nor converted.
 	 */
-	run_command(psprintf("SELECT 1 FROM %s WHERE %s LIMIT 1", qualified, is_skeleton),
-				SPI_OK_SELECT);
-	left = SPI_processed;
-	SPI_finish();
-	if (left > 0)
+	if (IsolationUsesXactSnapshot())
 		ereport(ERROR,
-				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-				 errmsg("could not convert every value of column \"%s\" of \"%s\"",
-						NameStr(*colname), get_rel_name(relid)),
-				 errdetail("Rows written by transactions that committed after this one started still hold skeletons."),
-				 errhint("Run jsonb_toaster_convert_column() in a READ COMMITTED transaction.")));
+				(errcode(ERRCODE_ACTIVE_SQL_TRANSACTION),
+				 errmsg("jsonb_toaster_convert_column() cannot run in a REPEATABLE READ or SERIALIZABLE transaction"),
+				 errhint("Run it in a READ COMMITTED transaction.")));
+
+	/* lock first, so that the checks hold until the end */
+	LockRelationOid(relid, ExclusiveLock);
+	owner = check_member(relid, colname);
+	members = find_all_inheritors(relid, ExclusiveLock, NULL);
+	foreach_oid(member, members)
+		check_member(member, colname);
+
+	/* like VACUUM: the owner's triggers and expressions run as the owner */
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(owner, save_sec_context | SECURITY_RESTRICTED_OPERATION);
+	save_nestlevel = NewGUCNestLevel();
+	RestrictSearchPath();
+	(void) set_config_option("row_security", "off", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+
+	converted = convert_as_owner(relid, members, colname);
+
+	AtEOXact_GUC(false, save_nestlevel);
+	SetUserIdAndSecContext(save_userid, save_sec_context);
 
 	PG_RETURN_INT64((int64) converted);
 #else
