@@ -4,7 +4,9 @@
 # 1. Builds (or reuses) the assertion-enabled PostgreSQL 18 server, builds
 #    and installs the extension into it, starts a temporary instance with
 #    shared_preload_libraries = 'jsonb_toaster', runs the pg_regress suite
-#    (sql/, expected/) against it and the TAP tests (t/, which make their
+#    (sql/, expected/) against it, then PostgreSQL's own jsonb regression
+#    files with every jsonb column stored by the toaster
+#    (tools/core-jsonb-suites.sh), and the TAP tests (t/, which make their
 #    own clusters).
 # 2. Builds the fuzzers (fuzz/, clang + libFuzzer), replays the inputs kept
 #    in fuzz/regressions and fuzzes each target briefly (JT_FUZZ_SECONDS,
@@ -73,6 +75,16 @@ if want pg18; then
 	if ! PGHOST=$work PGPORT=$port PGUSER=postgres make_ext TAP_TESTS= installcheck; then
 		failed+=("pg_regress on 18")
 		[ -f "$build/regression.diffs" ] && cat "$build/regression.diffs"
+	fi
+
+	msg "PostgreSQL 18 (assertions): PostgreSQL's jsonb suites through the toaster"
+	# tools/core-jsonb-suites.sh prints the diffs, the census of skeleton
+	# values and the server log's problems itself
+	if ! PGHOST=$work PGPORT=$port PGUSER=postgres PG_CONFIG=$pg_config \
+		CORE_REGRESS_DIR=$JT_CACHE/build/$(basename "$prefix")/src/test/regress \
+		JT_SERVER_LOG=$datadir.log \
+		"$JT_TOP/tools/core-jsonb-suites.sh" "$work/core-jsonb-suites"; then
+		failed+=("PostgreSQL's jsonb suites through the toaster on 18")
 	fi
 
 	msg "PostgreSQL 18 (assertions): running TAP tests"
