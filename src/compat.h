@@ -38,4 +38,11 @@
 #define jt_get_toast_snapshot(buf) (init_toast_snapshot(buf), (buf))
 #endif
 
+/* pg_noreturn appeared in 18; older servers spell it with an attribute */
+#ifdef pg_noreturn
+#define JT_NORETURN pg_noreturn
+#else
+#define JT_NORETURN __attribute__((noreturn))
+#endif
+
 #endif							/* JSONB_TOASTER_COMPAT_H */

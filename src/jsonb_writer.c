@@ -29,14 +29,20 @@ jt_pad_to_int(StringInfo buf)
 		appendBinaryStringInfo(buf, zeroes, pad);
 }
 
+void
+jt_writer_too_long(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("total size of jsonb container elements exceeds the maximum of %d bytes",
+					JT_JENTRY_OFFLEN_MASK)));
+}
+
 static void
 check_length(uint64 len)
 {
 	if (len > JT_JENTRY_OFFLEN_MASK)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("total size of jsonb container elements exceeds the maximum of %d bytes",
-						JT_JENTRY_OFFLEN_MASK)));
+		jt_writer_too_long();
 }
 
 void
@@ -76,26 +82,12 @@ jt_writer_entry_begin(JtWriter *w, uint32 type)
 void
 jt_writer_entry_end(JtWriter *w)
 {
-	uint32		len;
-	uint32		entry;
-
 	Assert(w->entry_start >= 0);
 	check_length((uint64) w->buf->len - w->entry_start);
-	len = w->buf->len - w->entry_start;
-	check_length((uint64) w->totallen + len);
-	w->totallen += len;
-
-	if (w->next % JT_JENTRY_OFFSET_STRIDE == 0)
-		entry = w->entry_type | w->totallen | JT_JENTRY_HAS_OFF;
-	else
-		entry = w->entry_type | len;
-	memcpy(w->buf->data + w->jentries + w->next * sizeof(uint32), &entry,
-		   sizeof(uint32));
-	w->next++;
+	jt_writer_record_entry(w, w->entry_type, w->buf->len - w->entry_start);
 	w->entry_start = -1;
 }
 
-/* An entry whose bytes are all at hand. */
 void
 jt_writer_entry(JtWriter *w, uint32 type, const char *data, uint32 len)
 {

@@ -34,6 +34,7 @@
 
 #include "lib/stringinfo.h"
 
+#include "compat.h"
 #include "jsonb_format.h"
 
 typedef struct JtWriter
@@ -57,11 +58,45 @@ jt_entry_type_is_aligned(uint32 type)
 }
 
 extern void jt_writer_begin(JtWriter *w, StringInfo buf, uint32 header);
+extern JT_NORETURN void jt_writer_too_long(void);
 extern void jt_writer_entry_begin(JtWriter *w, uint32 type);
 extern void jt_writer_entry_end(JtWriter *w);
 extern void jt_writer_entry(JtWriter *w, uint32 type, const char *data,
 							uint32 len);
 extern void jt_writer_end(JtWriter *w);
 extern void jt_pad_to_int(StringInfo buf);
+
+/* Record the JEntry of the next entry, whose len bytes are written. */
+static inline void
+jt_writer_record_entry(JtWriter *w, uint32 type, uint32 len)
+{
+	uint32		entry;
+
+	if ((uint64) w->totallen + len > JT_JENTRY_OFFLEN_MASK)
+		jt_writer_too_long();
+	w->totallen += len;
+	if (w->next % JT_JENTRY_OFFSET_STRIDE == 0)
+		entry = type | w->totallen | JT_JENTRY_HAS_OFF;
+	else
+		entry = type | len;
+	memcpy(w->buf->data + w->jentries + w->next * sizeof(uint32), &entry,
+		   sizeof(uint32));
+	w->next++;
+}
+
+/*
+ * Record an entry whose bytes, alignment padding included, the caller
+ * appends itself: for copying runs of entries whose padding is known to be
+ * what the writer would put (see jt_entry_type_is_aligned()).  The hot
+ * loop of flattening wide containers, hence inline.
+ */
+static inline void
+jt_writer_entry_copied(JtWriter *w, uint32 type, uint32 len)
+{
+	Assert(w->entry_start < 0);
+	if (unlikely(w->next >= w->nentries))
+		elog(ERROR, "too many entries written to a jsonb container");
+	jt_writer_record_entry(w, type, len);
+}
 
 #endif							/* JSONB_TOASTER_JSONB_WRITER_H */

@@ -27,13 +27,8 @@
 #ifndef JSONB_TOASTER_NAVIGATOR_H
 #define JSONB_TOASTER_NAVIGATOR_H
 
+#include "compat.h"
 #include "jsonb_format.h"
-
-#ifdef pg_noreturn
-#define JT_NORETURN pg_noreturn
-#else
-#define JT_NORETURN __attribute__((noreturn))
-#endif
 
 typedef struct JtSource JtSource;
 

@@ -26,6 +26,7 @@
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "nodes/pg_list.h"
+#include "utils/memutils.h"
 
 #include "compat.h"
 #include "jsonb_writer.h"
@@ -199,7 +200,10 @@ jt_skeleton_read_ref(JtSkeleton *skel, const JtNode *node, JtRef *ref)
 
 /*
  * Check the raw content of a part (a jsonb datum with a 4-byte header)
- * against its reference, and describe its root.
+ * against its reference, and describe its root.  The content hash is not
+ * recomputed: reads check structure (the navigator bounds-checks every
+ * access), and hashing every byte fetched would cost a quarter of a wide
+ * read; the hash serves sharing (src/sharing.c), which compares bytes.
  */
 void
 jt_part_check(JtSource *partsrc, const JtRefRange *range,
@@ -211,8 +215,6 @@ jt_part_check(JtSource *partsrc, const JtRefRange *range,
 	if (VARATT_IS_EXTENDED(raw) || VARSIZE(raw) != (uint32) range->rawsize)
 		jt_nav_corrupt(partsrc, "a part's size differs from its reference's");
 	len = VARSIZE(raw) - VARHDRSZ;
-	if (hash_bytes((const unsigned char *) VARDATA(raw), len) != range->hash)
-		jt_nav_corrupt(partsrc, "a part's content does not match its hash");
 	jt_memory_source(partsrc, VARDATA(raw), len, false);
 	jt_nav_root(partsrc, root);
 	if (root->header != range->header)
@@ -290,6 +292,80 @@ loaded_ref_type(LoadedRef *lr)
 	return JT_JENTRY_CONTAINER;
 }
 
+/*
+ * Append count entries of a part's root container, from entry first on.
+ * An entry's bytes do not depend on where it is, except for the padding
+ * before a numeric or a container.  While the output and the part are at
+ * the same position modulo 4, that padding is the same in both, and the
+ * entries' bytes are copied in one run; only the JEntries are written anew
+ * (their offsets follow the output's positions).  An aligned entry met out
+ * of step is written with its new padding, and brings the two back in
+ * step: both then continue from a 4-byte boundary.
+ *
+ * This is the flattener's inner loop, over every element of a wide
+ * container: it reads the JEntries itself, checking each against the
+ * data area, rather than through the navigator entry by entry.
+ */
+static void
+copy_entries(JtWriter *w, JtSource *src, const JtNode *root, uint32 first,
+			 uint32 count)
+{
+	JtEntryIter it;
+	const char *jentries;
+	const char *data;
+	uint32		datalen;
+	uint32		end = 0;
+	uint32		pending = 0;
+	bool		in_step = false;
+
+	jt_nav_iter_begin(src, root, &it);
+	if ((uint64) first + count > it.nentries)
+		jt_nav_corrupt(src, "a part has fewer entries than its count");
+	jentries = jt_source_read(src, it.entries, (uint64) it.nentries * sizeof(uint32));
+	datalen = (uint32) (it.end - it.data);
+	data = jt_source_read(src, it.data, datalen);
+
+	for (uint32 i = 0; i < first + count; i++)
+	{
+		uint32		e;
+		uint32		start = end;
+		uint32		type;
+
+		memcpy(&e, jentries + i * sizeof(uint32), sizeof(uint32));
+		end = (e & JT_JENTRY_HAS_OFF) ? (e & JT_JENTRY_OFFLEN_MASK) :
+			start + (e & JT_JENTRY_OFFLEN_MASK);
+		if (end < start || end > datalen)
+			jt_nav_corrupt(src, "an entry of a part lies outside its data");
+		if (i < first)
+			continue;
+		if (i == first)
+		{
+			pending = start;
+			in_step = (w->buf->len - (it.data + start)) % sizeof(uint32) == 0;
+		}
+
+		type = e & JT_JENTRY_TYPE_MASK;
+		if (type > JT_JENTRY_CONTAINER)
+			jt_nav_corrupt(src, "an entry of a part has an invalid type");
+		if (!in_step && jt_entry_type_is_aligned(type))
+		{
+			/* out of step: write it with the padding it needs here */
+			uint32		pad = INTALIGN(it.data + start) - (it.data + start);
+
+			if (pad > end - start)
+				jt_nav_corrupt(src, "an entry of a part is shorter than its padding");
+			appendBinaryStringInfo(w->buf, data + pending, start - pending);
+			jt_writer_entry(w, type, data + start + pad, end - start - pad);
+			pending = end;
+			in_step = true;
+		}
+		else
+			jt_writer_entry_copied(w, type, end - start);
+	}
+	if (count > 0)
+		appendBinaryStringInfo(w->buf, data + pending, end - pending);
+}
+
 /* Append the bytes of the value a loaded reference stands for. */
 static void
 write_ref_value(Flattener *f, LoadedRef *lr)
@@ -297,6 +373,7 @@ write_ref_value(Flattener *f, LoadedRef *lr)
 	JtRef	   *ref = &lr->ref;
 	bool		object = (ref->header & JT_CONTAINER_OBJECT) != 0;
 	JtWriter	w;
+	uint64		rawsize = 0;
 
 	if (ref->header & JT_CONTAINER_SCALAR)
 	{
@@ -314,6 +391,12 @@ write_ref_value(Flattener *f, LoadedRef *lr)
 		return;
 	}
 
+	/* room for all of it at once: the parts' sizes bound it */
+	for (uint32 r = 0; r < ref->nranges; r++)
+		rawsize += lr->srcs[r].size;
+	if (rawsize < MaxAllocSize - f->buf.len)
+		enlargeStringInfo(&f->buf, (int) rawsize);
+
 	/* several parts: their entries, keys of every part before the values */
 	jt_writer_begin(&w, &f->buf, ref->header);
 	for (int pass = 0; pass < (object ? 2 : 1); pass++)
@@ -322,16 +405,7 @@ write_ref_value(Flattener *f, LoadedRef *lr)
 		{
 			uint32		n = ref->ranges[r].header & JT_CONTAINER_COUNT_MASK;
 
-			for (uint32 i = 0; i < n; i++)
-			{
-				JtNode		child;
-
-				jt_nav_entry(&lr->srcs[r], &lr->roots[r], pass * n + i, &child);
-				jt_writer_entry(&w, jt_node_entry_type(&child),
-								jt_source_read(&lr->srcs[r], child.offset,
-											   child.length),
-								child.length);
-			}
+			copy_entries(&w, &lr->srcs[r], &lr->roots[r], pass * n, n);
 		}
 	}
 	jt_writer_end(&w);
