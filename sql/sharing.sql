@@ -135,6 +135,20 @@ DELETE FROM t;
 VACUUM t;
 SELECT toast_rows('t');
 
+-- a document near the budget that grows a little: more values leave the
+-- row, rather than every range growing (which would share nothing)
+CREATE TABLE near (n int, jb jsonb);
+ALTER TABLE near ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+INSERT INTO near SELECT n, jsonb_build_object('a', (SELECT jsonb_agg(md5(i::text)) FROM generate_series(1, 1000) i),
+	'small', repeat('x', 660)) FROM generate_series(0, 300, 30) n;
+CREATE TEMP TABLE near_before AS SELECT n, p.value_id FROM near, jsonb_toaster_parts(jb) p;
+UPDATE near SET jb = jb || jsonb_build_object('k', repeat('y', n));
+SELECT count(*) AS rows, count(*) FILTER (WHERE kept = was) AS kept_every_part
+FROM (SELECT n, count(*) FILTER (WHERE p.value_id IN (SELECT value_id FROM near_before b WHERE b.n = near.n)) AS kept,
+		(SELECT count(*) FROM near_before b WHERE b.n = near.n) AS was
+	  FROM near, jsonb_toaster_parts(jb) p GROUP BY n) k;
+DROP TABLE near;
+
 DROP TABLE t, parts_of;
 DROP FUNCTION toast_rows, toast_ok, doc, remember, kept;
 RESET jsonb_toaster.range_size;

@@ -469,11 +469,35 @@ plan_all_ranges(Builder *b, uint32 range_size)
 	return growth;
 }
 
+/* Make a candidate leave the tree; returns what the tree's size changes by. */
+static int64
+make_external(BuildNode *n)
+{
+	n->external = true;
+	for (BuildNode *a = n->parent; a != NULL && !a->external_below; a = a->parent)
+		a->external_below = true;
+	return (int64) REF_SIZE(1) - n->node.length;
+}
+
+/* The longest candidate still in the tree with nothing of it gone, or NULL. */
+static BuildNode *
+next_inline_candidate(Builder *b)
+{
+	foreach_ptr(BuildNode, n, b->candidates)
+	{
+		if (!n->external && !n->external_below && !ancestor_is_external(n))
+			return n;
+	}
+	return NULL;
+}
+
 /*
- * Plan the ranges with the wanted range size, or, if their directories
- * would make the tree outgrow the target, with the smallest power-of-two
- * multiple of it that fits.  Powers of two keep the boundaries where they
- * were when a document grows a little (see ends_range()).
+ * Plan the ranges with the wanted range size.  If their directories do not
+ * fit in the target, first make more values leave the tree (that keeps the
+ * ranges of the others as they are, so an UPDATE that makes a document
+ * grow a little still shares its parts); only when none is left, double
+ * the range size until they fit.  Powers of two keep the boundaries where
+ * they were when a document grows a little (see ends_range()).
  */
 static void
 plan_ranges_to_fit(Builder *b, uint32 range_size, int64 est, int32 target)
@@ -485,12 +509,37 @@ plan_ranges_to_fit(Builder *b, uint32 range_size, int64 est, int32 target)
 	for (;;)
 	{
 		int64		growth = plan_all_ranges(b, range_size);
+		BuildNode  *n;
 
-		if (growth == 0 || est + growth <= target ||
-			range_size > PG_INT32_MAX / 2)
+		if (growth == 0 || est + growth <= target)
 			break;
-		range_size *= 2;
+		if (!b->root.external && (n = next_inline_candidate(b)) != NULL)
+			est += make_external(n);
+		else if (range_size <= PG_INT32_MAX / 2)
+			range_size *= 2;
+		else
+			break;
 	}
+}
+
+/*
+ * What a value leaving the tree is expected to take in it: its reference,
+ * with a directory entry (and, in an object, a first key) for each range
+ * it will be cut into.  Content-defined ranges hold range_size bytes on
+ * average; a quarter more is counted for their variation.
+ */
+#define JT_EXPECTED_KEY_SIZE	16
+
+static int64
+expected_ref_size(const BuildNode *n, uint32 range_size)
+{
+	int64		nranges;
+
+	if (n->node.kind != JT_NODE_CONTAINER || n->node.length <= range_size)
+		return REF_SIZE(1);
+	nranges = n->node.length / range_size * 5 / 4 + 1;
+	return REF_SIZE(nranges) +
+		(jt_node_is_object(&n->node) ? nranges * JT_EXPECTED_KEY_SIZE : 0);
 }
 
 /*
@@ -505,6 +554,7 @@ jt_build_skeleton(const struct varlena *doc, int32 target, uint32 range_size,
 {
 	Builder		b;
 	int64		est;
+	int64		with_dirs;
 	ListCell   *lc;
 
 	memset(&b, 0, sizeof(Builder));
@@ -519,20 +569,24 @@ jt_build_skeleton(const struct varlena *doc, int32 target, uint32 range_size,
 	collect_candidates(&b, &b.root);
 	list_sort(b.candidates, candidate_cmp);
 
-	/* the longest values leave first, until the rest fits */
-	est = sizeof(uint32) + b.root.node.length;
+	/*
+	 * The longest values leave first, until the rest fits with room for
+	 * the directories of the ranges the wide ones will be cut into.  Were
+	 * that room not kept, a document near the target would get larger
+	 * ranges as soon as it grew a little, and an UPDATE would then share
+	 * none of its parts with the old version (see plan_ranges_to_fit()).
+	 */
+	est = with_dirs = sizeof(uint32) + b.root.node.length;
 	foreach(lc, b.candidates)
 	{
 		BuildNode  *n = lfirst(lc);
 
-		if (est <= target)
+		if (with_dirs <= target)
 			break;
 		if (ancestor_is_external(n))
 			continue;
-		n->external = true;
-		est += (int64) REF_SIZE(1) - n->node.length;
-		for (BuildNode *a = n->parent; a != NULL && !a->external_below; a = a->parent)
-			a->external_below = true;
+		with_dirs += expected_ref_size(n, range_size) - n->node.length;
+		est += make_external(n);
 	}
 
 	if (est > target)
