@@ -483,8 +483,12 @@ make_external(BuildNode *n)
 static BuildNode *
 next_inline_candidate(Builder *b)
 {
-	foreach_ptr(BuildNode, n, b->candidates)
+	ListCell   *lc;
+
+	foreach(lc, b->candidates)
 	{
+		BuildNode  *n = lfirst(lc);
+
 		if (!n->external && !n->external_below && !ancestor_is_external(n))
 			return n;
 	}
