@@ -22,10 +22,11 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from jtbench import bench_i, bench_p, bench_s, bench_u, configs, db, plots, report  # noqa: E402
+from jtbench import bench_i, bench_m, bench_p, bench_r, bench_s, bench_u  # noqa: E402
+from jtbench import configs, db, plots, report  # noqa: E402
 from jtbench.results import Results  # noqa: E402
 
-BENCHES = {"S": bench_s, "I": bench_i, "U": bench_u, "P": bench_p}
+BENCHES = {"S": bench_s, "I": bench_i, "U": bench_u, "P": bench_p, "R": bench_r, "M": bench_m}
 
 
 def machine_description():
@@ -48,7 +49,8 @@ def header(args, configs_used, started, elapsed):
         "SELECT name, setting, unit FROM pg_settings WHERE name IN "
         "('shared_buffers', 'work_mem', 'max_wal_size', 'wal_level', 'jit', "
         "'debug_assertions', 'fsync', 'synchronous_commit', 'full_page_writes', "
-        "'autovacuum', 'data_checksums') ORDER BY name")
+        "'autovacuum', 'data_checksums', 'jsonb_toaster.inline_budget', "
+        "'jsonb_toaster.range_size', 'jsonb_toaster.override_builtins') ORDER BY name")
     configure = subprocess.run(["pg_config", "--configure"], capture_output=True,
                                text=True).stdout.strip()
     lines = [
@@ -56,12 +58,17 @@ def header(args, configs_used, started, elapsed):
         "",
         f"- started: {started:%Y-%m-%d %H:%M} UTC, took {elapsed / 60:.1f} min",
         f"- command: `{' '.join(args.command)}`",
+        f"- code: {args.revision or 'not recorded'}",
         f"- machine: {machine_description()}",
         f"- server: {version}",
         f"- configure: `{configure}`",
         "- settings: " + ", ".join(f"{n}={s}{u or ''}" for n, s, u in settings),
         f"- configurations: {', '.join(c.name for c in configs_used)}; "
         f"benchmarks: {', '.join(args.bench)}; scale {args.scale}",
+        "- sessions: " + "; ".join(
+            f"{c.name}: `{c.session_options}`"
+            + (", column opted in to the toaster" if c.toaster else "")
+            for c in configs_used),
         "",
         "Every figure below is read from `results.jsonl` of this run.",
     ]
@@ -70,20 +77,25 @@ def header(args, configs_used, started, elapsed):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[1])
-    ap.add_argument("--bench", default="S,I,U,P",
-                    help="benchmarks to run, comma-separated (default: S,I,U,P)")
+    ap.add_argument("--bench", default=",".join(BENCHES),
+                    help=f"benchmarks to run, comma-separated (default: {','.join(BENCHES)})")
     ap.add_argument("--configs", default=",".join(configs.DEFAULT),
                     help=f"configurations (default: {','.join(configs.DEFAULT)})")
     ap.add_argument("--scale", type=float, default=1.0,
-                    help="data size factor for I, U and P (1.0 = BENCHMARKS.md sizes)")
+                    help="data size factor for I, U, P, R and M (1.0 = BENCHMARKS.md sizes)")
     ap.add_argument("--s-step", type=int, default=1,
                     help="S: measure every Nth row (plus the first and last); 1 = all 100")
     ap.add_argument("--s-target-ms", type=float, default=200.0,
                     help="S: aim for this much time per measured query")
     ap.add_argument("--i-transactions", type=int, default=7,
                     help="I: timed runs per bucket and query (median kept)")
-    ap.add_argument("--seed", type=int, default=42, help="I: generator seed")
+    ap.add_argument("--rm-runs", type=int, default=5,
+                    help="R, M: timed runs per query and configuration (median kept)")
+    ap.add_argument("--seed", type=int, default=42, help="I, R, M: generator seed")
     ap.add_argument("--out", default="bench/out", help="output directory")
+    ap.add_argument("--revision", default=None,
+                    help="the code measured, for the report (tools/bench.sh passes "
+                         "the commit and whether the build's sources differ from it)")
     ap.add_argument("--work", default=None,
                     help="scratch directory for generated data (default: OUT/work)")
     ap.add_argument("--render", metavar="DIR", default=None,
@@ -101,14 +113,14 @@ def main():
     command = os.environ.get("JT_BENCH_COMMAND")
     command = shlex.split(command) if command else [sys.argv[0]] + sys.argv[1:]
     # the output and scratch directories are chosen by the driver, not part
-    # of what makes a run reproducible
+    # of what makes a run reproducible (and the revision is shown apart)
     cmd, skip = [], False
     for a in command:
         if skip:
             skip = False
-        elif a in ("--out", "--work"):
+        elif a in ("--out", "--work", "--revision"):
             skip = True
-        elif not a.startswith(("--out=", "--work=")):
+        elif not a.startswith(("--out=", "--work=", "--revision=")):
             cmd.append(a)
     args.command = cmd
     configs_used = configs.select([c.strip() for c in args.configs.split(",") if c.strip()])

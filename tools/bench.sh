@@ -2,11 +2,12 @@
 # tools/bench.sh -- the benchmark suite, in one command.
 #
 # Builds (or reuses) the release PostgreSQL 18 server (no assertions) and
-# the extension, starts a temporary instance, runs bench/run.py (benchmarks
-# S, I, U and P of BENCHMARKS.md for every available configuration), prints
-# the comparison and writes the report, plots and results.jsonl.
+# the extension, starts a temporary instance (library preloaded), runs
+# bench/run.py (benchmarks S, I, U, P, R and M of BENCHMARKS.md for every
+# configuration: stock-*, partial-* and toaster-*), prints the comparison and
+# writes the report, plots and results.jsonl.
 #
-#   tools/bench.sh [--out DIR] [--bench S,I,U,P] [--configs stock-pglz,stock-lz4]
+#   tools/bench.sh [--out DIR] [--bench S,I,U,P,R,M] [--configs stock-pglz,toaster-pglz]
 #                  [--scale 1.0] [--s-step 3] ...     (see bench/run.py --help)
 #
 # The default output directory is bench/out/ (not committed).  The instance
@@ -20,14 +21,27 @@
 
 args=("$@")
 out=$JT_TOP/bench/out
+revision=
 for ((i = 0; i < ${#args[@]}; i++)); do
 	case ${args[i]} in
 		--out) out=${args[i + 1]:?--out needs a directory} ;;
 		--out=*) out=${args[i]#--out=} ;;
+		--revision) revision=${args[i + 1]:-} ;;
 	esac
 done
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
+
+# The code measured, for the report: the commit, and how many files that
+# go into the build differ from it.  (The run as $JT_USER works on a copy
+# without .git, so the root run passes it on.)
+if [ -z "$revision" ] && [ -d "$JT_TOP/.git" ]; then
+	revision=$(git -C "$JT_TOP" rev-parse --short HEAD 2>/dev/null || echo unknown)
+	changed=$(git -C "$JT_TOP" status --porcelain -- src sql expected patches Makefile \
+		jsonb_toaster.control 'jsonb_toaster--*.sql' 2>/dev/null | grep -c . || true)
+	[ "$changed" = 0 ] || revision="$revision, with $changed uncommitted changed files in the build's sources"
+	set -- "$@" --revision "$revision"
+fi
 
 if [ "$(id -u)" = 0 ]; then
 	# The unprivileged run writes into a directory of its own; the results

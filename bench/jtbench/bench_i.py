@@ -6,11 +6,18 @@ size (as reported by jsonb_toaster_storage, which reads no TOAST):
 
   bucket = form rank * 10 + decade of the stored size
 
-so that plain documents, compressed inline ones and TOASTed ones of each
-size decade are timed separately.  For each query of BENCHMARKS.md the mean
-time per access over a bucket is measured with a pgbench script
-(bench/I/<query>.sql), next to the floor of visiting the same documents
-without reading them (bench/I/floor.sql).
+so that plain documents, compressed inline ones, TOASTed ones and
+skeletons (stored by the toaster) of each size decade are timed
+separately.  For each query of BENCHMARKS.md the mean time per access over
+a bucket is measured with a pgbench script (bench/I/<query>.sql), next to
+the floor of visiting the same rows without reading their documents
+(bench/I/floor.sql).
+
+A toaster table stores documents its own way, so its buckets differ from
+its baseline's; each of its documents also gets the bucket the baseline
+gave it (base_bucket, seen as bucket through the view <table>_by_base),
+and the toaster configuration is timed on those buckets too, to compare
+the two on the same documents.
 """
 
 import os
@@ -18,6 +25,7 @@ import subprocess
 import sys
 
 from . import db
+from .configs import ALL as CONFIGS
 
 QUERIES = {
     "jb->'id'": "id",
@@ -29,7 +37,7 @@ QUERIES = {
 }
 FLOOR = "floor"
 HERE = os.path.dirname(__file__)
-FORMS = {"plain": 1, "compressed": 2, "external": 3}
+FORMS = {"plain": 1, "compressed": 2, "external": 3, "skeleton": 4}
 # Buckets with fewer documents are counted but not timed: the query's
 # fixed cost would dominate a per-document figure.
 MIN_DOCUMENTS = 5
@@ -57,55 +65,83 @@ def setup(configs, args, log):
             subprocess.run([sys.executable, os.path.join(HERE, "..", "imdb_gen.py"),
                             "--count", str(count), "--seed", str(args.seed)],
                            stdout=out, check=True)
-    loaded = set()
-    for cfg in configs:
+    # Standard tables first: a toaster table is also bucketed as its
+    # baseline stores the same documents (base_bucket), so that the two can
+    # be compared document for document.
+    loaded = {}  # owner configuration -> its table
+    for cfg in sorted(configs, key=lambda c: c.toaster):
         t = cfg.table("imdb", shared=True)
-        if t in loaded:
+        owner = cfg.owner()
+        if owner.name in loaded:
             continue
-        loaded.add(t)
+        base_t = loaded.get(owner.baseline) if owner.toaster else None
         log(f"I: loading {t}")
-        db.execute(f"DROP TABLE IF EXISTS {t};"
-                   f"CREATE TABLE {t} (n int PRIMARY KEY, {cfg.column()}, bucket int);")
-        db.copy_in(f"{t} (n, jb)", data)
-        db.execute(f"""
+        owner.execute(owner.create_table(
+            t, f"n int PRIMARY KEY, {owner.column()}, bucket int, base_bucket int"))
+        db.copy_in(f"{t} (n, jb)", data, owner.session_options)
+        owner.execute(f"""
 UPDATE {t} SET bucket = (
-  SELECT CASE s.form WHEN 'plain' THEN 10 WHEN 'compressed' THEN 20 ELSE 30 END
+  SELECT CASE s.form WHEN 'plain' THEN 10 WHEN 'compressed' THEN 20
+                     WHEN 'external' THEN 30 ELSE 40 END
          + floor(log(s.stored_size))::int
   FROM jsonb_toaster_storage(jb) s);
+""" + (f"""
+UPDATE {t} SET base_bucket = b.bucket FROM {base_t} b WHERE b.n = {t}.n;
+CREATE INDEX ON {t} (base_bucket);
+CREATE VIEW {t}_by_base AS SELECT n, jb, base_bucket AS bucket FROM {t};
+""" if base_t else "") + f"""
 CREATE INDEX ON {t} (bucket);
 VACUUM FULL {t};
 VACUUM ANALYZE {t};
 """)
+        loaded[owner.name] = t
+        forms = owner.check_storage(t)
+        log(f"I: {t}: " + ", ".join(f"{n} {f}" for f, n in forms.items()))
+
+
+def has_base_buckets(cfg):
+    return db.value(f"SELECT to_regclass('{cfg.table('imdb', shared=True)}_by_base') "
+                    f"IS NOT NULL") == "t"
 
 
 def run(configs, results, args, log):
     setup(configs, args, log)
-    # Buckets present in every configuration (lz4 and pglz bucket alike in
-    # most, not all, cases); each configuration is measured on its own.
+    # Each configuration is measured on the buckets of its own storage;
+    # a toaster configuration also on those of its baseline (the view
+    # <table>_by_base), to compare the same documents.
+    plans = []  # (config, table or view, count metric, time metric)
     for cfg in configs:
         t = cfg.table("imdb", shared=True)
+        plans.append((cfg, t, "count", "us_per_access"))
+        if cfg.toaster and has_base_buckets(cfg):
+            plans.append((cfg, t + "_by_base", "count_on_base", "us_per_access_on_base"))
+    for cfg, t, count_metric, _ in plans:
         for bucket, n, stored in db.query(
-                f"SELECT bucket, count(*), avg(pg_column_size(jb))::bigint FROM {t} "
+                f"SELECT bucket, count(*), avg(s.stored_size)::bigint "
+                f"FROM {t}, jsonb_toaster_storage(jb) s "
                 f"GROUP BY bucket ORDER BY bucket"):
-            results.add("I", cfg.name, "documents", "count", int(n),
+            results.add("I", cfg.name, "documents", count_metric, int(n),
                         bucket=int(bucket), bucket_label=bucket_label(int(bucket)),
                         mean_stored_size=int(stored))
-    buckets = sorted({r["bucket"] for r in results.select(bench="I", metric="count")})
-    log(f"I: measuring {len(buckets)} buckets x {len(QUERIES) + 1} queries x {len(configs)} configurations")
+    buckets = sorted({r["bucket"] for r in results.select(bench="I", metric="count")} |
+                     {r["bucket"] for r in results.select(bench="I", metric="count_on_base")})
+    log(f"I: measuring {len(buckets)} buckets x {len(QUERIES) + 1} queries x {len(plans)} "
+        f"configurations and bucketings")
     for bucket in buckets:
         for case, script in list(QUERIES.items()) + [("scan floor", FLOOR)]:
-            for cfg in configs:
-                rows = results.select(bench="I", config=cfg.name, metric="count", bucket=bucket)
+            for cfg, t, count_metric, time_metric in plans:
+                rows = results.select(bench="I", config=cfg.name, metric=count_metric,
+                                      bucket=bucket)
                 if not rows:
                     continue
                 n = rows[0]["value"]
                 if n < MIN_DOCUMENTS:
                     continue
                 path = os.path.join(HERE, "..", "I", script + ".sql")
-                variables = {"tab": cfg.table("imdb", shared=True), "bucket": bucket}
+                variables = {"tab": t, "bucket": bucket}
                 db.pgbench(path, variables, 1, cfg.session_options)  # warm up
                 lat = db.pgbench(path, variables, args.i_transactions, cfg.session_options)
-                results.add("I", cfg.name, case, "us_per_access",
+                results.add("I", cfg.name, case, time_metric,
                             db.median(lat) * 1000.0 / n, bucket=bucket,
                             bucket_label=bucket_label(bucket), documents=n,
                             mean_stored_size=rows[0]["mean_stored_size"])

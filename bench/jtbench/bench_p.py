@@ -34,15 +34,19 @@ def run(configs, results, args, log):
     nrows = max(100, int(10000 * args.scale))
     for cfg in configs:
         t = cfg.table("p")
-        db.execute(f"""
-DROP TABLE IF EXISTS {t};
-CREATE TABLE {t} ({cfg.column(storage='EXTERNAL')});
+        cfg.execute(cfg.create_table(t, cfg.column(storage='EXTERNAL')) + f"""
 INSERT INTO {t} SELECT jsonb_build_object('id', i,
   'foo', (SELECT jsonb_agg(0) FROM generate_series(1, 1960/12))) jb
 FROM generate_series(1, {nrows}) i;
 VACUUM ANALYZE {t};
 """)
+        cfg.check_storage(t, expect_skeleton=False)
         b0, ms0 = measure(cfg, t, results, "before")
-        db.execute(f"UPDATE {t} SET jb = jb || '{{\"bar\": \"baz\"}}'; VACUUM FULL {t}; ANALYZE {t};")
+        cfg.execute(f"UPDATE {t} SET jb = jb || '{{\"bar\": \"baz\"}}'; "
+                    f"VACUUM FULL {t}; ANALYZE {t};")
+        forms = cfg.check_storage(t)
         b1, ms1 = measure(cfg, t, results, "after")
-        log(f"P: {cfg.name}: {b0} -> {b1} buffers, {ms0:.1f} -> {ms1:.1f} ms")
+        for form, n in forms.items():
+            results.add("P", cfg.name, "storage after", "rows", n, form=form)
+        log(f"P: {cfg.name}: {b0} -> {b1} buffers, {ms0:.1f} -> {ms1:.1f} ms "
+            f"({', '.join(f'{n} {f}' for f, n in forms.items())} after)")

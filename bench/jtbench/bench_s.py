@@ -34,10 +34,12 @@ def setup(configs, log):
         if t in loaded:
             continue
         loaded.add(t)
+        owner = cfg.owner()
         log(f"S: loading {t}")
-        db.execute(f"DROP TABLE IF EXISTS {t};"
-                   f"CREATE TABLE {t} (id int PRIMARY KEY, {cfg.column()});"
-                   + GENERATE.format(table=t) + f"VACUUM ANALYZE {t};")
+        owner.execute(owner.create_table(t, f"id int PRIMARY KEY, {owner.column()}")
+                      + GENERATE.format(table=t) + f"VACUUM ANALYZE {t};")
+        forms = owner.check_storage(t)
+        log(f"S: {t}: " + ", ".join(f"{n} {f}" for f, n in forms.items()))
 
 
 def rows_to_measure(step):
@@ -72,10 +74,10 @@ def run(configs, results, args, log):
     sizes = {}
     for cfg in configs:
         t = cfg.table("s", shared=True)
-        for row_id, stored, raw in db.query(
-                f"SELECT id, pg_column_size(jb), s.raw_size FROM {t}, "
+        for row_id, stored, raw, form in db.query(
+                f"SELECT id, s.stored_size, s.raw_size, s.form FROM {t}, "
                 f"jsonb_toaster_storage(jb) s ORDER BY id"):
-            sizes[(cfg.name, int(row_id))] = (int(stored), int(raw))
+            sizes[(cfg.name, int(row_id))] = (int(stored), int(raw), form)
     rows = rows_to_measure(args.s_step)
     log(f"S: measuring {len(rows)} rows x {len(KEYS)} keys x {len(configs)} configurations")
     for row in rows:
@@ -84,7 +86,7 @@ def run(configs, results, args, log):
                 ms, reps = measure_point(cfg, cfg.table("s", shared=True), row, key,
                                          target_ms=args.s_target_ms,
                                          max_reps=1000, runs=5)
-                stored, raw = sizes[(cfg.name, row)]
+                stored, raw, form = sizes[(cfg.name, row)]
                 results.add("S", cfg.name, key, "ms_per_call", ms, row=row,
-                            stored_size=stored, raw_size=raw, reps=reps)
+                            stored_size=stored, raw_size=raw, form=form, reps=reps)
         log(f"S: row {row} done")

@@ -71,24 +71,26 @@ def run(configs, results, args, log):
     for cfg in configs:
         base = cfg.table("u_base")
         log(f"U: loading {base} ({nrows} rows)")
-        db.execute(f"DROP TABLE IF EXISTS {base};"
-                   f"CREATE TABLE {base} (id int, {cfg.column('js')});"
-                   f"INSERT INTO {base} SELECT i, {DOC} FROM generate_series(1, {nrows}) i;"
-                   f"VACUUM ANALYZE {base};")
+        cfg.execute(cfg.create_table(base, f"id int, {cfg.column('js')}", "js") +
+                    f"INSERT INTO {base} SELECT i, {DOC} FROM generate_series(1, {nrows}) i;"
+                    f"VACUUM ANALYZE {base};")
+        forms = cfg.check_storage(base, "js")
+        log(f"U: {base}: " + ", ".join(f"{n} {f}" for f, n in forms.items()))
     for case, assignment in CASES:
         for cfg in configs:
             base, t = cfg.table("u_base"), cfg.table("u")
             if assignment is None:
                 assignment = "js = '" + client_document() + "'"
-            db.execute(f"DROP TABLE IF EXISTS {t};"
-                       f"CREATE TABLE {t} (id int, {cfg.column('js')});"
-                       f"INSERT INTO {t} SELECT * FROM {base};"
-                       f"VACUUM ANALYZE {t}; CHECKPOINT;")
+            cfg.execute(cfg.create_table(t, f"id int, {cfg.column('js')}", "js") +
+                        f"INSERT INTO {t} SELECT * FROM {base};"
+                        f"VACUUM ANALYZE {t}; CHECKPOINT;")
+            cfg.check_storage(t, "js")
             heap0, toast0 = sizes(t)
             lsn0 = db.value("SELECT pg_current_wal_insert_lsn()")
-            ms = db.timed(f"UPDATE {t} SET {assignment};")
+            ms = db.timed(f"UPDATE {t} SET {assignment};", options=cfg.session_options)
             wal = int(db.value(f"SELECT pg_current_wal_insert_lsn() - '{lsn0}'"))
             heap1, toast1 = sizes(t)
+            cfg.check_storage(t, "js")
             for metric, v in [("ms", ms), ("wal_bytes", wal),
                               ("heap_bytes_before", heap0), ("heap_bytes_after", heap1),
                               ("toast_bytes_before", toast0), ("toast_bytes_after", toast1)]:
@@ -107,14 +109,15 @@ def s_update_per_row(configs, results, log):
     for case, assignment in S_CASES:
         for cfg in configs:
             src, t = cfg.table("s", shared=True), cfg.table("s_upd")
-            db.execute(f"DROP TABLE IF EXISTS {t};"
-                       f"CREATE TABLE {t} (id int PRIMARY KEY, {cfg.column()});"
-                       f"INSERT INTO {t} SELECT * FROM {src};"
-                       f"VACUUM ANALYZE {t}; CHECKPOINT;")
+            cfg.execute(cfg.create_table(t, f"id int PRIMARY KEY, {cfg.column()}") +
+                        f"INSERT INTO {t} SELECT * FROM {src};"
+                        f"VACUUM ANALYZE {t}; CHECKPOINT;")
+            cfg.check_storage(t)
             stored = dict((int(i), int(s)) for i, s in db.query(
-                f"SELECT id, pg_column_size(jb) FROM {t}"))
+                f"SELECT id, s.stored_size FROM {t}, jsonb_toaster_storage(jb) s"))
             for row, wal, ms in db.query(
-                    f"SELECT * FROM bench_update_each_row('{t}', $q${assignment}$q$)"):
+                    f"SELECT * FROM bench_update_each_row('{t}', $q${assignment}$q$)",
+                    cfg.session_options):
                 row = int(row)
                 results.add("U", cfg.name, case, "wal_bytes", int(wal), row=row,
                             stored_size=stored[row])

@@ -4,6 +4,7 @@ Only command-line clients are used (no driver to install), so every step
 can be replayed by hand with the same tools.
 """
 
+import json
 import os
 import re
 import statistics
@@ -31,9 +32,11 @@ def _run(cmd, input_text=None, options=None):
     return p.stdout
 
 
-def execute(sql):
-    """Run one or more statements; return nothing."""
-    _run(PSQL, input_text=sql)
+def execute(sql, options=None):
+    """Run one or more statements; return nothing.
+
+    options: a PGOPTIONS string (session settings of a configuration)."""
+    _run(PSQL, input_text=sql, options=options)
 
 
 def query(sql, options=None):
@@ -57,18 +60,35 @@ def value(sql, options=None):
     return rows[0][0]
 
 
-def timed(sql, setup=""):
+def timed(sql, setup="", options=None):
     """Run setup, then sql with \\timing; return the server round trip of
     the last statement of sql in milliseconds."""
-    out = _run(PSQL, input_text=f"{setup}\n\\timing on\n{sql}\n")
+    out = _run(PSQL, input_text=f"{setup}\n\\timing on\n{sql}\n", options=options)
     times = re.findall(r"^Time: ([0-9.]+) ms", out, re.M)
     if not times:
         raise DBError(f"no timing in psql output for: {sql}")
     return float(times[-1])
 
 
-def copy_in(table, path):
-    execute(f"\\copy {table} FROM '{path}'")
+def explain(sql, options=None, serialize=True):
+    """Run EXPLAIN (ANALYZE, BUFFERS, TIMING OFF[, SERIALIZE text]) of a
+    query; return (buffers, execution ms).
+
+    buffers counts shared buffer accesses (hits and reads) of the plan and,
+    with serialize, of turning the result into text as it would be sent
+    (which is where a returned TOASTed value is fetched); planning's own
+    accesses are left out.  TIMING OFF: per-node clocks are not needed, and
+    the execution time is then less inflated by them."""
+    opts = "ANALYZE, BUFFERS, TIMING OFF, FORMAT JSON" + (", SERIALIZE text" if serialize else "")
+    plan = json.loads(output(f"EXPLAIN ({opts}) {sql}", options))[0]
+    buffers = 0
+    for part in (plan["Plan"], plan.get("Serialization", {})):
+        buffers += part.get("Shared Hit Blocks", 0) + part.get("Shared Read Blocks", 0)
+    return buffers, plan["Execution Time"]
+
+
+def copy_in(table, path, options=None):
+    execute(f"\\copy {table} FROM '{path}'", options)
 
 
 def pgbench(script, variables, runs, options=None):

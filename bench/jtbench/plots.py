@@ -7,6 +7,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from . import bench_m, bench_r  # noqa: E402
 from .bench_i import QUERIES  # noqa: E402
 from .bench_s import KEYS  # noqa: E402
 from .bench_u import CASES  # noqa: E402
@@ -125,6 +126,65 @@ def plot_p(res, configs, out):
     plt.close(fig)
 
 
+def grouped_bars(ax, groups, configs, value, width):
+    """One group of bars per entry of groups, one bar per configuration."""
+    for i, c in enumerate(configs):
+        xs = [j + i * width for j in range(len(groups))]
+        ax.bar(xs, [value(c, g) for g in groups], width, label=c)
+    ax.set_xticks([j + width * (len(configs) - 1) / 2 for j in range(len(groups))])
+
+
+def plot_r(res, configs, out):
+    configs = [c for c in configs if res.select(bench="R", config=c, metric="buffers")]
+    if not configs:
+        return
+    cases = [c for c, _ in bench_r.QUERIES]
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(14, 5))
+    width = 0.8 / len(configs)
+    grouped_bars(ax1, cases, configs,
+                 lambda c, k: res.one(bench="R", config=c, case=k, metric="buffers"), width)
+    grouped_bars(ax2, cases, configs,
+                 lambda c, k: res.one(bench="R", config=c, case=k, metric="ms"), width)
+    heap = [res.one(bench="R", config=c, case="table", metric="heap_pages") for c in configs]
+    for ax, title in [(ax1, "shared buffer accesses (log scale; dotted: heap pages)"),
+                      (ax2, "execution time incl. serialisation (ms, log scale)")]:
+        ax.set_xticklabels(cases, rotation=15, ha="right", fontsize=8)
+        ax.set_yscale("log")
+        ax.set_title(title)
+        ax.grid(True, axis="y", which="both", alpha=0.3)
+    for h in sorted(set(heap)):
+        ax1.axhline(h, linestyle=":", color="grey", linewidth=1)
+    ax1.legend(fontsize=8)
+    fig.suptitle("R: projections of user documents")
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "R.png"), dpi=90)
+    plt.close(fig)
+
+
+def plot_m(res, configs, out):
+    configs = [c for c in configs if res.select(bench="M", config=c, metric="buffers")]
+    if not configs:
+        return
+    filters = bench_m.FILTERS
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(14, 5))
+    width = 0.8 / len(configs)
+    grouped_bars(ax1, filters, configs,
+                 lambda c, f: res.one(bench="M", config=c, case=f, metric="ms"), width)
+    grouped_bars(ax2, filters, configs,
+                 lambda c, f: res.one(bench="M", config=c, case=f, metric="buffers"), width)
+    for ax, title in [(ax1, "execution time (ms, log scale)"),
+                      (ax2, "shared buffer accesses (log scale)")]:
+        ax.set_xticklabels(filters, rotation=10, ha="right", fontsize=8)
+        ax.set_yscale("log")
+        ax.set_title(title)
+        ax.grid(True, axis="y", which="both", alpha=0.3)
+    ax1.legend(fontsize=8)
+    fig.suptitle("M: sequential-scan filters on MARC-like records")
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "M.png"), dpi=90)
+    plt.close(fig)
+
+
 def draw_all(res, configs, out):
-    for f in (plot_s, plot_i, plot_u, plot_p):
+    for f in (plot_s, plot_i, plot_u, plot_p, plot_r, plot_m):
         f(res, configs, out)

@@ -6,6 +6,7 @@ measurements of the run (results.jsonl).
 
 import statistics
 
+from . import bench_m, bench_r
 from .bench_i import QUERIES
 from .configs import ALL as CONFIGS
 from .bench_s import KEYS
@@ -109,13 +110,26 @@ def i_section(res, configs):
              "documents per bucket in parentheses (first configuration).  The scan "
              "floor visits the same documents without reading them; the net "
              "speedup compares times after taking each configuration's floor "
-             "away.  Buckets of fewer than 5 documents are not timed.", ""]
+             "away.  Buckets of fewer than 5 documents are not timed." +
+             ("  A toaster configuration has buckets of its own (`skeleton`: stored "
+              "by the toaster); its speedups are computed from a second timing of it "
+              "on its baseline's buckets, so that both read the same documents."
+              if any(CONFIGS[c].toaster for c in configs) else ""), ""]
     buckets = sorted({p["bucket"] for p in pts})
     compared = [c for c in configs if CONFIGS[c].baseline in configs]
 
     def value(c, case, b):
         m = res.select(bench="I", config=c, case=case, metric="us_per_access", bucket=b)
         return m[0] if m else None
+
+    def compared_value(c, case, b):
+        """The configuration on the documents of its baseline's bucket b:
+        a toaster configuration was also timed on its baseline's buckets."""
+        if CONFIGS[c].toaster:
+            m = res.select(bench="I", config=c, case=case, metric="us_per_access_on_base",
+                           bucket=b)
+            return m[0] if m else None
+        return value(c, case, b)
 
     for case in list(QUERIES) + ["scan floor"]:
         body = []
@@ -128,14 +142,14 @@ def i_section(res, configs):
                 if m and label is None:
                     label = f"{m['bucket_label']} ({m['documents']})"
             for c in compared:
-                m, base = value(c, case, b), value(CONFIGS[c].baseline, case, b)
+                m, base = compared_value(c, case, b), value(CONFIGS[c].baseline, case, b)
                 row.append(f"{fmt_num(ratio(base['value'], m['value']))}x" if m and base else "-")
             if case != "scan floor":
                 # the same, after taking away each configuration's scan floor
                 for c in compared:
                     b_cfg = CONFIGS[c].baseline
-                    m, base = value(c, case, b), value(b_cfg, case, b)
-                    fm, fb = value(c, "scan floor", b), value(b_cfg, "scan floor", b)
+                    m, base = compared_value(c, case, b), value(b_cfg, case, b)
+                    fm, fb = compared_value(c, "scan floor", b), value(b_cfg, "scan floor", b)
                     if m and base and fm and fb and m["value"] > fm["value"]:
                         row.append(f"{fmt_num(ratio(base['value'] - fb['value'], m['value'] - fm['value']))}x")
                     else:
@@ -207,9 +221,231 @@ def p_section(res, configs):
                       "", "![P](P.png)"])
 
 
+def forms_of(res, bench, c):
+    rows = res.select(bench=bench, config=c, case="table", metric="rows")
+    return ", ".join(f"{r['value']} {r['form']}" for r in sorted(rows, key=lambda r: r["form"]))
+
+
+def r_section(res, configs):
+    if not res.select(bench="R", metric="buffers"):
+        return None
+    configs = [c for c in configs if res.select(bench="R", config=c, metric="buffers")]
+    nrows = res.select(bench="R", metric="buffers")[0]["rows"]
+    lines = ["## R: read amplification on projections", "",
+             f"{nrows:,} user documents with a 5,000-character bio; "
+             "`EXPLAIN (ANALYZE, BUFFERS, TIMING OFF, SERIALIZE text)`, shared "
+             "buffer accesses of execution and serialisation, median time.  The "
+             "ratio divides the buffers of the query by the heap pages of the "
+             "table: about 1 when the row alone is read.", ""]
+    body = []
+    for c in configs:
+        heap = res.one(bench="R", config=c, case="table", metric="heap_pages")
+        toast = res.one(bench="R", config=c, case="table", metric="toast_pages")
+        body.append([c, f"{heap:,}", f"{toast:,}", forms_of(res, "R", c)])
+    lines += [table(["config", "heap pages", "TOAST pages", "documents"], body), ""]
+    body = []
+    for case, sql in bench_r.QUERIES:
+        for c in configs:
+            b = res.one(bench="R", config=c, case=case, metric="buffers")
+            ms = res.one(bench="R", config=c, case=case, metric="ms")
+            heap = res.one(bench="R", config=c, case="table", metric="heap_pages")
+            ratio_txt = f"{fmt_num(ratio(b, heap))}x"
+            if case == bench_r.HEADLINE:
+                ratio_txt = f"**{ratio_txt}**"
+            body.append([f"`{sql.format(t='users')}`" if c == configs[0] else "", c,
+                         f"{b:,}", ratio_txt, fmt_num(ms)])
+    lines += [table(["query", "config", "buffers", "buffers / heap pages", "ms"], body), ""]
+    digests = {c: res.select(bench="R", config=c, case="answers", metric="digest")
+               for c in configs}
+    digests = {c: d[0]["value"] for c, d in digests.items() if d}
+    if digests:
+        same = len(set(digests.values())) == 1
+        lines += ["Answers: " + ("the same in every configuration (digest of the "
+                                 "projection and of the documents)." if same else
+                                 "**DIFFER between configurations**: " +
+                                 ", ".join(f"{c} `{d}`" for c, d in digests.items())), ""]
+    lines.append("![R](R.png)")
+    return "\n".join(lines)
+
+
+def m_section(res, configs):
+    if not res.select(bench="M", metric="buffers"):
+        return None
+    configs = [c for c in configs if res.select(bench="M", config=c, metric="buffers")]
+    nrows = res.select(bench="M", metric="buffers")[0]["rows"]
+    lines = ["## M: filtering records on a short field", "",
+             f"{nrows:,} MARC-like records, sequential scans (parallel query off), "
+             "`EXPLAIN (ANALYZE, BUFFERS, TIMING OFF, SERIALIZE text)`; ratios "
+             "against the `instance_id = $1` floor of the same configuration.", ""]
+    body = []
+    for c in configs:
+        heap = res.one(bench="M", config=c, case="table", metric="heap_pages")
+        toast = res.one(bench="M", config=c, case="table", metric="toast_pages")
+        body.append([c, f"{heap:,}", f"{toast:,}", forms_of(res, "M", c)])
+    lines += [table(["config", "heap pages", "TOAST pages", "documents"], body), ""]
+    body = []
+    found = {}
+    for flt in bench_m.FILTERS:
+        for c in configs:
+            b = res.one(bench="M", config=c, case=flt, metric="buffers")
+            ms = res.one(bench="M", config=c, case=flt, metric="ms")
+            fb = res.one(bench="M", config=c, case=bench_m.FLOOR, metric="buffers")
+            fms = res.one(bench="M", config=c, case=bench_m.FLOOR, metric="ms")
+            n = res.select(bench="M", config=c, case=flt, metric="buffers")[0]["found"]
+            found.setdefault(flt, set()).add(n)
+            tr = f"{fmt_num(ratio(ms, fms))}x"
+            if flt == bench_m.LEADER:
+                tr = f"**{tr}**"
+            body.append([f"`{flt}`" if c == configs[0] else "", c, n, fmt_num(ms), tr,
+                         f"{b:,}", f"{fmt_num(ratio(b, fb))}x"])
+    lines.append(table(["filter", "config", "rows found", "ms", "time vs floor",
+                        "buffers", "buffers vs floor"], body))
+    bad = [f for f, ns in found.items() if len(ns) > 1]
+    lines += ["", "Rows found: " + ("the same in every configuration." if not bad else
+                                    "**DIFFER between configurations** for " +
+                                    ", ".join(f"`{f}`" for f in bad) + "."), ""]
+    params = {flt: res.select(bench="M", case=flt, metric="buffers")[0].get("parameter")
+              for flt in bench_m.FILTERS}
+    lines += ["$1: " + "; ".join(f"`{f}`: `{v}`" for f, v in params.items()), "",
+              "![M](M.png)"]
+    return "\n".join(lines)
+
+
+def i_target(res, c, case):
+    """The I target: the cost of one access on TOASTed (skeleton) documents
+    over the same on inline (plain) ones, net of visiting the row.
+
+    Per bucket, the net cost is the per-access time minus the bucket's scan
+    floor (at least 0): the floor carries the row visit and the query's
+    fixed cost, which dominates the per-document figure of the small
+    buckets.  Returns (net ratio of all skeleton documents to all plain
+    ones, the two net means, the gross ratio, [(skeleton bucket label,
+    plain bucket label, net ratio) for decades that have both]), or None."""
+    def points(case_):
+        return {p["bucket"]: p for p in res.select(bench="I", config=c, case=case_,
+                                                     metric="us_per_access")}
+    acc, floor = points(case), points("scan floor")
+    if not acc:
+        return None
+
+    def net(b):
+        return max(0.0, acc[b]["value"] - floor[b]["value"]) if b in floor else None
+
+    def mean(buckets, f):
+        docs = sum(acc[b]["documents"] for b in buckets)
+        return sum(f(b) * acc[b]["documents"] for b in buckets) / docs
+
+    plain = [b for b in acc if b // 10 == 1 and b in floor]
+    skel = [b for b in acc if b // 10 == 4 and b in floor]
+    if not plain or not skel:
+        return None
+    inline_net, skel_net = mean(plain, net), mean(skel, net)
+    gross = mean(skel, lambda b: acc[b]["value"]) / mean(plain, lambda b: acc[b]["value"])
+    same_size = [(acc[b]["bucket_label"], acc[10 + b % 10]["bucket_label"],
+                  ratio(net(b), net(10 + b % 10)))
+                 for b in sorted(skel) if 10 + b % 10 in plain]
+    return ratio(skel_net, inline_net), inline_net, skel_net, gross, same_size
+
+
+def verdict(value, limit):
+    if value is None:
+        return "-", "not measured"
+    return f"{fmt_num(value)}x", ("**pass**" if value <= limit else "**FAIL**")
+
+
+def targets_section(res, configs):
+    toasters = [c for c in configs if CONFIGS[c].toaster]
+    if not toasters:
+        return None
+    lines = ["## Issue #5 targets, as measured in this run", "",
+             "Each target of issue #5 with this run's measurement for the toaster "
+             "configurations (one run on this machine: timings move by 10-40% "
+             "between runs, so a time ratio close to its limit can pass in one run "
+             "and fail in the next; buffer counts are exact).", ""]
+    body = []
+
+    def s_ms(c, key, row):
+        m = res.select(bench="S", config=c, case=key, metric="ms_per_call", row=row)
+        return m[0]["value"] if m else None
+
+    s_pts = res.select(bench="S", metric="ms_per_call")
+    rows = sorted({p["row"] for p in s_pts})
+    for c in toasters:
+        base = CONFIGS[c].baseline
+        if rows:
+            first, last = rows[0], rows[-1]
+            for key in ("key1", "key3"):
+                v, ok = verdict(ratio(s_ms(c, key, last), s_ms(c, key, first)), 1.5)
+                body.append([c, "S", f"`{key}` time per call, row {last} / row {first}",
+                             "≤ 1.5x", v, ok])
+            for key, limit, what in (("key4", 1.0, "no slower than stock"),
+                                     ("key2", 1.1, "at most 10% slower than stock")):
+                r_last = ratio(s_ms(c, key, last), s_ms(base, key, last))
+                skel_rows = [p["row"] for p in res.select(bench="S", config=c, case=key,
+                                                            metric="ms_per_call")
+                             if p.get("form") == "skeleton"]
+                rs = [ratio(s_ms(c, key, r), s_ms(base, key, r)) for r in skel_rows]
+                rs = [x for x in rs if x is not None]
+                med = statistics.median(rs) if rs else None
+                v, ok = verdict(r_last, limit)
+                vm, okm = verdict(med, limit)
+                body.append([c, "S", f"`{key}` {what}: time / {base}, row {last} "
+                             f"(median over the {len(rs)} skeleton rows: {vm}, {okm})",
+                             f"≤ {limit}x", v, ok])
+        if res.select(bench="P", config=c, metric="buffers"):
+            b0 = res.one(bench="P", config=c, metric="buffers", phase="before")
+            b1 = res.one(bench="P", config=c, metric="buffers", phase="after")
+            v, ok = verdict(ratio(b1, b0), 1.1)
+            body.append([c, "P", f"`jb->'id'` buffers after / before the small update "
+                         f"({b1:,} / {b0:,})", "≤ 1.1x", v, ok])
+        if res.select(bench="R", config=c, metric="buffers"):
+            b = res.one(bench="R", config=c, case=bench_r.HEADLINE, metric="buffers")
+            heap = res.one(bench="R", config=c, case="table", metric="heap_pages")
+            v, ok = verdict(ratio(b, heap), 1.2)
+            body.append([c, "R", f"three short fields: buffers / heap pages ({b:,} / {heap:,})",
+                         "≤ 1.2x", v, ok])
+        if res.select(bench="M", config=c, metric="ms"):
+            ms = res.one(bench="M", config=c, case=bench_m.LEADER, metric="ms")
+            fms = res.one(bench="M", config=c, case=bench_m.FLOOR, metric="ms")
+            b = res.one(bench="M", config=c, case=bench_m.LEADER, metric="buffers")
+            fb = res.one(bench="M", config=c, case=bench_m.FLOOR, metric="buffers")
+            v, ok = verdict(ratio(ms, fms), 1.5)
+            body.append([c, "M", f"`{bench_m.LEADER}` time / `{bench_m.FLOOR}` "
+                         f"({fmt_num(ms)} / {fmt_num(fms)} ms; buffers {b:,} / {fb:,} = "
+                         f"{fmt_num(ratio(b, fb))}x)", "≤ 1.5x", v, ok])
+        for case in ("jb->'id'", "jb->'imdb_id'", "jb->'height'"):
+            t = i_target(res, c, case)
+            if t is None:
+                continue
+            net_ratio, inline_net, skel_net, gross, same_size = t
+            v, ok = verdict(net_ratio, 2.0)
+            extra = "; ".join(f"{s_label} / {p_label}: {verdict(r, 2.0)[0]}"
+                              for s_label, p_label, r in same_size)
+            body.append([c, "I", f"`{case}` on TOASTed (skeleton) documents / inline "
+                         f"(plain) ones, net of visiting the row: {fmt_num(skel_net)} / "
+                         f"{fmt_num(inline_net)} µs per access (gross, with the row "
+                         f"visit: {fmt_num(gross)}x; same-size buckets, net: {extra})",
+                         "≤ 2x", v, ok])
+    lines.append(table(["config", "bench", "measurement", "target", "measured", "result"],
+                       body))
+    lines += ["", "S: key4 and key2 are compared with the stock configuration of the "
+              "same compression on the largest row (in parentheses, the median of the "
+              "ratio over the rows the toaster stored as skeletons).  I: the cost of "
+              "an access is its time per document minus the scan floor of its "
+              "bucket (visiting the row, and the query's fixed cost, which is most "
+              "of the per-document time of the buckets of a few documents); the "
+              "verdict compares the document-weighted means over all skeleton "
+              "documents and over all plain ones.  In parentheses: the same with "
+              "the row visit left in, and the skeleton and plain buckets of the same "
+              "size decade compared net (a skeleton row is 1-2 kB, as wide as the "
+              "largest plain documents)."]
+    return "\n".join(lines)
+
+
 def render(res, configs, header):
     sections = [header]
-    for f in (s_section, i_section, u_section, p_section):
+    for f in (targets_section, s_section, i_section, u_section, p_section,
+              r_section, m_section):
         s = f(res, configs)
         if s:
             sections.append(s)

@@ -1,0 +1,110 @@
+"""Benchmark M: filtering records on a short field (MARC-like).
+
+N catalogue records (100,000 at scale 1) from bench/M/marc_gen.py: an
+`instance_id` uuid column and a `content` jsonb document with a short
+`leader` string and a `fields` array of 20-60 entries (2-10 KB per
+record).  Three sequential-scan filters, each as EXPLAIN (ANALYZE, BUFFERS,
+TIMING OFF, SERIALIZE text) on a table with no index:
+
+  instance_id = $1                                     the floor
+  content->>'leader' = $1                              a short field
+  content #>> '{fields,33,999,subfields,0,i}' = $1     deep in the array
+
+with $1 taken from the data (the leader and instance_id of the middle
+record, the item id of the first record whose 34th field is its 999
+field), so each filter finds a few rows.  One warm-up, then the buffers of
+the last run and the median time of --rm-runs runs; parallel query off.
+The headline: time (and buffers) of the leader filter divided by the floor
+of the same configuration.
+"""
+
+import os
+import subprocess
+import sys
+
+from . import db
+
+HERE = os.path.dirname(__file__)
+SERIAL = "-c max_parallel_workers_per_gather=0"
+
+FLOOR = "instance_id = $1"
+LEADER = "content->>'leader' = $1"
+PATH = "content #>> '{fields,33,999,subfields,0,i}' = $1"
+FILTERS = [FLOOR, LEADER, PATH]
+
+
+def rows_for(scale):
+    return max(1000, int(100000 * scale))
+
+
+def setup(configs, args, log):
+    count = rows_for(args.scale)
+    data = os.path.join(args.work, f"marc-{count}-{args.seed}.copy")
+    if not os.path.exists(data):
+        log(f"M: generating {count} records (seed {args.seed})")
+        with open(data + ".tmp", "w") as out:
+            subprocess.run([sys.executable, os.path.join(HERE, "..", "M", "marc_gen.py"),
+                            "--count", str(count), "--seed", str(args.seed)],
+                           stdout=out, check=True)
+        os.rename(data + ".tmp", data)
+    loaded = set()
+    for cfg in configs:
+        owner = cfg.owner()
+        t = cfg.table("marc", shared=True)
+        if t in loaded:
+            continue
+        loaded.add(t)
+        log(f"M: loading {t}")
+        owner.execute(owner.create_table(
+            t, f"id int, instance_id uuid, {owner.column('content')}", "content"))
+        db.copy_in(f"{t} (id, instance_id, content)", data, owner.session_options)
+        owner.execute(f"VACUUM ANALYZE {t};")
+        forms = owner.check_storage(t, "content")
+        log(f"M: {t}: " + ", ".join(f"{n} {f}" for f, n in forms.items()))
+    return count
+
+
+def parameters(cfg, count):
+    """The $1 of each filter, read from the data with the builtins."""
+    t = cfg.table("marc", shared=True)
+    off = "-c jsonb_toaster.override_builtins=off"
+    leader, instance_id = db.query(
+        f"SELECT content->>'leader', instance_id FROM {t} WHERE id = {count // 2 + 1}", off)[0]
+    item = db.value(
+        f"SELECT coalesce(min(content #>> '{{fields,33,999,subfields,0,i}}'), 'none') "
+        f"FROM {t} WHERE id = (SELECT min(id) FROM {t} "
+        f"WHERE content #>> '{{fields,33,999,subfields,0,i}}' IS NOT NULL)", off)
+    return {FLOOR: instance_id, LEADER: leader, PATH: item}
+
+
+def run(configs, results, args, log):
+    nrows = setup(configs, args, log)
+    params = parameters(configs[0], nrows)
+    for cfg in configs:
+        t = cfg.table("marc", shared=True)
+        forms = cfg.check_storage(t, "content")
+        for form, n in forms.items():
+            results.add("M", cfg.name, "table", "rows", n, form=form)
+        heap, toast = db.query(
+            f"SELECT pg_relation_size('{t}') / current_setting('block_size')::int, "
+            f"coalesce(pg_relation_size(reltoastrelid), 0) / current_setting('block_size')::int "
+            f"FROM pg_class WHERE oid = '{t}'::regclass")[0]
+        results.add("M", cfg.name, "table", "heap_pages", int(heap), rows=nrows)
+        results.add("M", cfg.name, "table", "toast_pages", int(toast), rows=nrows)
+    for flt in FILTERS:
+        for cfg in configs:
+            t = cfg.table("marc", shared=True)
+            opts = cfg.session_options + " " + SERIAL
+            value = params[flt].replace("'", "''")
+            query = (f"SELECT id, instance_id FROM {t} WHERE "
+                     + flt.replace("$1", f"'{value}'"))
+            db.explain(query, opts)  # warm-up
+            runs = [db.explain(query, opts) for _ in range(args.rm_runs)]
+            found = db.value(f"SELECT count(*) FROM ({query}) q", opts)
+            buffers, ms = runs[-1][0], db.median([r[1] for r in runs])
+            results.add("M", cfg.name, flt, "buffers", buffers, rows=nrows,
+                        found=int(found), parameter=params[flt])
+            results.add("M", cfg.name, flt, "ms", ms, rows=nrows)
+            log(f"M: {flt} on {cfg.name}: {buffers} buffers, {ms:.0f} ms, {found} rows")
+    dropped = {cfg.table("marc", shared=True) for cfg in configs}
+    db.execute("".join(f"DROP TABLE {t};" for t in sorted(dropped)))
