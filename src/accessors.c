@@ -71,8 +71,9 @@ StaticAssertDecl(JT_CONTAINER_COUNT_MASK == JB_CMASK &&
 				 "container header layout differs from utils/jsonb.h");
 
 /*
- * Turn a found scalar node into a JsonbValue pointing into the source.  A
- * numeric's own varlena header is checked against the room it has.
+ * Turn a found scalar node into a JsonbValue pointing into the source (a
+ * misaligned numeric into an aligned copy).  A numeric's own varlena header
+ * is checked against the room it has.
  */
 static void
 node_to_scalar(JtDatumSource *src, const JtNode *node, JsonbValue *v)
@@ -93,6 +94,14 @@ node_to_scalar(JtDatumSource *src, const JtNode *node, JsonbValue *v)
 				VARSIZE_ANY(p) > node->length)
 				jt_nav_corrupt(&src->pub, "a numeric's header does not fit its JEntry");
 			v->type = jbvNumeric;
+			/* a skeleton or a short-header datum may leave it unaligned */
+			if (INTALIGN((uintptr_t) p) != (uintptr_t) p)
+			{
+				char	   *copy = palloc(node->length);
+
+				memcpy(copy, p, node->length);
+				p = copy;
+			}
 			v->val.numeric = (Numeric) p;
 			break;
 		case JT_NODE_FALSE:

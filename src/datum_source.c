@@ -182,7 +182,8 @@ reserve_buffer(JtDatumSource *src, uint32 upto)
 	src->buffer = grow(src, src->buffer, &src->buffer_cap, upto, src->pub.size);
 	src->pub.data = src->buffer;
 	sync_scratch(src);
-	if (src->form != JT_FORM_EXTERNAL)
+	if (src->form == JT_FORM_COMPRESSED ||
+		src->form == JT_FORM_EXTERNAL_COMPRESSED)
 		jt_decoder_move_output(&src->decoder, src->buffer);
 }
 
@@ -213,7 +214,7 @@ jt_datum_source_open(JtDatumSource *src, Datum value, JtScratch *scratch)
 {
 	struct varlena *attr = (struct varlena *) DatumGetPointer(value);
 
-	memset(src, 0, sizeof(JtDatumSource));
+	memset(src, 0, offsetof(JtDatumSource, decoder));
 	src->scratch = scratch;
 	src->pub.fill = datum_source_fill;
 	src->pub.corrupt = datum_source_corrupt;
@@ -308,7 +309,6 @@ jt_datum_source_close(JtDatumSource *src)
 	}
 	if (src->skel)
 	{
-		pfree(src->skel->tree);
 		pfree(src->skel);
 		src->skel = NULL;
 	}

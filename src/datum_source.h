@@ -48,7 +48,6 @@ typedef struct JtDatumSource
 	JtDatumForm form;
 	char	   *buffer;			/* the raw payload, filled on demand */
 	uint32		buffer_cap;		/* allocated size of buffer */
-	JtDecoder	decoder;
 
 	/* external values */
 	Oid			toastrelid;
@@ -57,14 +56,21 @@ typedef struct JtDatumSource
 	char	   *stored;			/* compressed: the stored stream read so far */
 	uint32		stored_len;
 	uint32		stored_cap;
-	bool		iterating;
-	JtToastIterator iter;
+	bool		iterating;		/* iter is in use */
 
 	JtScratch  *scratch;		/* where buffers come from and go back to */
 
 	/* skeletons: the parsed pointer, and the part being read */
 	JtSkeleton *skel;
 	struct JtDatumSource *part;
+
+	/*
+	 * Large members last: jt_datum_source_open() zeroes only what precedes
+	 * them, and they are initialised when a compressed or external value
+	 * needs them.
+	 */
+	JtDecoder	decoder;
+	JtToastIterator iter;
 } JtDatumSource;
 
 extern bool jt_datum_is_plain(Datum value);

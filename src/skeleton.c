@@ -76,8 +76,9 @@ root_header_ok(uint32 header)
 }
 
 /*
- * Check a skeleton's payload and make an aligned copy of its tree.  The
- * tree's first word is the root's JEntry; the root follows it.
+ * Check a skeleton's payload and describe it.  The tree is read where it
+ * lies, so the payload must outlive skel.  The tree's first word is the
+ * root's JEntry; the root follows it.
  */
 void
 jt_skeleton_parse(JtSkeleton *skel, const char *payload, uint32 payload_len)
@@ -95,8 +96,8 @@ jt_skeleton_parse(JtSkeleton *skel, const char *payload, uint32 payload_len)
 	if (skel->hdr.tree_size < 2 * sizeof(uint32))
 		jt_nav_corrupt(&skel->src, "the tree is too short");
 
-	skel->tree = palloc(skel->hdr.tree_size);
-	memcpy(skel->tree, payload + sizeof(JtSkeletonHeader), skel->hdr.tree_size);
+	/* read in place: the navigator reads fields with memcpy */
+	skel->tree = payload + sizeof(JtSkeletonHeader);
 	jt_memory_source(&skel->src, skel->tree, skel->hdr.tree_size, true);
 
 	memcpy(&root_entry, skel->tree, sizeof(uint32));
@@ -293,6 +294,153 @@ loaded_ref_type(LoadedRef *lr)
 }
 
 /*
+ * The end offset of entry i of a part's root container, whose previous
+ * entry ends at start, checked against the data area; *type gets the
+ * entry's type, checked too, unless type is NULL.
+ */
+static inline uint32
+next_entry_end(JtSource *src, const char *jentries, uint32 i, uint32 start,
+			   uint32 datalen, uint32 *type)
+{
+	uint32		e;
+	uint32		end;
+
+	memcpy(&e, jentries + (uint64) i * sizeof(uint32), sizeof(uint32));
+	end = (e & JT_JENTRY_HAS_OFF) ? (e & JT_JENTRY_OFFLEN_MASK) :
+		start + (e & JT_JENTRY_OFFLEN_MASK);
+	if (unlikely(end < start || end > datalen))
+		jt_nav_corrupt(src, "an entry of a part lies outside its data");
+	if (type)
+	{
+		*type = e & JT_JENTRY_TYPE_MASK;
+		if (unlikely(*type > JT_JENTRY_CONTAINER))
+			jt_nav_corrupt(src, "an entry of a part has an invalid type");
+	}
+	return end;
+}
+
+/*
+ * Sum the lengths of n JEntries that must all be plain lengths (no end
+ * offset) of valid types; false if one is not.  The inner loop of
+ * flattening wide containers: the check is a running OR of each entry's
+ * top three bits plus one, which stays below 4 exactly while they are 0
+ * (string, numeric), 1 (booleans) or 2 (null, container); 3 is an invalid
+ * type, 4 to 7 carry an end offset.
+ */
+static inline bool
+sum_plain_lengths(const char *jentries, uint32 n, uint64 *sum)
+{
+	uint64		s[4] = {0};
+	uint32		b[4] = {0};
+	uint32		k = 0;
+
+	StaticAssertStmt(JT_JENTRY_CONTAINER >> 29 == 2 &&
+					 JT_JENTRY_HAS_OFF >> 29 == 4,
+					 "JEntry type bits moved");
+	/* four independent chains, for the CPU to run side by side */
+	for (; k + 4 <= n; k += 4)
+	{
+		for (int lane = 0; lane < 4; lane++)
+		{
+			uint32		e;
+
+			memcpy(&e, jentries + (k + lane) * sizeof(uint32), sizeof(uint32));
+			s[lane] += e & JT_JENTRY_OFFLEN_MASK;
+			b[lane] |= (e >> 29) + 1;
+		}
+	}
+	for (; k < n; k++)
+	{
+		uint32		e;
+
+		memcpy(&e, jentries + k * sizeof(uint32), sizeof(uint32));
+		s[0] += e & JT_JENTRY_OFFLEN_MASK;
+		b[0] |= (e >> 29) + 1;
+	}
+	*sum = s[0] + s[1] + s[2] + s[3];
+	return (b[0] | b[1] | b[2] | b[3]) < 4;
+}
+
+/* How many entries from entry i on come before a stride point. */
+static inline uint32
+entries_to_stride(uint32 i)
+{
+	return (JT_JENTRY_OFFSET_STRIDE - i % JT_JENTRY_OFFSET_STRIDE) %
+		JT_JENTRY_OFFSET_STRIDE;
+}
+
+/*
+ * Append the JEntries of n entries of a part, from entry i on, whose bytes
+ * are copied in step (so their lengths are unchanged); the entry before i
+ * ends at start in the part's data.  Returns where the last one ends.
+ *
+ * A JEntry holds a length, except every JB_OFFSET_STRIDE'th of a
+ * container, which holds an end offset.  Between the stride points of the
+ * part and those of the output, runs of JEntries are the same in both: they
+ * are copied in one piece and only summed (and checked); only the entries
+ * at either kind of stride point are computed one by one.
+ */
+static uint32
+copy_jentries_in_step(JtWriter *w, JtSource *src, const char *jentries,
+					  uint32 i, uint32 n, uint32 start, uint32 datalen)
+{
+	char	   *out = w->buf->data + w->jentries +
+		(uint64) w->next * sizeof(uint32);
+	uint32		next = w->next;
+	uint64		end = start;
+	uint64		totallen = w->totallen;
+
+	if (totallen + (datalen - start) > JT_JENTRY_OFFLEN_MASK)
+		jt_writer_too_long();
+	memcpy(out, jentries + (uint64) i * sizeof(uint32), (uint64) n * sizeof(uint32));
+
+	for (uint32 k = 0; k < n;)
+	{
+		uint32		run = Min(Min(entries_to_stride(i + k),
+								  entries_to_stride(next + k)), n - k);
+		uint32		e;
+		uint32		type;
+		uint64		entry_end;
+		uint32		entry;
+
+		if (run > 0)
+		{
+			uint64		sum;
+
+			if (!sum_plain_lengths(out + k * sizeof(uint32), run, &sum))
+				jt_nav_corrupt(src, "an entry of a part has an invalid type or a misplaced offset");
+			end += sum;
+			totallen += sum;
+			if (end > datalen)
+				jt_nav_corrupt(src, "an entry of a part lies outside its data");
+			k += run;
+			continue;
+		}
+
+		/* a stride point of the part, of the output, or of both */
+		memcpy(&e, out + k * sizeof(uint32), sizeof(uint32));
+		type = e & JT_JENTRY_TYPE_MASK;
+		if (type > JT_JENTRY_CONTAINER)
+			jt_nav_corrupt(src, "an entry of a part has an invalid type");
+		entry_end = (e & JT_JENTRY_HAS_OFF) ? (e & JT_JENTRY_OFFLEN_MASK) :
+			end + (e & JT_JENTRY_OFFLEN_MASK);
+		if (entry_end < end || entry_end > datalen)
+			jt_nav_corrupt(src, "an entry of a part lies outside its data");
+		totallen += entry_end - end;
+		if ((next + k) % JT_JENTRY_OFFSET_STRIDE == 0)
+			entry = type | (uint32) totallen | JT_JENTRY_HAS_OFF;
+		else
+			entry = type | (uint32) (entry_end - end);
+		memcpy(out + k * sizeof(uint32), &entry, sizeof(uint32));
+		end = entry_end;
+		k++;
+	}
+	w->next = next + n;
+	w->totallen = (uint32) totallen;
+	return (uint32) end;
+}
+
+/*
  * Append count entries of a part's root container, from entry first on.
  * An entry's bytes do not depend on where it is, except for the padding
  * before a numeric or a container.  While the output and the part are at
@@ -315,55 +463,56 @@ copy_entries(JtWriter *w, JtSource *src, const JtNode *root, uint32 first,
 	const char *data;
 	uint32		datalen;
 	uint32		end = 0;
-	uint32		pending = 0;
-	bool		in_step = false;
+	uint32		pending;
+	uint32		i;
 
 	jt_nav_iter_begin(src, root, &it);
 	if ((uint64) first + count > it.nentries)
 		jt_nav_corrupt(src, "a part has fewer entries than its count");
+	if (count == 0)
+		return;
+	if ((uint64) w->next + count > w->nentries)
+		elog(ERROR, "too many entries written to a jsonb container");
 	jentries = jt_source_read(src, it.entries, (uint64) it.nentries * sizeof(uint32));
 	datalen = (uint32) (it.end - it.data);
 	data = jt_source_read(src, it.data, datalen);
 
-	for (uint32 i = 0; i < first + count; i++)
+	/* where entry "first" starts */
+	for (i = 0; i < first; i++)
+		end = next_entry_end(src, jentries, i, end, datalen, NULL);
+	pending = end;
+
+	/* out of step: entries up to the first aligned one, written anew */
+	if ((w->buf->len - (it.data + end)) % sizeof(uint32) != 0)
 	{
-		uint32		e;
-		uint32		start = end;
-		uint32		type;
-
-		memcpy(&e, jentries + i * sizeof(uint32), sizeof(uint32));
-		end = (e & JT_JENTRY_HAS_OFF) ? (e & JT_JENTRY_OFFLEN_MASK) :
-			start + (e & JT_JENTRY_OFFLEN_MASK);
-		if (end < start || end > datalen)
-			jt_nav_corrupt(src, "an entry of a part lies outside its data");
-		if (i < first)
-			continue;
-		if (i == first)
+		for (; i < first + count; i++)
 		{
-			pending = start;
-			in_step = (w->buf->len - (it.data + start)) % sizeof(uint32) == 0;
-		}
+			uint32		start = end;
+			uint32		type;
+			uint32		pad;
 
-		type = e & JT_JENTRY_TYPE_MASK;
-		if (type > JT_JENTRY_CONTAINER)
-			jt_nav_corrupt(src, "an entry of a part has an invalid type");
-		if (!in_step && jt_entry_type_is_aligned(type))
-		{
-			/* out of step: write it with the padding it needs here */
-			uint32		pad = INTALIGN(it.data + start) - (it.data + start);
-
+			end = next_entry_end(src, jentries, i, start, datalen, &type);
+			if (!jt_entry_type_is_aligned(type))
+			{
+				jt_writer_entry_copied(w, type, end - start);
+				continue;
+			}
+			pad = INTALIGN(it.data + start) - (it.data + start);
 			if (pad > end - start)
 				jt_nav_corrupt(src, "an entry of a part is shorter than its padding");
 			appendBinaryStringInfo(w->buf, data + pending, start - pending);
 			jt_writer_entry(w, type, data + start + pad, end - start - pad);
 			pending = end;
-			in_step = true;
+			i++;
+			break;
 		}
-		else
-			jt_writer_entry_copied(w, type, end - start);
 	}
-	if (count > 0)
-		appendBinaryStringInfo(w->buf, data + pending, end - pending);
+
+	/* in step: the rest of the entries' bytes are copied as they are */
+	if (i < first + count)
+		end = copy_jentries_in_step(w, src, jentries, i, first + count - i,
+									end, datalen);
+	appendBinaryStringInfo(w->buf, data + pending, end - pending);
 }
 
 /* Append the bytes of the value a loaded reference stands for. */

@@ -99,7 +99,7 @@ typedef struct JtRef
 typedef struct JtSkeleton
 {
 	JtSkeletonHeader hdr;
-	char	   *tree;
+	const char *tree;			/* in the pointer: caller keeps it alive */
 	JtSource	src;
 	JtNode		root;			/* a container or a reference */
 } JtSkeleton;
