@@ -22,11 +22,12 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from jtbench import bench_i, bench_m, bench_p, bench_r, bench_s, bench_u  # noqa: E402
+from jtbench import bench_i, bench_m, bench_p, bench_r, bench_s, bench_u, bench_y  # noqa: E402
 from jtbench import configs, db, plots, report  # noqa: E402
 from jtbench.results import Results  # noqa: E402
 
-BENCHES = {"S": bench_s, "I": bench_i, "U": bench_u, "P": bench_p, "R": bench_r, "M": bench_m}
+BENCHES = {"S": bench_s, "I": bench_i, "U": bench_u, "P": bench_p, "R": bench_r, "M": bench_m,
+           "Y": bench_y}
 
 
 def machine_description():
@@ -82,7 +83,8 @@ def main():
     ap.add_argument("--configs", default=",".join(configs.DEFAULT),
                     help=f"configurations (default: {','.join(configs.DEFAULT)})")
     ap.add_argument("--scale", type=float, default=1.0,
-                    help="data size factor for I, U, P, R and M (1.0 = BENCHMARKS.md sizes)")
+                    help="data size factor for I, U, P, R, M and Y (1.0 = BENCHMARKS.md sizes; "
+                         "Y: also the duration of each pgbench run)")
     ap.add_argument("--s-step", type=int, default=1,
                     help="S: measure every Nth row (plus the first and last); 1 = all 100")
     ap.add_argument("--s-target-ms", type=float, default=200.0,
@@ -91,7 +93,13 @@ def main():
                     help="I: timed runs per bucket and query (median kept)")
     ap.add_argument("--rm-runs", type=int, default=5,
                     help="R, M: timed runs per query and configuration (median kept)")
-    ap.add_argument("--seed", type=int, default=42, help="I, R, M: generator seed")
+    ap.add_argument("--y-seconds", type=int, default=None,
+                    help="Y: duration of each pgbench run in seconds "
+                         "(default: 2 x scale, at least 1)")
+    ap.add_argument("--y-clients", default="1,2,4,8",
+                    help="Y: client counts, comma-separated (default: 1,2,4,8)")
+    ap.add_argument("--seed", type=int, default=42,
+                    help="I, R, M: generator seed; Y: pgbench's random seed")
     ap.add_argument("--out", default="bench/out", help="output directory")
     ap.add_argument("--revision", default=None,
                     help="the code measured, for the report (tools/bench.sh passes "

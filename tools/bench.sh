@@ -3,11 +3,11 @@
 #
 # Builds (or reuses) the release PostgreSQL 18 server (no assertions) and
 # the extension, starts a temporary instance (library preloaded), runs
-# bench/run.py (benchmarks S, I, U, P, R and M of BENCHMARKS.md for every
+# bench/run.py (benchmarks S, I, U, P, R, M and Y of BENCHMARKS.md for every
 # configuration: stock-*, partial-* and toaster-*), prints the comparison and
 # writes the report, plots and results.jsonl.
 #
-#   tools/bench.sh [--out DIR] [--bench S,I,U,P,R,M] [--configs stock-pglz,toaster-pglz]
+#   tools/bench.sh [--out DIR] [--bench S,I,U,P,R,M,Y] [--configs stock-pglz,toaster-pglz]
 #                  [--scale 1.0] [--s-step 3] ...     (see bench/run.py --help)
 #
 # The default output directory is bench/out/ (not committed).  The instance

@@ -4,7 +4,9 @@ Only command-line clients are used (no driver to install), so every step
 can be replayed by hand with the same tools.
 """
 
+import glob
 import json
+import math
 import os
 import re
 import statistics
@@ -112,6 +114,79 @@ def pgbench(script, variables, runs, options=None):
             raise DBError(f"no latency in pgbench output for {script} {variables}:\n{out}")
         lat.append(float(m.group(1)))
     return lat
+
+
+def pgbench_load(scripts, variables, clients, seconds, options=None, log_prefix=None,
+                 seed=None, threads=None):
+    """Run pgbench custom scripts with `clients` concurrent clients for
+    `seconds` seconds (-T); return a dict:
+
+      tps           pgbench's "tps" (without initial connection time)
+      transactions  transactions processed
+      failed        failed transactions
+      latencies     {script number: [latency of each transaction in µs]},
+                    from pgbench's per-transaction log (-l), when
+                    log_prefix is given (the log files are removed after)
+      failed_in_log transactions the log marks as failed
+
+    scripts: [(path, weight)], numbered from 0 in that order (pgbench's
+    script_no); threads: pgbench -j, default min(clients, cores).
+
+    The per-transaction log records the time from the start of a
+    transaction to the moment pgbench reads its result.  pgbench reads the
+    clock lazily: a transaction whose result is already there when pgbench
+    first looks (it was descheduled between sending and looking) is logged
+    with a latency of 0, its real time lost.  The caller can count them.
+
+    options: a PGOPTIONS string (session settings of the configuration)."""
+    threads = threads or max(1, min(clients, os.cpu_count() or 1))
+    cmd = ["pgbench", "-n", "-c", str(clients), "-j", str(threads), "-T", str(seconds)]
+    for path, weight in scripts:
+        cmd += ["-f", f"{path}@{weight}"]
+    if seed is not None:
+        cmd += ["--random-seed", str(seed)]
+    for k, v in variables.items():
+        cmd += ["-D", f"{k}={v}"]
+    if log_prefix:
+        cmd += ["-l", "--log-prefix", log_prefix]
+    try:
+        out = _run(cmd, options=options)
+        result = {}
+        for key, pattern in (("tps", r"^tps = ([0-9.]+) \(without initial connection time\)"),
+                             ("transactions", r"^number of transactions actually processed: (\d+)"),
+                             ("failed", r"^number of failed transactions: (\d+)")):
+            m = re.search(pattern, out, re.M)
+            if not m and key != "failed":
+                raise DBError(f"no {key} in pgbench output for {scripts} {variables}:\n{out}")
+            result[key] = (float if key == "tps" else int)(m.group(1)) if m else 0
+        if log_prefix:
+            latencies, failed = {}, 0
+            for path in sorted(glob.glob(glob.escape(log_prefix) + ".*")):
+                with open(path) as f:
+                    for line in f:
+                        # client_id transaction_no time script_no time_epoch time_us
+                        fields = line.split()
+                        if len(fields) < 4:
+                            continue
+                        if not fields[2].isdigit():  # "failed", "serialization", ...
+                            failed += 1
+                            continue
+                        latencies.setdefault(int(fields[3]), []).append(int(fields[2]))
+            result["latencies"] = latencies
+            result["failed_in_log"] = failed
+        return result
+    finally:
+        if log_prefix:
+            for path in glob.glob(glob.escape(log_prefix) + ".*"):
+                os.remove(path)
+
+
+def percentile(sorted_xs, p):
+    """The p-th percentile (0-100) of a sorted list, nearest rank."""
+    if not sorted_xs:
+        return None
+    k = max(0, min(len(sorted_xs) - 1, math.ceil(p / 100 * len(sorted_xs)) - 1))
+    return sorted_xs[k]
 
 
 def median(xs):

@@ -6,13 +6,16 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
 
-from . import bench_m, bench_r  # noqa: E402
+from . import bench_m, bench_r, bench_y  # noqa: E402
 from .bench_i import QUERIES  # noqa: E402
 from .bench_s import KEYS  # noqa: E402
 from .bench_u import CASES  # noqa: E402
 
 MARKERS = "os^vD<>"
+# plain numbers on log axes (1,000 rather than 10^3)
+THOUSANDS = matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}")
 
 
 def plot_s(res, configs, out):
@@ -185,6 +188,44 @@ def plot_m(res, configs, out):
     plt.close(fig)
 
 
+def plot_y(res, configs, out):
+    configs = [c for c in configs if res.select(bench="Y", config=c, metric="tps")]
+    kinds = [k for k in bench_y.KINDS if res.select(bench="Y", doc=k, metric="tps")]
+    if not configs or not kinds:
+        return
+    workloads = [w for w, _ in bench_y.WORKLOADS]
+    clients = sorted({p["clients"] for p in res.select(bench="Y", metric="tps")})
+    fig, axes = plt.subplots(len(kinds), len(workloads), figsize=(15, 4.5 * len(kinds)),
+                             squeeze=False)
+    for row, kind in zip(axes, kinds):
+        for ax, workload in zip(row, workloads):
+            for i, c in enumerate(configs):
+                p = sorted(res.select(bench="Y", config=c, doc=kind, case=workload,
+                                      metric="tps"), key=lambda r: r["clients"])
+                # stock dashed, partial dotted, toaster solid: the storage
+                # families stay apart whatever the colours
+                style = ":" if c.startswith("partial") else "--" if c.startswith("stock") else "-"
+                ax.plot([r["clients"] for r in p], [r["value"] for r in p],
+                        marker=MARKERS[i % len(MARKERS)], markersize=5, linestyle=style,
+                        label=c)
+            ax.set_xscale("log", base=2)
+            ax.set_xticks(clients)
+            ax.set_xticklabels([str(n) for n in clients])
+            ax.set_yscale("log")
+            ax.yaxis.set_major_formatter(THOUSANDS)
+            ax.yaxis.set_minor_formatter(THOUSANDS)
+            ax.tick_params(axis="y", which="minor", labelsize=7)
+            ax.set_title(f"{kind}: {workload} ({bench_y.WORKLOAD_TEXT[workload]})", fontsize=9)
+            ax.grid(True, which="both", alpha=0.3)
+            ax.set_xlabel("clients")
+            ax.set_ylabel("transactions per second (log scale)")
+    axes[0][0].legend(fontsize=8)
+    fig.suptitle("Y: YCSB-style load, throughput against clients")
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "Y.png"), dpi=90)
+    plt.close(fig)
+
+
 def draw_all(res, configs, out):
-    for f in (plot_s, plot_i, plot_u, plot_p, plot_r, plot_m):
+    for f in (plot_s, plot_i, plot_u, plot_p, plot_r, plot_m, plot_y):
         f(res, configs, out)

@@ -6,7 +6,7 @@ measurements of the run (results.jsonl).
 
 import statistics
 
-from . import bench_m, bench_r
+from . import bench_m, bench_r, bench_y
 from .bench_i import QUERIES
 from .configs import ALL as CONFIGS
 from .bench_s import KEYS
@@ -438,6 +438,8 @@ def targets_section(res, configs):
                          f"{fmt_num(fs)} / {fmt_num(fp)} µs; same-size buckets: "
                          f"{extra or '-'})",
                          "≤ 2x", v, ok])
+    if not body:
+        return None
     lines.append(table(["config", "bench", "measurement", "target", "measured", "result"],
                        body))
     lines += ["", "S: key4 and key2 are compared with the stock configuration of the "
@@ -453,10 +455,207 @@ def targets_section(res, configs):
     return "\n".join(lines)
 
 
+def y_value(res, c, kind, workload, metric, clients):
+    m = res.select(bench="Y", config=c, doc=kind, case=workload, metric=metric,
+                   clients=clients)
+    return m[0]["value"] if m else None
+
+
+def y_clients(res):
+    return sorted({p["clients"] for p in res.select(bench="Y", metric="tps")})
+
+
+def y_reference_clients(clients):
+    """The client count of the targets and of the summary columns: 4 when
+    measured, else the largest."""
+    return Y_TARGET_CLIENTS if Y_TARGET_CLIENTS in clients else max(clients)
+
+
+Y_TARGET_CLIENTS = 4
+Y_TARGET_KIND = "large"
+Y_TARGET_RATIO = 3.0
+
+
+def fmt_ms(x):
+    return "-" if x is None else f"{x:.2f}"
+
+
+def y_section(res, configs):
+    if not res.select(bench="Y", metric="tps"):
+        return None
+    configs = [c for c in configs if res.select(bench="Y", config=c, metric="tps")]
+    clients = y_clients(res)
+    ref = y_reference_clients(clients)
+    first = res.select(bench="Y", metric="tps")[0]
+    compared = [c for c in configs if CONFIGS[c].baseline in configs]
+    lines = ["## Y: YCSB-style mixed load (pgbench)", "",
+             f"{first['rows']:,} documents of each kind, one table per storage "
+             f"(`partial-X` runs on `stock-X`'s); pgbench custom scripts "
+             f"(`bench/Y/`), {first['seconds']} s per point, "
+             f"{', '.join(str(c) for c in clients)} clients (`-j`: one thread per "
+             "client, at most one per core); rows, fields and paths drawn uniformly "
+             "at random.  TPS is pgbench's (without the initial connection time); "
+             "latencies (ms) are percentiles of pgbench's per-transaction log.  "
+             "\"vs stock\" divides the TPS of the configuration by that of the "
+             "stock configuration with the same compression at the same client "
+             "count (above 1 is faster).  Workload A runs after a VACUUM and a "
+             "CHECKPOINT; its WAL is per update (full-page images in parentheses).",
+             ""]
+    for kind in bench_y.KINDS:
+        if not res.select(bench="Y", doc=kind, metric="tps"):
+            continue
+        lines += [f"### \"{kind}\" documents: {bench_y.KIND_TEXT[kind]}", ""]
+        body = []
+        for c in configs:
+            rows = res.select(bench="Y", config=c, doc=kind, case="table", metric="rows")
+            n = sum(r["value"] for r in rows)
+            forms = ", ".join(f"{r['value']} {r['form']}" for r in sorted(rows, key=lambda r: r["form"]))
+            stored = sum(r["value"] * r["mean_stored_size"] for r in rows) / n if n else None
+            raw = sum(r["value"] * r["mean_raw_size"] for r in rows) / n if n else None
+            heap = res.select(bench="Y", config=c, doc=kind, case="table", metric="heap_pages")
+            toast = res.select(bench="Y", config=c, doc=kind, case="table", metric="toast_pages")
+            body.append([c, forms, fmt_bytes(raw) if raw else "-",
+                         fmt_bytes(stored) if stored else "-",
+                         f"{heap[0]['value']:,}" if heap else "-",
+                         f"{toast[0]['value']:,}" if toast else "-"])
+        lines += [table(["config", "documents", "mean raw size", "mean stored size",
+                         "heap pages", "TOAST pages"], body), ""]
+        for workload, _ in bench_y.WORKLOADS:
+            if not res.select(bench="Y", doc=kind, case=workload, metric="tps"):
+                continue
+            updates = workload == bench_y.UPDATES
+            head = (["config"] + [f"TPS {n}" for n in clients] +
+                    [f"vs stock, {', '.join(str(n) for n in clients)} clients",
+                     f"p50 / p95 / p99 ms, {ref} clients"])
+            if updates:
+                head.append(f"WAL per update, {ref} clients")
+            body = []
+            for c in configs:
+                tps = [y_value(res, c, kind, workload, "tps", n) for n in clients]
+                base = CONFIGS[c].baseline
+                if c in compared:
+                    vs = ", ".join(
+                        f"{fmt_num(ratio(t, y_value(res, base, kind, workload, 'tps', n)))}x"
+                        for t, n in zip(tps, clients))
+                    if kind == Y_TARGET_KIND and updates and CONFIGS[c].toaster:
+                        vs = f"**{vs}**"
+                else:
+                    vs = "-"
+                lat = " / ".join(fmt_ms(y_value(res, c, kind, workload, f"latency_p{p}_ms", ref))
+                                 for p in (50, 95, 99))
+                row = [c] + [fmt_num(t) for t in tps] + [vs, lat]
+                if updates:
+                    row.append(y_wal_text(res, c, kind, ref))
+                body.append(row)
+            lines += [f"**{workload}**: {bench_y.WORKLOAD_TEXT[workload]}", "",
+                      table(head, body), ""]
+        lines += [f"<details><summary>\"{kind}\": every point</summary>", ""]
+        body = []
+        for workload, _ in bench_y.WORKLOADS:
+            updates = workload == bench_y.UPDATES
+            for c in configs:
+                for n in clients:
+                    tps = y_value(res, c, kind, workload, "tps", n)
+                    if tps is None:
+                        continue
+                    tx = res.select(bench="Y", config=c, doc=kind, case=workload,
+                                    metric="transactions", clients=n)[0]
+                    row = [workload, c, n, fmt_num(tps)]
+                    row += [fmt_ms(y_value(res, c, kind, workload, m, n))
+                            for m in ("latency_mean_ms", "latency_p50_ms",
+                                      "latency_p95_ms", "latency_p99_ms")]
+                    row.append(f"{tx['value']:,}" + (f" ({tx['failed']} failed)"
+                                                       if tx.get("failed") else ""))
+                    if updates:
+                        row += [" / ".join(fmt_ms(y_value(res, c, kind, workload,
+                                                          f"{s}_latency_p{p}_ms", n))
+                                           for p in (50, 99))
+                                for s in bench_y.A_SCRIPTS]
+                        row.append(y_wal_text(res, c, kind, n))
+                    else:
+                        row += ["", "", ""]
+                    body.append(row)
+        lines += [table(["workload", "config", "clients", "TPS", "mean ms", "p50 ms",
+                         "p95 ms", "p99 ms", "transactions", "A: read p50 / p99 ms",
+                         "A: update p50 / p99 ms", "A: WAL per update"], body),
+                  "", "</details>", ""]
+        digests = {c: res.select(bench="Y", config=c, doc=kind, case="answers",
+                                 metric="digest") for c in configs}
+        digests = {c: d[0]["value"] for c, d in digests.items() if d}
+        if digests:
+            same = len(set(digests.values())) == 1
+            lines += ["Answers after loading: " + (
+                "the same in every configuration (digest of three fields and of the "
+                "whole documents)." if same else
+                "**DIFFER between configurations**: " +
+                ", ".join(f"{c} `{d}`" for c, d in digests.items())), ""]
+        zero = sum(p.get("zero_latency", 0) for p in
+                   res.select(bench="Y", doc=kind, metric="transactions"))
+        if zero:
+            lines += [f"{zero} logged transactions have a latency of 0 (pgbench read "
+                      "its result without waiting: their real time is not known); "
+                      "they are in the percentiles.", ""]
+    lines.append("![Y](Y.png)")
+    return "\n".join(lines)
+
+
+def y_wal_text(res, c, kind, clients):
+    wal = y_value(res, c, kind, bench_y.UPDATES, "wal_bytes_per_update", clients)
+    if wal is None:
+        return "-"
+    text = fmt_bytes(wal)
+    total = y_value(res, c, kind, bench_y.UPDATES, "wal_bytes", clients)
+    fpi = y_value(res, c, kind, bench_y.UPDATES, "fpi_bytes", clients)
+    if fpi is not None and total:
+        text += f" ({100.0 * fpi / total:.0f}% FPI)"
+    return text
+
+
+def verdict_at_least(value, limit):
+    if value is None:
+        return "-", "not measured"
+    return f"{fmt_num(value)}x", ("**pass**" if value >= limit else "**FAIL**")
+
+
+def issue6_section(res, configs):
+    toasters = [c for c in configs if CONFIGS[c].toaster
+                and res.select(bench="Y", config=c, metric="tps")]
+    if not toasters:
+        return None
+    clients = y_clients(res)
+    body = []
+    for c in toasters:
+        base = CONFIGS[c].baseline
+        if Y_TARGET_CLIENTS not in clients:
+            continue
+        t = y_value(res, c, Y_TARGET_KIND, bench_y.UPDATES, "tps", Y_TARGET_CLIENTS)
+        b = y_value(res, base, Y_TARGET_KIND, bench_y.UPDATES, "tps", Y_TARGET_CLIENTS)
+        v, ok = verdict_at_least(ratio(t, b), Y_TARGET_RATIO)
+        wal_c = y_value(res, c, Y_TARGET_KIND, bench_y.UPDATES, "wal_bytes_per_update",
+                        Y_TARGET_CLIENTS)
+        wal_b = y_value(res, base, Y_TARGET_KIND, bench_y.UPDATES, "wal_bytes_per_update",
+                        Y_TARGET_CLIENTS)
+        wal = (f"; WAL per update {y_wal_text(res, c, Y_TARGET_KIND, Y_TARGET_CLIENTS)} / "
+               f"{y_wal_text(res, base, Y_TARGET_KIND, Y_TARGET_CLIENTS)} = "
+               f"{fmt_num(ratio(wal_c, wal_b))}x" if wal_c and wal_b else "")
+        body.append([c, "Y", f"workload A on \"{Y_TARGET_KIND}\" documents, "
+                     f"{Y_TARGET_CLIENTS} clients: TPS / {base}'s "
+                     f"({fmt_num(t)} / {fmt_num(b)}{wal})",
+                     f"≥ {fmt_num(Y_TARGET_RATIO)}x", v, ok])
+    if not body:
+        return None
+    return "\n".join([
+        "## Issue #6 targets, as measured in this run", "",
+        "Each target of issue #6 with this run's measurement for the toaster "
+        "configurations, against the stock configuration with the same compression "
+        "(one run on this machine: throughput moves by 10-40% between runs).", "",
+        table(["config", "bench", "measurement", "target", "measured", "result"], body)])
+
+
 def render(res, configs, header):
     sections = [header]
-    for f in (targets_section, s_section, i_section, u_section, p_section,
-              r_section, m_section):
+    for f in (targets_section, issue6_section, s_section, i_section, u_section, p_section,
+              r_section, m_section, y_section):
         s = f(res, configs)
         if s:
             sections.append(s)

@@ -1,0 +1,284 @@
+"""Benchmark Y: YCSB-style mixed load with pgbench.
+
+Two kinds of documents, N of each (10,000 at scale 1), in tables
+y_<kind>_<config> (id int PRIMARY KEY, jb jsonb):
+
+  large    100 keys field0..field99, each a 200-character string (hex
+           digits of SHA-512 hashes of the row and field numbers: they do
+           not compress), about 21 kB;
+  complex  100 keys k0..k99, each an object of 3 objects p0..p2 of 3
+           values v0 (12 hex characters), v1 (a number), v2 (6 hex
+           characters): 3 levels of nesting, about 24 kB raw, 9-11 kB
+           compressed (the keys repeat).
+
+Three workloads, the pgbench scripts of bench/Y/, each run with 1, 2, 4
+and 8 clients (-j: as many threads as clients, at most one per core) for a
+fixed time (-T):
+
+  workload C   read one field by primary key (<kind>_read.sql);
+  workload A   50% of that read, 50% an update of one field with jsonb_set
+               (<kind>_read.sql@1 and <kind>_update.sql@1);
+  10 fields    a projection of 10 fields of one document
+               (<kind>_fields.sql).
+
+Rows, fields and paths are drawn uniformly at random (pgbench's random(),
+seeded with --seed).  For each point: pgbench's TPS (without the initial
+connection time), and latency percentiles (p50, p95, p99, in ms) and mean
+from pgbench's per-transaction log (-l), for workload A also per script
+(the read and the update); for workload A the WAL written per transaction
+and per update (difference of pg_current_wal_insert_lsn() over the run)
+and the part of it that is full-page images (pg_walinspect's
+pg_get_wal_stats(), when the extension is available).
+
+Tables are loaded once per storage: partial-X runs on stock-X's tables, as
+in S, I, R and M.  Loading: the documents of a kind are generated once into
+a source table whose column is STORAGE EXTERNAL (TOASTed uncompressed), and
+copied into each configuration's table, which compresses them its own way
+(or hands them to the toaster); then VACUUM ANALYZE, the storage check, and
+a read of every document in a session of each configuration (a digest of a
+few fields and of the whole documents, compared across configurations;
+this also brings the table into shared buffers).  The read-only workloads
+run first, on the tables as loaded.  Before every workload A run the table
+is VACUUMed (autovacuum is off), and a CHECKPOINT is taken so that each run
+starts from the same state: its WAL then includes the full-page images of
+the pages it touches first, as a run that follows a checkpoint would.
+Points are measured configuration after configuration for each client
+count, so that all see about the same machine state.  The tables of a kind
+are dropped before the next kind is loaded (memory stays bounded by one
+kind's tables).
+"""
+
+import os
+import shutil
+import tempfile
+
+from . import db
+
+HERE = os.path.dirname(__file__)
+SCRIPTS = os.path.join(HERE, "..", "Y")
+
+KINDS = ["large", "complex"]
+CLIENTS = [1, 2, 4, 8]
+
+# workload name -> [(script, weight)]; {kind} is large or complex.  The
+# order within a workload gives pgbench's script numbers (0, 1).
+WORKLOADS = [
+    ("workload C", [("{kind}_read.sql", 1)]),
+    ("workload A", [("{kind}_read.sql", 1), ("{kind}_update.sql", 1)]),
+    ("10 fields", [("{kind}_fields.sql", 1)]),
+]
+# the order in which they run: reads first, on the tables as loaded
+RUN_ORDER = ["workload C", "10 fields", "workload A"]
+UPDATES = "workload A"
+# script names of workload A, by pgbench script number
+A_SCRIPTS = ["read", "update"]
+
+KIND_TEXT = {
+    "large": "100 keys of 200 characters",
+    "complex": "100 keys, 3 levels of nesting",
+}
+
+WORKLOAD_TEXT = {
+    "workload C": "read one field by primary key",
+    "workload A": "50% read one field, 50% update one field (jsonb_set)",
+    "10 fields": "projection of 10 fields of one document",
+}
+
+# The documents of row i, from i alone: the same in every run.
+GENERATE = {
+    # two SHA-512 hashes (256 hex digits) per field, cut to 200
+    "large": """
+INSERT INTO {table}
+SELECT i, (SELECT jsonb_object_agg('field' || j,
+                    left(encode(sha512(convert_to(i || '/' || j || '/1', 'UTF8')), 'hex')
+                         || encode(sha512(convert_to(i || '/' || j || '/2', 'UTF8')), 'hex'), 200))
+           FROM generate_series(0, 99) j)
+FROM generate_series(1, {rows}) i;
+""",
+    # an MD5 per (row, k, p) gives v0, v1 and v2; the document is written as
+    # text, "kK": {"p0": {...}, "p1": {...}, "p2": {...}} for each K in turn
+    # (one aggregate per row: a third faster than nested jsonb_object_agg)
+    "complex": """
+INSERT INTO {table}
+SELECT i, (SELECT '{{' || string_agg(
+                    CASE WHEN p = 0 THEN '"k' || k || '": {{' ELSE '' END
+                    || '"p' || p || '": {{"v0": "' || substr(h, 1, 12)
+                    || '", "v1": ' || ('x' || substr(h, 17, 7))::bit(28)::int
+                    || ', "v2": "' || substr(h, 25, 6) || '"}}'
+                    || CASE WHEN p = 2 THEN '}}' ELSE '' END, ', ' ORDER BY k, p) || '}}'
+           FROM generate_series(0, 99) k, generate_series(0, 2) p,
+                LATERAL md5(i || '/' || k || '/' || p) h)::jsonb
+FROM generate_series(1, {rows}) i;
+""",
+}
+
+# read in every configuration's session after loading: a few fields of
+# every document, and every whole document
+DIGEST = {
+    "large": "concat_ws('|', jb->>'field0', jb->>'field57', jb->>'field99')",
+    "complex": "concat_ws('|', jb->'k0'->'p0'->>'v0', jb->'k42'->'p1'->>'v1', "
+               "jb #>> '{k99,p2,v2}')",
+}
+
+
+def rows_for(scale):
+    return max(100, int(10000 * scale))
+
+
+def seconds_for(args):
+    if getattr(args, "y_seconds", None):
+        return args.y_seconds
+    return max(1, round(2 * args.scale))
+
+
+def clients_for(args):
+    text = getattr(args, "y_clients", None)
+    if not text:
+        return CLIENTS
+    return [int(c) for c in str(text).split(",") if c.strip()]
+
+
+def table_pages(table):
+    heap, toast = db.query(
+        f"SELECT pg_relation_size('{table}') / current_setting('block_size')::int, "
+        f"coalesce(pg_relation_size(reltoastrelid), 0) / current_setting('block_size')::int "
+        f"FROM pg_class WHERE oid = '{table}'::regclass")[0]
+    return int(heap), int(toast)
+
+
+def load(kind, configs, rows, results, log):
+    """Load the tables of one kind (once per storage), check and record
+    their storage, read them in every configuration; return the tables."""
+    src = f"y_{kind}_src"
+    log(f"Y: generating {rows} {kind} documents")
+    db.execute(f"DROP TABLE IF EXISTS {src}; "
+               f"CREATE TABLE {src} (id int, jb jsonb STORAGE EXTERNAL);"
+               + GENERATE[kind].format(table=src, rows=rows))
+    loaded = set()
+    for cfg in configs:
+        t = cfg.table(f"y_{kind}", shared=True)
+        if t in loaded:
+            continue
+        loaded.add(t)
+        owner = cfg.owner()
+        log(f"Y: loading {t}")
+        owner.execute(owner.create_table(t, f"id int PRIMARY KEY, {owner.column()}")
+                      + f"INSERT INTO {t} SELECT id, jb FROM {src} ORDER BY id;"
+                      + f"VACUUM ANALYZE {t};")
+        forms = owner.check_storage(t)
+        log(f"Y: {t}: " + ", ".join(f"{n} {f}" for f, n in forms.items()))
+    db.execute(f"DROP TABLE {src};")
+    for cfg in configs:
+        t = cfg.table(f"y_{kind}", shared=True)
+        heap, toast = table_pages(t)
+        results.add("Y", cfg.name, "table", "heap_pages", heap, doc=kind, rows=rows)
+        results.add("Y", cfg.name, "table", "toast_pages", toast, doc=kind, rows=rows)
+        for form, n, stored, raw in db.query(
+                f"SELECT s.form, count(*), round(avg(s.stored_size)), round(avg(s.raw_size)) "
+                f"FROM {t}, jsonb_toaster_storage(jb) s GROUP BY s.form ORDER BY s.form",
+                cfg.session_options):
+            results.add("Y", cfg.name, "table", "rows", int(n), doc=kind, form=form,
+                        mean_stored_size=int(stored), mean_raw_size=int(raw))
+        digest = db.value(
+            f"SELECT md5(string_agg({DIGEST[kind]}, ',' ORDER BY id)) "
+            f"|| '/' || sum(hashtextextended(jb::text, 0)) FROM {t}", cfg.session_options)
+        results.add("Y", cfg.name, "answers", "digest", digest, doc=kind, rows=rows)
+    return sorted(loaded)
+
+
+def walinspect():
+    """Whether pg_walinspect can be used (for the full-page image bytes)."""
+    try:
+        db.execute("CREATE EXTENSION IF NOT EXISTS pg_walinspect")
+        return True
+    except db.DBError:
+        return False
+
+
+def fpi_bytes(lsn0, lsn1):
+    """Bytes of full-page images in the WAL between two LSNs, or None."""
+    try:
+        return int(db.value(
+            f"SELECT coalesce(sum(fpi_size), 0) FROM pg_get_wal_stats('{lsn0}', "
+            f"least('{lsn1}'::pg_lsn, pg_current_wal_flush_lsn()))"))
+    except db.DBError:
+        return None
+
+
+def ms(us):
+    return None if us is None else us / 1000.0
+
+
+def measure(cfg, kind, workload, scripts, clients, seconds, rows, seed, work,
+            results, use_walinspect):
+    t = cfg.table(f"y_{kind}", shared=True)
+    paths = [(os.path.join(SCRIPTS, s.format(kind=kind)), w) for s, w in scripts]
+    if workload == UPDATES:
+        cfg.execute(f"VACUUM {t}; CHECKPOINT;")
+        lsn0 = db.value("SELECT pg_current_wal_insert_lsn()")
+    out = db.pgbench_load(paths, {"tab": t, "rows": rows}, clients, seconds,
+                          cfg.session_options, log_prefix=os.path.join(work, "y_log"),
+                          seed=seed)
+    params = dict(doc=kind, clients=clients, seconds=seconds, rows=rows)
+    lat = out["latencies"]
+    every = sorted(x for xs in lat.values() for x in xs)
+    zero = sum(1 for x in every if x == 0)
+    results.add("Y", cfg.name, workload, "tps", out["tps"], **params)
+    results.add("Y", cfg.name, workload, "transactions", out["transactions"],
+                failed=out["failed"] + out["failed_in_log"], zero_latency=zero,
+                logged=len(every), **params)
+    results.add("Y", cfg.name, workload, "latency_mean_ms",
+                ms(sum(every) / len(every)) if every else None, **params)
+    for p in (50, 95, 99):
+        results.add("Y", cfg.name, workload, f"latency_p{p}_ms",
+                    ms(db.percentile(every, p)), **params)
+    line = (f"{out['tps']:.0f} tps, p50 {ms(db.percentile(every, 50)) or 0:.2f} ms, "
+            f"p99 {ms(db.percentile(every, 99)) or 0:.2f} ms")
+    if workload == UPDATES:
+        lsn1 = db.value("SELECT pg_current_wal_insert_lsn()")
+        wal = int(db.value(f"SELECT '{lsn1}'::pg_lsn - '{lsn0}'"))
+        updates = len(lat.get(1, []))
+        for n, name in enumerate(A_SCRIPTS):
+            xs = sorted(lat.get(n, []))
+            for p in (50, 95, 99):
+                results.add("Y", cfg.name, workload, f"{name}_latency_p{p}_ms",
+                            ms(db.percentile(xs, p)), **params)
+        results.add("Y", cfg.name, workload, "wal_bytes", wal, updates=updates,
+                    transactions=out["transactions"], **params)
+        if out["transactions"]:
+            results.add("Y", cfg.name, workload, "wal_bytes_per_tx",
+                        wal / out["transactions"], **params)
+        if updates:
+            results.add("Y", cfg.name, workload, "wal_bytes_per_update", wal / updates,
+                        **params)
+        fpi = fpi_bytes(lsn0, lsn1) if use_walinspect else None
+        if fpi is not None:
+            results.add("Y", cfg.name, workload, "fpi_bytes", fpi, updates=updates, **params)
+        line += f", {wal / max(1, updates) / 1024:.1f} kB WAL per update"
+        if fpi is not None and wal:
+            line += f" ({100.0 * fpi / wal:.0f}% full-page images)"
+    if zero:
+        line += f", {zero} of {len(every)} logged latencies 0"
+    return line
+
+
+def run(configs, results, args, log):
+    rows = rows_for(args.scale)
+    seconds = seconds_for(args)
+    clients = clients_for(args)
+    workloads = dict(WORKLOADS)
+    use_walinspect = walinspect()
+    work = tempfile.mkdtemp(prefix="y_", dir=args.work)
+    try:
+        for kind in KINDS:
+            tables = load(kind, configs, rows, results, log)
+            for workload in RUN_ORDER:
+                for c in clients:
+                    for cfg in configs:
+                        line = measure(cfg, kind, workload, workloads[workload], c,
+                                       seconds, rows, args.seed, work, results,
+                                       use_walinspect)
+                        log(f"Y: {kind}, {workload}, {c} clients, {cfg.name}: {line}")
+            db.execute("".join(f"DROP TABLE {t};" for t in tables))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
