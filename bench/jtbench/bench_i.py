@@ -21,6 +21,13 @@ the two on the same documents.  Each storage form is also timed as a
 whole (form, seen as bucket through the view <table>_by_form), which is
 what the toaster's I target compares: skeletons against plain documents;
 those times are net of the query's fixed cost (the same query on no rows).
+
+The access alone: for the three short keys of the I target, each form is
+also timed with the access evaluated REPEAT_FEW and REPEAT_MANY times per
+document (bench/I/repeated.sql); the difference, divided by the extra
+accesses, is the cost of one access without the visit of the row, which
+differs between forms (a skeleton row is as wide as the largest plain
+documents, and fewer of them share a page).
 """
 
 import os
@@ -41,6 +48,9 @@ QUERIES = {
 FLOOR = "floor"
 HERE = os.path.dirname(__file__)
 FORMS = {"plain": 1, "compressed": 2, "external": 3, "skeleton": 4}
+# The keys of the I target, timed as repeated accesses (bench/I/repeated.sql)
+REPEATED = {"jb->'id'": "id", "jb->'imdb_id'": "imdb_id", "jb->'height'": "height"}
+REPEAT_FEW, REPEAT_MANY = 1, 6
 # Buckets with fewer documents are counted but not timed: the query's
 # fixed cost would dominate a per-document figure.
 MIN_DOCUMENTS = 5
@@ -169,3 +179,31 @@ def run(configs, results, args, log):
                             bucket_label=bucket_label(bucket), documents=n,
                             mean_stored_size=rows[0]["mean_stored_size"], **extra)
         log(f"I: bucket {bucket_label(bucket)} done")
+    measure_repeated(plans, results, args, log)
+
+
+def measure_repeated(plans, results, args, log):
+    """The cost of one access alone, per storage form (see the docstring)."""
+    path = os.path.join(HERE, "..", "I", "repeated.sql")
+    for cfg, t, count_metric, _ in plans:
+        if count_metric != "count_by_form":
+            continue
+        for row in results.select(bench="I", config=cfg.name, metric=count_metric):
+            n, form = row["value"], row["bucket"]
+            if n < MIN_DOCUMENTS:
+                continue
+            for case, key in REPEATED.items():
+                ms = {}
+                for reps in (REPEAT_FEW, REPEAT_MANY):
+                    variables = {"tab": t, "bucket": form, "key": key, "reps": reps}
+                    db.pgbench(path, variables, 1, cfg.session_options)  # warm up
+                    ms[reps] = db.median(db.pgbench(path, variables, args.i_transactions,
+                                                    cfg.session_options))
+                extra = ms[REPEAT_MANY] - ms[REPEAT_FEW]
+                results.add("I", cfg.name, case, "us_per_access_repeated",
+                            max(0.0, extra) * 1000.0 / (n * (REPEAT_MANY - REPEAT_FEW)),
+                            bucket=form, bucket_label=bucket_label(form), documents=n,
+                            mean_stored_size=row["mean_stored_size"],
+                            ms_few=ms[REPEAT_FEW], ms_many=ms[REPEAT_MANY],
+                            reps_few=REPEAT_FEW, reps_many=REPEAT_MANY)
+        log(f"I: repeated accesses on {t} done")

@@ -3,7 +3,8 @@
 Table t: N rows (10,000 at scale 1) holding the same 1000-key object.  Each
 update form runs on a fresh copy of the table, after a CHECKPOINT, and is
 measured for duration, WAL bytes (insert LSN difference) and heap and TOAST
-relation sizes before and after.  "id = id + 1" touches no jsonb and is the
+relation sizes before and after, and how much of the WAL is full-page
+images (pg_walinspect).  "id = id + 1" touches no jsonb and is the
 floor.  The ORM pattern sends the whole new document as a literal, with one
 value changed, as a client holding the document would.
 
@@ -68,6 +69,9 @@ def sizes(table):
 
 def run(configs, results, args, log):
     nrows = max(100, int(10000 * args.scale))
+    # full-page images, counted apart (pg_get_wal_stats): after the
+    # CHECKPOINT, the first change to each page logs the whole page
+    db.execute("CREATE EXTENSION IF NOT EXISTS pg_walinspect;")
     for cfg in configs:
         base = cfg.table("u_base")
         log(f"U: loading {base} ({nrows} rows)")
@@ -88,10 +92,16 @@ def run(configs, results, args, log):
             heap0, toast0 = sizes(t)
             lsn0 = db.value("SELECT pg_current_wal_insert_lsn()")
             ms = db.timed(f"UPDATE {t} SET {assignment};", options=cfg.session_options)
-            wal = int(db.value(f"SELECT pg_current_wal_insert_lsn() - '{lsn0}'"))
+            lsn1 = db.value("SELECT pg_current_wal_insert_lsn()")
+            wal = int(db.value(f"SELECT '{lsn1}'::pg_lsn - '{lsn0}'"))
+            # (a transaction's commit flushes the WAL up to lsn1, which
+            # pg_get_wal_stats needs: hint-bit images may not be flushed yet)
+            db.value("SELECT txid_current()")
+            fpi = int(db.value(f"SELECT coalesce(sum(fpi_size), 0) "
+                               f"FROM pg_get_wal_stats('{lsn0}', '{lsn1}')"))
             heap1, toast1 = sizes(t)
             cfg.check_storage(t, "js")
-            for metric, v in [("ms", ms), ("wal_bytes", wal),
+            for metric, v in [("ms", ms), ("wal_bytes", wal), ("wal_fpi_bytes", fpi),
                               ("heap_bytes_before", heap0), ("heap_bytes_after", heap1),
                               ("toast_bytes_before", toast0), ("toast_bytes_after", toast1)]:
                 results.add("U", cfg.name, case, metric, v, rows=nrows)
