@@ -328,6 +328,27 @@ jt_nav_iter_begin(JtSource *src, const JtNode *container, JtEntryIter *it)
 	it->start = 0;
 }
 
+/*
+ * Position an iterator on entry i (at most the count of entries), finding
+ * where its data starts from the nearest stored end offset before it.
+ */
+void
+jt_nav_iter_seek(JtSource *src, JtEntryIter *it, uint32 i)
+{
+	ContainerLayout lay;
+
+	if (i > it->nentries)
+		jt_nav_corrupt(src, "an entry index is past the end of its container");
+	lay.nentries = it->nentries;
+	lay.entries = it->entries;
+	lay.data = it->data;
+	lay.end = it->end;
+	it->next = i;
+	it->start = entry_start(src, &lay, i);
+	if (it->data + it->start > it->end)
+		jt_nav_corrupt(src, "a JEntry's data runs past the end of its container");
+}
+
 /* The next entry, or false after the last. */
 bool
 jt_nav_iter_next(JtSource *src, JtEntryIter *it, JtNode *entry)

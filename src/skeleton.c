@@ -441,7 +441,10 @@ copy_jentries_in_step(JtWriter *w, JtSource *src, const char *jentries,
 }
 
 /*
- * Append count entries of a part's root container, from entry first on.
+ * Append count entries of a container (a part's root, or a container of a
+ * document being cut) to a writer, from entry first on.  The container may
+ * hold no references.
+ *
  * An entry's bytes do not depend on where it is, except for the padding
  * before a numeric or a container.  While the output and the part are at
  * the same position modulo 4, that padding is the same in both, and the
@@ -454,9 +457,9 @@ copy_jentries_in_step(JtWriter *w, JtSource *src, const char *jentries,
  * container: it reads the JEntries itself, checking each against the
  * data area, rather than through the navigator entry by entry.
  */
-static void
-copy_entries(JtWriter *w, JtSource *src, const JtNode *root, uint32 first,
-			 uint32 count)
+void
+jt_copy_entries(JtWriter *w, JtSource *src, const JtNode *root, uint32 first,
+				uint32 count)
 {
 	JtEntryIter it;
 	const char *jentries;
@@ -478,8 +481,9 @@ copy_entries(JtWriter *w, JtSource *src, const JtNode *root, uint32 first,
 	data = jt_source_read(src, it.data, datalen);
 
 	/* where entry "first" starts */
-	for (i = 0; i < first; i++)
-		end = next_entry_end(src, jentries, i, end, datalen, NULL);
+	jt_nav_iter_seek(src, &it, first);
+	i = first;
+	end = (uint32) it.start;
 	pending = end;
 
 	/* out of step: entries up to the first aligned one, written anew */
@@ -554,7 +558,7 @@ write_ref_value(Flattener *f, LoadedRef *lr)
 		{
 			uint32		n = ref->ranges[r].header & JT_CONTAINER_COUNT_MASK;
 
-			copy_entries(&w, &lr->srcs[r], &lr->roots[r], pass * n, n);
+			jt_copy_entries(&w, &lr->srcs[r], &lr->roots[r], pass * n, n);
 		}
 	}
 	jt_writer_end(&w);

@@ -52,6 +52,7 @@
 
 #include "nodes/pg_list.h"
 
+#include "jsonb_writer.h"
 #include "navigator.h"
 
 /* the format written by this version (varatt_custom.va_version) */
@@ -118,6 +119,8 @@ typedef void (*JtRefVisitor) (void *arg, const JtRef *ref, List *path);
 
 extern void jt_skeleton_parse(JtSkeleton *skel, const char *payload,
 							  uint32 payload_len);
+extern void jt_copy_entries(JtWriter *w, JtSource *src, const JtNode *root,
+							uint32 first, uint32 count);
 extern void jt_skeleton_read_ref(JtSkeleton *skel, const JtNode *node,
 								 JtRef *ref);
 extern struct varlena *jt_skeleton_flatten(JtSkeleton *skel,

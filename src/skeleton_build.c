@@ -242,18 +242,6 @@ start_datum(StringInfo buf)
 	appendStringInfoSpaces(buf, VARHDRSZ);
 }
 
-/* Copy entry i of a container into a writer. */
-static void
-copy_entry_at(Builder *b, JtWriter *w, const JtNode *container, uint32 i)
-{
-	JtNode		entry;
-
-	jt_nav_entry(&b->src, container, i, &entry);
-	jt_writer_entry(w, jt_node_entry_type(&entry),
-					jt_source_read(&b->src, entry.offset, entry.length),
-					entry.length);
-}
-
 /* The content of range r of an external value, as a jsonb datum. */
 static struct varlena *
 build_part(Builder *b, BuildNode *n, uint32 r, uint32 *header)
@@ -289,11 +277,9 @@ build_part(Builder *b, BuildNode *n, uint32 r, uint32 *header)
 
 		*header = (n->node.header & ~JT_CONTAINER_COUNT_MASK) | (end - first);
 		jt_writer_begin(&w, &buf, *header);
-		for (uint32 i = first; i < end; i++)
-			copy_entry_at(b, &w, &n->node, i);
+		jt_copy_entries(&w, &b->src, &n->node, first, end - first);
 		if (object)
-			for (uint32 i = first; i < end; i++)
-				copy_entry_at(b, &w, &n->node, count + i);
+			jt_copy_entries(&w, &b->src, &n->node, count + first, end - first);
 		jt_writer_end(&w);
 	}
 	return finish_datum(&buf);
