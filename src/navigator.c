@@ -122,6 +122,18 @@ entry_length(JtSource *src, const ContainerLayout *lay, uint32 entry,
 }
 
 /*
+ * The last entry of a container ends where the container does: PostgreSQL
+ * writes no bytes after it.  A read of the last entry can check this, and
+ * so a stored length that came out short.
+ */
+static inline void
+check_last_entry_end(JtSource *src, const ContainerLayout *lay, uint64 end)
+{
+	if (lay->data + end != lay->end)
+		jt_nav_corrupt(src, "a container's last entry does not end where the container does");
+}
+
+/*
  * Describe an entry as a node, given its JEntry and the start of its data
  * (relative to the data area of the container).
  */
@@ -195,6 +207,8 @@ entry_node(JtSource *src, const ContainerLayout *lay, uint32 i, JtNode *node)
 	uint64		start = entry_start(src, lay, i);
 	uint64		len = entry_length(src, lay, e, start);
 
+	if (i == lay->nentries - 1)
+		check_last_entry_end(src, lay, start + len);
 	describe_entry(src, lay->data, e, start, len, node);
 }
 
@@ -349,6 +363,21 @@ jt_nav_iter_seek(JtSource *src, JtEntryIter *it, uint32 i)
 		jt_nav_corrupt(src, "a JEntry's data runs past the end of its container");
 }
 
+/*
+ * Do a container's entries end exactly where its data ends?  (Each entry is
+ * checked against the bounds when read; this catches a last entry that
+ * stops short.)
+ */
+bool
+jt_nav_entries_fill(JtSource *src, const JtNode *container)
+{
+	JtEntryIter it;
+
+	jt_nav_iter_begin(src, container, &it);
+	jt_nav_iter_seek(src, &it, it.nentries);
+	return it.data + it.start == it.end;
+}
+
 /* The next entry, or false after the last. */
 bool
 jt_nav_iter_next(JtSource *src, JtEntryIter *it, JtNode *entry)
@@ -365,6 +394,8 @@ jt_nav_iter_next(JtSource *src, JtEntryIter *it, JtNode *entry)
 	lay.end = it->end;
 	e = entry_at(src, &lay, it->next);
 	len = entry_length(src, &lay, e, it->start);
+	if (it->next == lay.nentries - 1)
+		check_last_entry_end(src, &lay, it->start + len);
 	describe_entry(src, it->data, e, it->start, len, entry);
 	it->start += len;
 	it->next++;

@@ -105,6 +105,7 @@ extern void jt_nav_entry(JtSource *src, const JtNode *container, uint32 i,
 						 JtNode *entry);
 extern void jt_nav_iter_begin(JtSource *src, const JtNode *container,
 							  JtEntryIter *it);
+extern bool jt_nav_entries_fill(JtSource *src, const JtNode *container);
 extern void jt_nav_iter_seek(JtSource *src, JtEntryIter *it, uint32 i);
 extern bool jt_nav_iter_next(JtSource *src, JtEntryIter *it, JtNode *entry);
 extern uint32 jt_node_entry_type(const JtNode *node);

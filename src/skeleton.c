@@ -6,10 +6,14 @@
  *
  * See skeleton.h for the format.  The tree of a skeleton is read with the
  * navigator, which checks every JEntry against the bounds of its
- * container; references and parts are checked here.  A part's content is
- * checked against what its reference says of it (raw size, root header,
- * hash) before a byte of it is used, so a part that was lost or swapped
- * for another raises an ERROR instead of producing a wrong document.
+ * container; references and parts are checked here.  A part read whole is
+ * checked against what its reference says of it (raw size, root header)
+ * and its root's entries against its data before a byte of it is used, so
+ * a part that was lost, truncated or cut differently raises an ERROR.  The
+ * content hash is not recomputed on reads (see jt_part_check()): a part
+ * swapped for another of the same size and count goes unnoticed, and a
+ * container nested inside a part is handed to PostgreSQL as it is stored,
+ * checked no more than PostgreSQL checks any stored jsonb.
  *
  * Copyright (c) 2026, jsonb_toaster developers
  *
@@ -220,6 +224,8 @@ jt_part_check(JtSource *partsrc, const JtRefRange *range,
 	jt_nav_root(partsrc, root);
 	if (root->header != range->header)
 		jt_nav_corrupt(partsrc, "a part's root differs from its reference's");
+	if (!jt_nav_entries_fill(partsrc, root))
+		jt_nav_corrupt(partsrc, "a part's entries do not end where its data ends");
 }
 
 /* State of one flattening. */

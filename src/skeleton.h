@@ -39,7 +39,10 @@
  * The toaster checks this before it stores a skeleton.
  *
  * Everything in a stored pointer is read through bounds-checked accessors:
- * a corrupt value raises an ERROR, never a crash.
+ * a corrupt pointer raises an ERROR, never a crash.  Parts are checked
+ * where the toaster reads or glues them; what lies deeper in a part is
+ * ordinary jsonb, trusted as PostgreSQL trusts any stored jsonb (see
+ * docs/toaster.md, "Corruption").
  *
  * Copyright (c) 2026, jsonb_toaster developers
  *
