@@ -47,7 +47,7 @@ CUSTOM_TOAST := $(shell grep -qs RegisterCustomToaster \
 	"$(SERVER_INCLUDEDIR)/fmgr.h" && echo yes)
 ifeq ($(CUSTOM_TOAST),yes)
 PG_CPPFLAGS += -DJT_CUSTOM_TOAST
-REGRESS += toaster sharing
+REGRESS += toaster sharing toaster_corruption
 else
 REGRESS += stock
 endif

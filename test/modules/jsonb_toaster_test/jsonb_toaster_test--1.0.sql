@@ -16,3 +16,22 @@ CREATE FUNCTION jt_test_flat_bytes(value jsonb)
 RETURNS bytea
 AS 'MODULE_PATHNAME', 'jt_test_flat_bytes'
 LANGUAGE C STRICT IMMUTABLE;
+
+-- The raw content of the partno-th part (counting from 0, in the order of
+-- jsonb_toaster_parts()) of a value stored by the toaster (patched servers
+-- only): the jsonb payload, decompressed, without the varlena header.
+CREATE FUNCTION jt_test_part_bytes(skeleton jsonb, partno integer)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'jt_test_part_bytes'
+LANGUAGE C STRICT STABLE;
+
+-- A copy of a value stored by the toaster whose partno-th part is read from
+-- the chunks of replacement instead (patched servers only): a TOASTed
+-- column value of any varlena type in the same TOAST relation, stored
+-- uncompressed, whose bytes stand for the part's jsonb payload.  Lets
+-- tests present any part content to the code that reads skeletons.
+CREATE FUNCTION jt_test_skeleton_replace_part(skeleton jsonb, partno integer,
+	replacement anyelement)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'jt_test_skeleton_replace_part'
+LANGUAGE C STRICT VOLATILE;

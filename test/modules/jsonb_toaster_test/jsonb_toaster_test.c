@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * jsonb_toaster_test.c
- *	  Test-only helpers for jsonb_toaster: forge TOAST pointers.
+ *	  Test-only helpers for jsonb_toaster: forge TOAST pointers, and
+ *	  skeletons whose parts are bytes the test chooses.
  *
  * Copyright (c) 2026, jsonb_toaster developers
  *
@@ -14,9 +15,16 @@
 #include "access/detoast.h"
 #include "access/toast_compression.h"
 #include "fmgr.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 #if PG_VERSION_NUM >= 160000
 #include "varatt.h"
+#endif
+
+#ifdef JT_CUSTOM_TOAST
+/* the toaster's format: types and constants only, no code of it is called */
+#include "skeleton.h"
+#include "toaster.h"
 #endif
 
 PG_MODULE_MAGIC;
@@ -79,4 +87,226 @@ jt_test_flat_bytes(PG_FUNCTION_ARGS)
 	SET_VARSIZE(result, len + VARHDRSZ);
 	memcpy(VARDATA(result), VARDATA(flat), len);
 	PG_RETURN_BYTEA_P(result);
+}
+
+#ifdef JT_CUSTOM_TOAST
+
+/*
+ * Looking for the directory entry of the partno-th part of a skeleton, in
+ * document order: the order of jsonb_toaster_parts(), and the order in
+ * which flattening fetches the parts.  The tree is walked here rather than
+ * with the extension's code, so that the forgery does not depend on the
+ * code under test; the skeleton is a genuine one, so a malformed tree is
+ * only an error of the caller.
+ */
+typedef struct PartFinder
+{
+	const char *tree;
+	uint32		tree_size;
+	uint32		target;			/* the part sought */
+	uint32		seen;			/* parts passed so far */
+	int64		found;			/* tree offset of its JtRefRange, or -1 */
+} PartFinder;
+
+static uint32
+tree_word(PartFinder *pf, uint64 offset)
+{
+	uint32		v;
+
+	if (offset + sizeof(uint32) > pf->tree_size)
+		elog(ERROR, "skeleton tree read out of bounds");
+	memcpy(&v, pf->tree + offset, sizeof(uint32));
+	return v;
+}
+
+static void
+find_in_ref(PartFinder *pf, uint64 offset)
+{
+	uint32		nranges = tree_word(pf, offset + offsetof(JtRefHeader, nranges));
+
+	if (pf->target - pf->seen < nranges)
+	{
+		pf->found = offset + sizeof(JtRefHeader) +
+			(uint64) (pf->target - pf->seen) * sizeof(JtRefRange);
+		if (pf->found + sizeof(JtRefRange) > pf->tree_size)
+			elog(ERROR, "skeleton tree read out of bounds");
+	}
+	pf->seen += nranges;
+}
+
+static void
+find_in_container(PartFinder *pf, uint64 offset)
+{
+	uint32		header = tree_word(pf, offset);
+	uint32		count = header & JT_CONTAINER_COUNT_MASK;
+	uint32		nentries = (header & JT_CONTAINER_OBJECT) ? 2 * count : count;
+	uint64		data = offset + sizeof(uint32) + (uint64) nentries * sizeof(uint32);
+	uint64		start = 0;
+
+	check_stack_depth();
+	for (uint32 i = 0; i < nentries && pf->found < 0; i++)
+	{
+		uint32		e = tree_word(pf, offset + sizeof(uint32) + (uint64) i * sizeof(uint32));
+		uint64		end = (e & JT_JENTRY_HAS_OFF) ? (e & JT_JENTRY_OFFLEN_MASK) :
+			start + (e & JT_JENTRY_OFFLEN_MASK);
+		uint64		child = data + ((start + 3) & ~(uint64) 3);
+
+		/* object keys are strings: only values can be containers */
+		if ((e & JT_JENTRY_TYPE_MASK) == JT_JENTRY_CONTAINER)
+			find_in_container(pf, child);
+		else if ((e & JT_JENTRY_TYPE_MASK) == JT_JENTRY_REF)
+			find_in_ref(pf, child);
+		start = end;
+	}
+}
+
+/*
+ * The skeleton of a jsonb argument: its header, and where the directory
+ * entry of part partno lies in the datum.
+ */
+static void
+find_part(struct varlena *attr, int32 partno, JtSkeletonHeader *hdr,
+		  Size *range_pos)
+{
+	varatt_custom header;
+	const char *payload;
+	PartFinder	pf;
+	uint32		root_entry;
+
+	if (!VARATT_IS_EXTERNAL_CUSTOM(attr) ||
+		custom_toaster_id(attr) != JSONB_TOASTER_ID)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the first argument must be a column value stored by jsonb_toaster")));
+	VARATT_CUSTOM_GET_HEADER(header, attr);
+	if (header.va_size < VARHDRSZ_CUSTOM + sizeof(JtSkeletonHeader))
+		elog(ERROR, "skeleton pointer too short");
+	payload = VARDATA_CUSTOM(attr);
+	memcpy(hdr, payload, sizeof(JtSkeletonHeader));
+	if (hdr->tree_size != header.va_size - VARHDRSZ_CUSTOM - sizeof(JtSkeletonHeader))
+		elog(ERROR, "skeleton tree size does not match the pointer");
+	if (partno < 0 || (uint32) partno >= hdr->nparts)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("part %d out of range: the skeleton has %u parts",
+						partno, hdr->nparts)));
+
+	pf.tree = payload + sizeof(JtSkeletonHeader);
+	pf.tree_size = hdr->tree_size;
+	pf.target = (uint32) partno;
+	pf.seen = 0;
+	pf.found = -1;
+	/* the root's JEntry, then the root at offset 4 */
+	root_entry = tree_word(&pf, 0);
+	if ((root_entry & JT_JENTRY_TYPE_MASK) == JT_JENTRY_REF)
+		find_in_ref(&pf, sizeof(uint32));
+	else
+		find_in_container(&pf, sizeof(uint32));
+	if (pf.found < 0)
+		elog(ERROR, "part %d not found in the skeleton's tree", partno);
+	*range_pos = (payload - (const char *) attr) + sizeof(JtSkeletonHeader) +
+		(Size) pf.found;
+}
+
+#endif							/* JT_CUSTOM_TOAST */
+
+PG_FUNCTION_INFO_V1(jt_test_part_bytes);
+
+/*
+ * jt_test_part_bytes(skeleton jsonb, partno int) returns bytea
+ *
+ * The raw content (a jsonb payload, decompressed, without the varlena
+ * header) of the partno-th part of a value stored by the toaster, in
+ * document order (as jsonb_toaster_parts() lists them, counting from 0).
+ */
+Datum
+jt_test_part_bytes(PG_FUNCTION_ARGS)
+{
+#ifdef JT_CUSTOM_TOAST
+	struct varlena *attr = (struct varlena *) PG_GETARG_POINTER(0);
+	JtSkeletonHeader hdr;
+	JtRefRange	range;
+	Size		pos;
+	struct varatt_external ptr;
+	struct varlena *extptr;
+	struct varlena *raw;
+	Size		len;
+	bytea	   *result;
+
+	find_part(attr, PG_GETARG_INT32(1), &hdr, &pos);
+	memcpy(&range, (char *) attr + pos, sizeof(range));
+	ptr.va_rawsize = range.rawsize;
+	ptr.va_extinfo = range.extinfo;
+	ptr.va_valueid = range.valueid;
+	ptr.va_toastrelid = hdr.toastrelid;
+	extptr = (struct varlena *) palloc(TOAST_POINTER_SIZE);
+	SET_VARTAG_EXTERNAL(extptr, VARTAG_ONDISK);
+	memcpy(VARDATA_EXTERNAL(extptr), &ptr, sizeof(ptr));
+
+	raw = detoast_attr(extptr);
+	len = VARSIZE_ANY_EXHDR(raw);
+	result = palloc(len + VARHDRSZ);
+	SET_VARSIZE(result, len + VARHDRSZ);
+	memcpy(VARDATA(result), VARDATA_ANY(raw), len);
+	PG_RETURN_BYTEA_P(result);
+#else
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("jt_test_part_bytes needs a server with custom TOAST")));
+	PG_RETURN_NULL();
+#endif
+}
+
+PG_FUNCTION_INFO_V1(jt_test_skeleton_replace_part);
+
+/*
+ * jt_test_skeleton_replace_part(skeleton jsonb, partno int,
+ *								 replacement anyelement) returns jsonb
+ *
+ * A copy of the toaster's pointer skeleton in which the directory entry of
+ * part partno (as for jt_test_part_bytes) refers to the stored chunks of
+ * replacement instead: its raw size, stored size and method, and value id
+ * become replacement's.  replacement must be a TOASTed column value of a
+ * varlena type kept in the same TOAST relation as the skeleton's parts
+ * (another column of the same table); stored uncompressed, its bytes are
+ * what reading the part returns.  The rest of the directory entry (the
+ * part's root header, its hash, its first key) is left as it was.
+ */
+Datum
+jt_test_skeleton_replace_part(PG_FUNCTION_ARGS)
+{
+#ifdef JT_CUSTOM_TOAST
+	struct varlena *attr = (struct varlena *) PG_GETARG_POINTER(0);
+	struct varlena *repl = (struct varlena *) PG_GETARG_POINTER(2);
+	JtSkeletonHeader hdr;
+	JtRefRange	range;
+	Size		pos;
+	struct varatt_external ptr;
+	struct varlena *result;
+
+	find_part(attr, PG_GETARG_INT32(1), &hdr, &pos);
+	if (!VARATT_IS_EXTERNAL_ONDISK(repl))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the replacement must be a TOASTed column value")));
+	VARATT_EXTERNAL_GET_POINTER(ptr, repl);
+	if (ptr.va_toastrelid != hdr.toastrelid)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the replacement is not in the skeleton's TOAST relation")));
+
+	result = palloc(VARSIZE_EXTERNAL(attr));
+	memcpy(result, attr, VARSIZE_EXTERNAL(attr));
+	memcpy(&range, (char *) result + pos, sizeof(range));
+	range.rawsize = ptr.va_rawsize;
+	range.extinfo = ptr.va_extinfo;
+	range.valueid = ptr.va_valueid;
+	memcpy((char *) result + pos, &range, sizeof(range));
+	PG_RETURN_POINTER(result);
+#else
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("jt_test_skeleton_replace_part needs a server with custom TOAST")));
+	PG_RETURN_NULL();
+#endif
 }

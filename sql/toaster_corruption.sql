@@ -1,0 +1,314 @@
+--
+-- Damaged parts of values stored by the jsonb toaster (patched servers
+-- only): reading a skeleton whose part has a damaged container layout
+-- raises an ERROR for data corruption, never crashes, and never returns a
+-- wrong answer silently; whether the whole value is flattened, one
+-- container of it, or one element found through the directory, and in
+-- particular when the parts of a wide container are glued back together.
+--
+-- A part is an ordinary jsonb value in the table's TOAST relation.  The
+-- test module forges a copy of a stored skeleton whose directory entry for
+-- one part points to the chunks of a bytea instead (kept uncompressed in
+-- the same TOAST relation: another column of the same table), whose bytes
+-- are the genuine part's with one thing damaged.  Reads check a part's raw
+-- size and root header against its directory entry but do not recompute
+-- its content hash, so damage to its JEntries reaches the code that reads
+-- them.  The damage is done to the JEntries of the part's root container,
+-- which is what the code gluing parts together reads; bytes are written
+-- little-endian, as in corruption.sql.
+--
+-- (the extension may be left by an earlier file, or not: no NOTICE either way)
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS jsonb_toaster;
+CREATE EXTENSION IF NOT EXISTS jsonb_toaster_test;
+RESET client_min_messages;
+
+-- Run a query, report its result or its error in a stable form: SQLSTATE
+-- and message with numbers and TOAST relation names masked.
+CREATE FUNCTION try(query text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  result text;
+BEGIN
+  EXECUTE query INTO result;
+  RETURN 'ok: ' || coalesce(left(result, 30), 'NULL');
+EXCEPTION WHEN OTHERS THEN
+  DECLARE
+    detail text;
+  BEGIN
+    GET STACKED DIAGNOSTICS detail = PG_EXCEPTION_DETAIL;
+    RETURN SQLSTATE || ': ' ||
+      regexp_replace(regexp_replace(SQLERRM || coalesce(' (' || nullif(detail, '') || ')', ''),
+                                    'pg_toast_[0-9]+', 'pg_toast_N', 'g'),
+                     '\m[0-9]+\M', 'N', 'g');
+  END;
+END $$;
+
+-- The 4-byte little-endian word at byte pos of b, and b with it replaced.
+CREATE FUNCTION word(b bytea, pos int) RETURNS bigint LANGUAGE sql IMMUTABLE STRICT AS $$
+  SELECT get_byte(b, pos)::bigint | (get_byte(b, pos + 1)::bigint << 8) |
+         (get_byte(b, pos + 2)::bigint << 16) | (get_byte(b, pos + 3)::bigint << 24)
+$$;
+CREATE FUNCTION set_word(b bytea, pos int, v bigint) RETURNS bytea LANGUAGE sql IMMUTABLE STRICT AS $$
+  SELECT overlay(b PLACING set_byte(set_byte(set_byte(set_byte('\x00000000'::bytea,
+           0, (v & 255)::int), 1, ((v >> 8) & 255)::int), 2, ((v >> 16) & 255)::int), 3, ((v >> 24) & 255)::int)
+         FROM pos + 1 FOR 4)
+$$;
+-- JEntry k of the root container of a jsonb payload, and its end offset in
+-- the data area (lengths added back to the nearest stored end offset).
+CREATE FUNCTION jentry(b bytea, k int) RETURNS bigint LANGUAGE sql IMMUTABLE STRICT AS $$
+  SELECT word(b, 4 + 4 * k)
+$$;
+CREATE FUNCTION entry_end(b bytea, k int) RETURNS bigint LANGUAGE plpgsql IMMUTABLE STRICT AS $$
+DECLARE
+  s bigint := 0;
+  e bigint;
+BEGIN
+  LOOP
+    e := jentry(b, k);
+    s := s + (e & x'0FFFFFFF'::bigint);
+    EXIT WHEN e & x'80000000'::bigint <> 0 OR k = 0;
+    k := k - 1;
+  END LOOP;
+  RETURN s;
+END $$;
+
+-- Wide documents, split into many parts: arrays of 5000 numerics, of
+-- strings of odd lengths (so that parts start out of step with the 4-byte
+-- alignment of the glued container), of small objects, an array of mixed
+-- values that is the whole document (the root leaves the row), and an
+-- object of 5000 keys with mixed values.  Each but the root has a short
+-- field "k" that stays in the skeleton, and the wide container "w".
+SET jsonb_toaster.range_size = 1024;
+CREATE TABLE orig (doc text PRIMARY KEY, jb jsonb);
+INSERT INTO orig
+SELECT 'numerics', jsonb_build_object('k', 'a short value',
+  'w', (SELECT jsonb_agg(i * 1.25) FROM generate_series(0, 4999) i))
+UNION ALL
+SELECT 'strings', jsonb_build_object('k', 'a short value',
+  'w', (SELECT jsonb_agg(left(md5(i::text), 1 + i % 7)) FROM generate_series(0, 4999) i))
+UNION ALL
+SELECT 'objects', jsonb_build_object('k', 'a short value',
+  'w', (SELECT jsonb_agg(jsonb_build_object('i', i, 's', repeat('x', i % 5))) FROM generate_series(0, 4999) i))
+UNION ALL
+SELECT 'root', (SELECT jsonb_agg(CASE i % 4 WHEN 0 THEN to_jsonb(i * 0.5) WHEN 1 THEN to_jsonb(repeat('y', i % 3))
+                                   WHEN 2 THEN to_jsonb(i % 3 = 0) ELSE jsonb_build_object('n', i) END)
+                FROM generate_series(0, 4999) i)
+UNION ALL
+SELECT 'object', jsonb_build_object('k', 'a short value',
+  'w', (SELECT jsonb_object_agg('k' || i, CASE i % 4 WHEN 0 THEN to_jsonb(i * 1.5) WHEN 1 THEN to_jsonb(repeat('v', i % 3))
+                                            WHEN 2 THEN 'null'::jsonb ELSE jsonb_build_object('n', i) END)
+        FROM generate_series(0, 4999) i));
+
+-- The stored documents and, in the same table so in the same TOAST
+-- relation, the bytes that stand for damaged parts.
+CREATE TABLE w (name text PRIMARY KEY, jb jsonb, b bytea);
+ALTER TABLE w ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+ALTER TABLE w ALTER COLUMN b SET STORAGE EXTERNAL;
+INSERT INTO w (name, jb) SELECT doc, jb FROM orig;
+RESET jsonb_toaster.range_size;
+SELECT name, s.form, s.parts > 20 AS many_parts,
+  jt_test_flat_bytes(w.jb) = jt_test_flat_bytes(o.jb) AS same_bytes
+FROM w JOIN orig o ON o.doc = w.name, jsonb_toaster_storage(w.jb) s ORDER BY 1;
+
+-- The part damaged in each document: the widest part of the wide
+-- container after its first, so that it is glued after other parts.  In
+-- it, v is the index of the first value's JEntry (the count, in an object),
+-- and the JEntries damaged are "plain", the 6th value's (not at a stride
+-- point), "stride", the first value's at a stride point (which holds an end
+-- offset), and "last", the part's last.
+CREATE TABLE target AS
+SELECT doc, partno, first_elem, count, v, v + 5 + ((v + 5) % 32 = 0)::int AS plain,
+  (v / 32 + 1) * 32 AS stride, v + count - 1 AS last,
+  jt_test_part_bytes(jb, partno::int) AS b
+FROM (
+  SELECT w.name AS doc, w.jb, p.partno, p.count,
+    sum(p.count) OVER (PARTITION BY w.name ORDER BY p.partno) - p.count AS first_elem,
+    CASE WHEN p.kind = 'object' THEN p.count ELSE 0 END AS v,
+    row_number() OVER (PARTITION BY w.name ORDER BY p.range = 0, p.count DESC, p.partno) AS pick
+  FROM w, LATERAL (SELECT *, ordinality - 1 AS partno FROM jsonb_toaster_parts(w.jb) WITH ORDINALITY) p
+  WHERE p.path IN ('{w}', '{}')
+) q
+WHERE pick = 1;
+-- the bytes read are the part its directory entry describes
+SELECT t.doc, first_elem > 0 AS not_first, plain < stride AND stride < last AS entries_distinct,
+  (word(t.b, 0) & x'0FFFFFFF'::bigint) = t.count AS count_ok,
+  octet_length(t.b) + 4 = p.raw_size AS size_ok
+FROM target t JOIN w ON w.name = t.doc,
+  LATERAL (SELECT raw_size FROM jsonb_toaster_parts(w.jb) WITH ORDINALITY o WHERE o.ordinality = t.partno + 1) p
+ORDER BY 1;
+
+-- The damage done to the part, and the entry the accessors then look up.
+-- "right offset" stores the entry's true end offset: PostgreSQL's reader
+-- accepts an end offset anywhere, but its writer, whose layout parts
+-- have, puts one only at stride points, so either an ERROR or the right
+-- answer is correct there.  "type 7 at a key" is for the object only.
+CREATE TABLE cases (ord int, kase text, at text);
+INSERT INTO cases VALUES
+  (1, 'intact', 'stride'),
+  (2, 'type 6 at a plain entry', 'plain'),
+  (3, 'type 7 at a plain entry', 'plain'),
+  (4, 'type 6 at a stride entry', 'stride'),
+  (5, 'type 7 at a stride entry', 'stride'),
+  (6, 'type 7 at a key', 'plain'),
+  (7, 'offset flag at a plain entry', 'plain'),
+  (8, 'offset flag at a plain entry, right offset', 'plain'),
+  (9, 'stride offset before the previous end', 'stride'),
+  (10, 'stride offset past the data', 'stride'),
+  (11, 'length past the data', 'plain'),
+  (12, 'last length one too long', 'last'),
+  (13, 'count one less', 'plain'),
+  (14, 'count one more', 'plain'),
+  (15, 'truncated in the JEntries', 'plain'),
+  (16, 'truncated by one byte', 'last'),
+  (17, 'last length one too short', 'last');
+
+CREATE FUNCTION damage(t target, kase text) RETURNS bytea LANGUAGE plpgsql AS $$
+DECLARE
+  b bytea := t.b;
+  nentries int := t.v + t.count;
+  datalen bigint := length(b) - 4 - 4 * nentries;
+  typebits bigint := x'70000000'::bigint;
+  offbit bigint := x'80000000'::bigint;
+  offlen bigint := x'0FFFFFFF'::bigint;
+BEGIN
+  RETURN CASE kase
+    WHEN 'intact' THEN b
+    WHEN 'type 6 at a plain entry' THEN
+      set_word(b, 4 + 4 * t.plain, (jentry(b, t.plain) & ~typebits) | x'60000000'::bigint)
+    WHEN 'type 7 at a plain entry' THEN
+      set_word(b, 4 + 4 * t.plain, jentry(b, t.plain) | typebits)
+    WHEN 'type 6 at a stride entry' THEN
+      set_word(b, 4 + 4 * t.stride, (jentry(b, t.stride) & ~typebits) | x'60000000'::bigint)
+    WHEN 'type 7 at a stride entry' THEN
+      set_word(b, 4 + 4 * t.stride, jentry(b, t.stride) | typebits)
+    WHEN 'type 7 at a key' THEN
+      set_word(b, 4 + 4 * 5, jentry(b, 5) | typebits)
+    WHEN 'offset flag at a plain entry' THEN
+      set_word(b, 4 + 4 * t.plain, jentry(b, t.plain) | offbit)
+    WHEN 'offset flag at a plain entry, right offset' THEN
+      set_word(b, 4 + 4 * t.plain, (jentry(b, t.plain) & typebits) | offbit | entry_end(b, t.plain))
+    WHEN 'stride offset before the previous end' THEN
+      set_word(b, 4 + 4 * t.stride, (jentry(b, t.stride) & ~offlen) | (entry_end(b, t.stride - 1) - 1))
+    WHEN 'stride offset past the data' THEN
+      set_word(b, 4 + 4 * t.stride, (jentry(b, t.stride) & ~offlen) | (datalen + 1))
+    WHEN 'length past the data' THEN
+      set_word(b, 4 + 4 * t.plain, jentry(b, t.plain) + x'100000'::bigint)
+    WHEN 'last length one too long' THEN
+      set_word(b, 4 + 4 * t.last, jentry(b, t.last) + 1)
+    WHEN 'count one less' THEN
+      set_word(b, 0, word(b, 0) - 1)
+    WHEN 'count one more' THEN
+      set_word(b, 0, word(b, 0) + 1)
+    WHEN 'truncated in the JEntries' THEN
+      substr(b, 1, 4 + 4 * (nentries / 2))
+    WHEN 'truncated by one byte' THEN
+      substr(b, 1, length(b) - 1)
+    WHEN 'last length one too short' THEN
+      set_word(b, 4 + 4 * t.last, jentry(b, t.last) - 1)
+  END;
+END $$;
+
+-- The damaged parts' bytes, stored in TOAST uncompressed (|| makes a new
+-- datum of the intact bytes, which "target" keeps compressed).  The
+-- table's target is lowered now that the documents are stored, so that
+-- parts shorter than 2 kB go to TOAST too.
+ALTER TABLE w SET (toast_tuple_target = 128);
+INSERT INTO w (name, b)
+SELECT t.doc || ': ' || c.kase, damage(t, c.kase) || ''::bytea
+FROM target t, cases c WHERE c.kase <> 'type 7 at a key' OR t.v > 0;
+-- (out of line and uncompressed: pg_column_size() counts no header then)
+SELECT count(*) AS damaged, count(*) FILTER (WHERE w.b <> t.b) AS differ,
+  count(*) FILTER (WHERE pg_column_size(w.b) = octet_length(w.b)) AS in_toast
+FROM w JOIN target t ON w.name LIKE t.doc || ': %';
+-- What was changed, the same in every document: the words that differ
+-- (the header or the JEntry named) and in them which bits (the count,
+-- the type, the end offset flag, the length or offset), or where the part
+-- was cut.
+SELECT c.ord, c.kase, string_agg(DISTINCT coalesce(d.what, 'nothing'), '; ') AS changed
+FROM cases c JOIN target t ON true JOIN w r ON r.name = t.doc || ': ' || c.kase,
+  LATERAL (SELECT CASE WHEN length(r.b) = length(t.b) - 1 THEN 'last byte cut'
+                    WHEN length(r.b) = 4 + 4 * ((t.v + t.count) / 2) THEN 'cut after half the JEntries'
+                    WHEN length(r.b) <> length(t.b) THEN 'cut elsewhere'
+                    ELSE string_agg(CASE i WHEN 0 THEN 'header' WHEN 1 + t.plain THEN 'plain' WHEN 1 + t.stride THEN 'stride'
+                                      WHEN 1 + t.last THEN 'last' WHEN 1 + 5 THEN 'key 5' ELSE 'word ' || i END || ': ' ||
+                                    concat_ws(', ',
+                                      CASE WHEN (word(r.b, 4 * i) # word(t.b, 4 * i)) & x'70000000'::bigint <> 0 THEN 'type' END,
+                                      CASE WHEN (word(r.b, 4 * i) # word(t.b, 4 * i)) & x'80000000'::bigint <> 0 THEN 'flag' END,
+                                      CASE WHEN (word(r.b, 4 * i) # word(t.b, 4 * i)) & x'0FFFFFFF'::bigint <> 0
+                                        THEN CASE WHEN i = 0 THEN 'count' ELSE 'length/offset' END END), '; ')
+                  END AS what
+           FROM generate_series(0, length(t.b) / 4 - 1) i
+           WHERE CASE WHEN length(r.b) <> length(t.b) THEN i = 0 ELSE word(r.b, 4 * i) <> word(t.b, 4 * i) END) d
+GROUP BY c.ord, c.kase ORDER BY c.ord;
+
+-- The forged documents, and the entry the accessors look up in each: the
+-- one damaged, as an array index or an object key.
+CREATE VIEW forged AS
+SELECT t.doc, c.ord, c.kase, t.partno, r.b,
+  jt_test_skeleton_replace_part(d.jb, t.partno::int, r.b) AS jb, o.jb AS genuine,
+  CASE WHEN t.doc = 'root' THEN '' ELSE '-> ''w'' ' END AS w,
+  CASE WHEN t.doc = 'root' THEN '{' ELSE '{w,' END AS path,
+  CASE WHEN t.v = 0 THEN (t.first_elem + e.i)::text
+    ELSE (SELECT k FROM jsonb_object_keys(o.jb -> 'w') WITH ORDINALITY x(k, n)
+          WHERE n = t.first_elem + e.i + 1)
+  END AS elem
+FROM target t
+  JOIN w d ON d.name = t.doc
+  JOIN orig o ON o.doc = t.doc
+  CROSS JOIN cases c
+  JOIN w r ON r.name = t.doc || ': ' || c.kase,
+  LATERAL (SELECT CASE c.at WHEN 'plain' THEN t.plain WHEN 'stride' THEN t.stride ELSE t.last END - t.v AS i) e;
+
+-- The forgery itself: the intact bytes, read where the directory now
+-- points (the bytea's TOAST value), give back the document byte for byte;
+-- and the entries looked up exist.
+SELECT f.doc, p.value_id = pg_column_toast_chunk_id(f.b) AS part_replaced,
+  p.value_id <> (SELECT value_id FROM jsonb_toaster_parts(d.jb) WITH ORDINALITY q WHERE q.ordinality = f.partno + 1) AS moved,
+  jt_test_flat_bytes(f.jb) = jt_test_flat_bytes(f.genuine) AS same_bytes,
+  (SELECT count(*) FROM forged e WHERE e.doc = f.doc AND e.genuine #> (e.path || e.elem || '}')::text[] IS NULL) AS missing
+FROM forged f JOIN w d ON d.name = f.doc,
+  LATERAL (SELECT value_id FROM jsonb_toaster_parts(f.jb) WITH ORDINALITY q WHERE q.ordinality = f.partno + 1) p
+WHERE f.kase = 'intact' ORDER BY 1;
+
+-- Each way of reading each forged document: "ok: true" if it gives what
+-- the original document gives.  The whole value is flattened by ::text
+-- and =; -> 'k' reads only the skeleton's tree; -> 'w' flattens the wide
+-- container alone, gluing its parts (for "root", the container is the
+-- document); -> 'w' -> elem looks the damaged entry up in that; #> finds
+-- the damaged part through the directory and reads the entry there.
+CREATE TABLE ops (op int, label text, expr text);
+INSERT INTO ops VALUES
+  (1, 'jb::text', 'md5(%1$s::text)'),
+  (2, 'jb = original', '%1$s = genuine'),
+  (3, 'jb -> ''k''', '%1$s -> ''k'''),
+  (4, 'jb -> ''w''', '%1$s %2$s'),
+  (5, 'jb -> ''w'' -> elem', '%1$s %2$s-> %3$s'),
+  (6, 'jb #> ''{w,elem}''', '%1$s #> %4$L');
+CREATE TABLE results AS
+SELECT f.doc, f.ord, f.kase, ops.op, ops.label,
+  try(format('SELECT (%s) IS NOT DISTINCT FROM (%s) FROM forged WHERE doc = %L AND kase = %L',
+             format(ops.expr, 'jb', f.w, e.lit, f.path || f.elem || '}'),
+             format(ops.expr, 'genuine', f.w, e.lit, f.path || f.elem || '}'),
+             f.doc, f.kase)) AS result
+FROM (SELECT doc, ord, kase, w, path, elem FROM forged) f,
+  LATERAL (SELECT CASE WHEN f.doc = 'object' THEN quote_literal(f.elem) ELSE f.elem END AS lit) e,
+  ops;
+
+SELECT ord, kase, label, result,
+  CASE WHEN count(*) = (SELECT count(*) FROM results r2 WHERE r2.kase = r.kase AND r2.op = r.op) THEN 'all'
+    ELSE string_agg(doc, ', ' ORDER BY doc) END AS docs
+FROM results r GROUP BY ord, kase, op, label, result ORDER BY ord, op, docs;
+
+-- In short: no wrong answer, and every damaged part that is read raises
+-- an ERROR for data corruption.
+SELECT count(*) FILTER (WHERE result = 'ok: true') AS right_answers,
+  count(*) FILTER (WHERE result LIKE 'XX001: %') AS corruption_errors,
+  count(*) FILTER (WHERE result NOT LIKE 'XX001: %' AND result <> 'ok: true') AS anything_else
+FROM results;
+
+DROP VIEW forged;
+DROP FUNCTION damage(target, text);
+DROP TABLE w, orig, target, cases, ops, results;
+DROP FUNCTION try(text), word(bytea, int), set_word(bytea, int, bigint), jentry(bytea, int),
+  entry_end(bytea, int);
+DROP EXTENSION jsonb_toaster_test;
