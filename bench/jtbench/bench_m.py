@@ -15,7 +15,9 @@ record, the item id of the first record whose 34th field is its 999
 field), so each filter finds a few rows.  One warm-up, then the buffers of
 the last run and the median time of --rm-runs runs; parallel query off.
 The headline: time (and buffers) of the leader filter divided by the floor
-of the same configuration.
+of the same configuration.  A reference point: the floor and the leader
+filter on a copy of the rows whose document holds only the leader (a small
+jsonb in the row, read by the builtin).
 """
 
 import os
@@ -106,5 +108,28 @@ def run(configs, results, args, log):
                         found=int(found), parameter=params[flt])
             results.add("M", cfg.name, flt, "ms", ms, rows=nrows)
             log(f"M: {flt} on {cfg.name}: {buffers} buffers, {ms:.0f} ms, {found} rows")
+    reference(configs[0], params, results, args, log)
     dropped = {cfg.table("marc", shared=True) for cfg in configs}
     db.execute("".join(f"DROP TABLE {t};" for t in sorted(dropped)))
+
+
+def reference(cfg, params, results, args, log):
+    """A reference point for the leader target: the floor and the leader
+    filter on the same rows with a document that holds only the leader, a
+    small jsonb stored in the row as it is (no TOAST, no skeleton), read
+    by the builtin ->>: what a jsonb field costs at best."""
+    src = cfg.table("marc", shared=True)
+    t = "marc_reference"
+    off = "-c jsonb_toaster.override_builtins=off " + SERIAL
+    db.execute(f"DROP TABLE IF EXISTS {t}; CREATE TABLE {t} AS SELECT id, instance_id, "
+               f"jsonb_build_object('leader', content->'leader') AS content FROM {src}; "
+               f"VACUUM ANALYZE {t};", off)
+    for flt in (FLOOR, LEADER):
+        value = params[flt].replace("'", "''")
+        query = f"SELECT id, instance_id FROM {t} WHERE " + flt.replace("$1", f"'{value}'")
+        db.explain(query, off)  # warm-up
+        runs = [db.explain(query, off) for _ in range(args.rm_runs)]
+        ms = db.median([r[1] for r in runs])
+        results.add("M", "reference", flt, "ms", ms, buffers=runs[-1][0])
+        log(f"M: {flt} on {t}: {ms:.0f} ms")
+    db.execute(f"DROP TABLE {t};")

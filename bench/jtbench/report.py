@@ -329,8 +329,17 @@ def m_section(res, configs):
                                     ", ".join(f"`{f}`" for f in bad) + "."), ""]
     params = {flt: res.select(bench="M", case=flt, metric="buffers")[0].get("parameter")
               for flt in bench_m.FILTERS}
-    lines += ["$1: " + "; ".join(f"`{f}`: `{v}`" for f, v in params.items()), "",
-              "![M](M.png)"]
+    lines += ["$1: " + "; ".join(f"`{f}`: `{v}`" for f, v in params.items()), ""]
+    ref = {flt: res.select(bench="M", config="reference", case=flt, metric="ms")
+           for flt in (bench_m.FLOOR, bench_m.LEADER)}
+    if all(ref.values()):
+        rf, rl = ref[bench_m.FLOOR][0]["value"], ref[bench_m.LEADER][0]["value"]
+        lines += [f"Reference: the same rows with a document holding only the leader "
+                  f"(a small jsonb stored in the row, no TOAST, the builtin `->>`): "
+                  f"`{bench_m.LEADER}` {fmt_num(rl)} ms against the floor's "
+                  f"{fmt_num(rf)} ms, **{fmt_num(ratio(rl, rf))}x**: the cost of a "
+                  f"jsonb field at best.", ""]
+    lines += ["![M](M.png)"]
     return "\n".join(lines)
 
 
@@ -432,9 +441,13 @@ def targets_section(res, configs):
             b = res.one(bench="M", config=c, case=bench_m.LEADER, metric="buffers")
             fb = res.one(bench="M", config=c, case=bench_m.FLOOR, metric="buffers")
             v, ok = verdict(ratio(ms, fms), 1.5)
+            rl = res.select(bench="M", config="reference", case=bench_m.LEADER, metric="ms")
+            rf = res.select(bench="M", config="reference", case=bench_m.FLOOR, metric="ms")
+            ref = (f"; the reference, a leader-only jsonb in the row: "
+                   f"{fmt_num(ratio(rl[0]['value'], rf[0]['value']))}x" if rl and rf else "")
             body.append([c, "M", f"`{bench_m.LEADER}` time / `{bench_m.FLOOR}` "
                          f"({fmt_num(ms)} / {fmt_num(fms)} ms; buffers {b:,} / {fb:,} = "
-                         f"{fmt_num(ratio(b, fb))}x)", "≤ 1.5x", v, ok])
+                         f"{fmt_num(ratio(b, fb))}x{ref})", "≤ 1.5x", v, ok])
         for case in ("jb->'id'", "jb->'imdb_id'", "jb->'height'"):
             t = i_target(res, c, case)
             if t is None:
