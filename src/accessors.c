@@ -88,20 +88,20 @@ node_to_scalar(JtDatumSource *src, const JtNode *node, JsonbValue *v)
 			v->val.string.len = node->length;
 			break;
 		case JT_NODE_NUMERIC:
+			/* a skeleton or a short-header datum may leave it unaligned */
+			if (INTALIGN((uintptr_t) p) != (uintptr_t) p)
+			{
+				char	   *copy = palloc(Max(node->length, VARHDRSZ));
+
+				memcpy(copy, p, node->length);
+				p = copy;
+			}
 			if (node->length < VARHDRSZ_SHORT ||
 				VARATT_IS_EXTERNAL(p) || VARATT_IS_COMPRESSED(p) ||
 				(!VARATT_IS_SHORT(p) && node->length < VARHDRSZ) ||
 				VARSIZE_ANY(p) > node->length)
 				jt_nav_corrupt(&src->pub, "a numeric's header does not fit its JEntry");
 			v->type = jbvNumeric;
-			/* a skeleton or a short-header datum may leave it unaligned */
-			if (INTALIGN((uintptr_t) p) != (uintptr_t) p)
-			{
-				char	   *copy = palloc(node->length);
-
-				memcpy(copy, p, node->length);
-				p = copy;
-			}
 			v->val.numeric = (Numeric) p;
 			break;
 		case JT_NODE_FALSE:

@@ -449,7 +449,8 @@ copy_jentries_in_step(JtWriter *w, JtSource *src, const char *jentries,
 /*
  * Append count entries of a container (a part's root, or a container of a
  * document being cut) to a writer, from entry first on.  The container may
- * hold no references.
+ * hold no references, and src must hold all of it in memory already (it
+ * keeps pointers from one read while it makes others).
  *
  * An entry's bytes do not depend on where it is, except for the padding
  * before a numeric or a container.  While the output and the part are at
@@ -475,6 +476,7 @@ jt_copy_entries(JtWriter *w, JtSource *src, const JtNode *root, uint32 first,
 	uint32		pending;
 	uint32		i;
 
+	Assert(src->avail == src->size);
 	jt_nav_iter_begin(src, root, &it);
 	if ((uint64) first + count > it.nentries)
 		jt_nav_corrupt(src, "a part has fewer entries than its count");
