@@ -31,11 +31,8 @@ documents, and fewer of them share a page).
 """
 
 import os
-import subprocess
-import sys
 
 from . import db
-from .configs import ALL as CONFIGS
 
 QUERIES = {
     "jb->'id'": "id",
@@ -72,14 +69,8 @@ def bucket_label(bucket):
 
 
 def setup(configs, args, log):
-    data = os.path.join(args.work, "imdb.copy")
     count = max(100, int(40000 * args.scale))
-    if not os.path.exists(data):
-        log(f"I: generating {count} documents (seed {args.seed})")
-        with open(data, "w") as out:
-            subprocess.run([sys.executable, os.path.join(HERE, "..", "imdb_gen.py"),
-                            "--count", str(count), "--seed", str(args.seed)],
-                           stdout=out, check=True)
+    data = db.generated_data(args, log, "I", "documents", "imdb_gen.py", count)
     # Standard tables first: a toaster table is also bucketed as its
     # baseline stores the same documents (base_bucket), so that the two can
     # be compared document for document.

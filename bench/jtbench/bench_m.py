@@ -20,13 +20,9 @@ filter on a copy of the rows whose document holds only the leader (a small
 jsonb in the row, read by the builtin).
 """
 
-import os
-import subprocess
-import sys
 
 from . import db
 
-HERE = os.path.dirname(__file__)
 SERIAL = "-c max_parallel_workers_per_gather=0"
 
 FLOOR = "instance_id = $1"
@@ -41,14 +37,7 @@ def rows_for(scale):
 
 def setup(configs, args, log):
     count = rows_for(args.scale)
-    data = os.path.join(args.work, f"marc-{count}-{args.seed}.copy")
-    if not os.path.exists(data):
-        log(f"M: generating {count} records (seed {args.seed})")
-        with open(data + ".tmp", "w") as out:
-            subprocess.run([sys.executable, os.path.join(HERE, "..", "M", "marc_gen.py"),
-                            "--count", str(count), "--seed", str(args.seed)],
-                           stdout=out, check=True)
-        os.rename(data + ".tmp", data)
+    data = db.generated_data(args, log, "M", "records", "M/marc_gen.py", count)
     loaded = set()
     for cfg in configs:
         owner = cfg.owner()
@@ -87,12 +76,9 @@ def run(configs, results, args, log):
         forms = cfg.check_storage(t, "content")
         for form, n in forms.items():
             results.add("M", cfg.name, "table", "rows", n, form=form)
-        heap, toast = db.query(
-            f"SELECT pg_relation_size('{t}') / current_setting('block_size')::int, "
-            f"coalesce(pg_relation_size(reltoastrelid), 0) / current_setting('block_size')::int "
-            f"FROM pg_class WHERE oid = '{t}'::regclass")[0]
-        results.add("M", cfg.name, "table", "heap_pages", int(heap), rows=nrows)
-        results.add("M", cfg.name, "table", "toast_pages", int(toast), rows=nrows)
+        heap, toast = db.relation_sizes(t, pages=True)
+        results.add("M", cfg.name, "table", "heap_pages", heap, rows=nrows)
+        results.add("M", cfg.name, "table", "toast_pages", toast, rows=nrows)
     for flt in FILTERS:
         for cfg in configs:
             t = cfg.table("marc", shared=True)

@@ -16,13 +16,9 @@ the row alone costs about one access per heap page; standard TOAST fetches
 every document for them.
 """
 
-import os
-import subprocess
-import sys
 
 from . import db
 
-HERE = os.path.dirname(__file__)
 SERIAL = "-c max_parallel_workers_per_gather=0"
 
 QUERIES = [
@@ -43,14 +39,7 @@ def rows_for(scale):
 
 def setup(configs, args, log):
     count = rows_for(args.scale)
-    data = os.path.join(args.work, f"users-{count}-{args.seed}.copy")
-    if not os.path.exists(data):
-        log(f"R: generating {count} users (seed {args.seed})")
-        with open(data + ".tmp", "w") as out:
-            subprocess.run([sys.executable, os.path.join(HERE, "..", "R", "users_gen.py"),
-                            "--count", str(count), "--seed", str(args.seed)],
-                           stdout=out, check=True)
-        os.rename(data + ".tmp", data)
+    data = db.generated_data(args, log, "R", "users", "R/users_gen.py", count)
     loaded = set()
     for cfg in configs:
         owner = cfg.owner()
@@ -68,19 +57,11 @@ def setup(configs, args, log):
     return count
 
 
-def table_pages(table):
-    heap, toast = db.query(
-        f"SELECT pg_relation_size('{table}') / current_setting('block_size')::int, "
-        f"coalesce(pg_relation_size(reltoastrelid), 0) / current_setting('block_size')::int "
-        f"FROM pg_class WHERE oid = '{table}'::regclass")[0]
-    return int(heap), int(toast)
-
-
 def run(configs, results, args, log):
     nrows = setup(configs, args, log)
     for cfg in configs:
         t = cfg.table("users", shared=True)
-        heap, toast = table_pages(t)
+        heap, toast = db.relation_sizes(t, pages=True)
         forms = cfg.check_storage(t, "data")
         results.add("R", cfg.name, "table", "heap_pages", heap, rows=nrows)
         results.add("R", cfg.name, "table", "toast_pages", toast, rows=nrows)

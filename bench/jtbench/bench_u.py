@@ -59,14 +59,6 @@ END $$;
 """
 
 
-def sizes(table):
-    heap, toast = db.query(
-        f"SELECT pg_relation_size('{table}'), "
-        f"coalesce(pg_relation_size(reltoastrelid), 0) "
-        f"FROM pg_class WHERE oid = '{table}'::regclass")[0]
-    return int(heap), int(toast)
-
-
 def run(configs, results, args, log):
     nrows = max(100, int(10000 * args.scale))
     # full-page images, counted apart (pg_get_wal_stats): after the
@@ -89,17 +81,13 @@ def run(configs, results, args, log):
                         f"INSERT INTO {t} SELECT * FROM {base};"
                         f"VACUUM ANALYZE {t}; CHECKPOINT;")
             cfg.check_storage(t, "js")
-            heap0, toast0 = sizes(t)
+            heap0, toast0 = db.relation_sizes(t)
             lsn0 = db.value("SELECT pg_current_wal_insert_lsn()")
             ms = db.timed(f"UPDATE {t} SET {assignment};", options=cfg.session_options)
             lsn1 = db.value("SELECT pg_current_wal_insert_lsn()")
             wal = int(db.value(f"SELECT '{lsn1}'::pg_lsn - '{lsn0}'"))
-            # (a transaction's commit flushes the WAL up to lsn1, which
-            # pg_get_wal_stats needs: hint-bit images may not be flushed yet)
-            db.value("SELECT txid_current()")
-            fpi = int(db.value(f"SELECT coalesce(sum(fpi_size), 0) "
-                               f"FROM pg_get_wal_stats('{lsn0}', '{lsn1}')"))
-            heap1, toast1 = sizes(t)
+            fpi = db.fpi_bytes(lsn0, lsn1)
+            heap1, toast1 = db.relation_sizes(t)
             cfg.check_storage(t, "js")
             for metric, v in [("ms", ms), ("wal_bytes", wal), ("wal_fpi_bytes", fpi),
                               ("heap_bytes_before", heap0), ("heap_bytes_after", heap1),

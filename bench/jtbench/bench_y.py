@@ -138,14 +138,6 @@ def clients_for(args):
     return [int(c) for c in str(text).split(",") if c.strip()]
 
 
-def table_pages(table):
-    heap, toast = db.query(
-        f"SELECT pg_relation_size('{table}') / current_setting('block_size')::int, "
-        f"coalesce(pg_relation_size(reltoastrelid), 0) / current_setting('block_size')::int "
-        f"FROM pg_class WHERE oid = '{table}'::regclass")[0]
-    return int(heap), int(toast)
-
-
 def load(kind, configs, rows, results, log):
     """Load the tables of one kind (once per storage), check and record
     their storage, read them in every configuration; return the tables."""
@@ -170,7 +162,7 @@ def load(kind, configs, rows, results, log):
     db.execute(f"DROP TABLE {src};")
     for cfg in configs:
         t = cfg.table(f"y_{kind}", shared=True)
-        heap, toast = table_pages(t)
+        heap, toast = db.relation_sizes(t, pages=True)
         results.add("Y", cfg.name, "table", "heap_pages", heap, doc=kind, rows=rows)
         results.add("Y", cfg.name, "table", "toast_pages", toast, doc=kind, rows=rows)
         for form, n, stored, raw in db.query(
@@ -193,16 +185,6 @@ def walinspect():
         return True
     except db.DBError:
         return False
-
-
-def fpi_bytes(lsn0, lsn1):
-    """Bytes of full-page images in the WAL between two LSNs, or None."""
-    try:
-        return int(db.value(
-            f"SELECT coalesce(sum(fpi_size), 0) FROM pg_get_wal_stats('{lsn0}', "
-            f"least('{lsn1}'::pg_lsn, pg_current_wal_flush_lsn()))"))
-    except db.DBError:
-        return None
 
 
 def ms(us):
@@ -251,7 +233,7 @@ def measure(cfg, kind, workload, scripts, clients, seconds, rows, seed, work,
         if updates:
             results.add("Y", cfg.name, workload, "wal_bytes_per_update", wal / updates,
                         **params)
-        fpi = fpi_bytes(lsn0, lsn1) if use_walinspect else None
+        fpi = db.fpi_bytes(lsn0, lsn1) if use_walinspect else None
         if fpi is not None:
             results.add("Y", cfg.name, workload, "fpi_bytes", fpi, updates=updates, **params)
         line += f", {wal / max(1, updates) / 1024:.1f} kB WAL per update"

@@ -11,6 +11,7 @@ import os
 import re
 import statistics
 import subprocess
+import sys
 
 PSQL = ["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1"]
 
@@ -191,3 +192,42 @@ def percentile(sorted_xs, p):
 
 def median(xs):
     return statistics.median(xs)
+
+
+def relation_sizes(table, pages=False):
+    """(heap, TOAST) sizes of a table, in bytes or in pages."""
+    unit = " / current_setting('block_size')::int" if pages else ""
+    heap, toast = query(
+        f"SELECT pg_relation_size('{table}'){unit}, "
+        f"coalesce(pg_relation_size(reltoastrelid), 0){unit} "
+        f"FROM pg_class WHERE oid = '{table}'::regclass")[0]
+    return int(heap), int(toast)
+
+
+def fpi_bytes(lsn0, lsn1):
+    """Bytes of full-page images in the WAL between two LSNs (pg_walinspect),
+    or None if it cannot be read."""
+    try:
+        # a transaction's commit flushes the WAL up to lsn1, which
+        # pg_get_wal_stats needs: hint-bit images may not be flushed yet
+        value("SELECT txid_current()")
+        return int(value(f"SELECT coalesce(sum(fpi_size), 0) "
+                         f"FROM pg_get_wal_stats('{lsn0}', '{lsn1}')"))
+    except DBError:
+        return None
+
+
+def generated_data(args, log, bench, what, script, count):
+    """The COPY file a generator script (bench/<script>) writes for count
+    rows and args.seed, made once per work directory."""
+    stem = os.path.splitext(os.path.basename(script))[0]
+    data = os.path.join(args.work, f"{stem}-{count}-{args.seed}.copy")
+    if not os.path.exists(data):
+        log(f"{bench}: generating {count} {what} (seed {args.seed})")
+        with open(data + ".tmp", "w") as out:
+            subprocess.run([sys.executable,
+                            os.path.join(os.path.dirname(__file__), "..", script),
+                            "--count", str(count), "--seed", str(args.seed)],
+                           stdout=out, check=True)
+        os.rename(data + ".tmp", data)
+    return data

@@ -40,10 +40,7 @@ def plot_s(res, configs, out):
     for ax in axes[1]:
         ax.set_xlabel("stored document size (bytes)")
     axes[0][0].legend()
-    fig.suptitle("S: time per access against stored size")
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "S.png"), dpi=90)
-    plt.close(fig)
+    finish(fig, "S: time per access against stored size", out, "S")
 
 
 def plot_i(res, configs, out):
@@ -70,10 +67,7 @@ def plot_i(res, configs, out):
         ax.set_xlabel("mean stored size of the bucket (bytes)")
         ax.set_ylabel("µs per access")
     axes[0][0].legend(fontsize=7)
-    fig.suptitle("I: IMDB-like documents, time per access by size bucket")
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "I.png"), dpi=90)
-    plt.close(fig)
+    finish(fig, "I: IMDB-like documents, time per access by size bucket", out, "I")
 
 
 def plot_u(res, configs, out):
@@ -100,10 +94,7 @@ def plot_u(res, configs, out):
         ax.set_yscale(scale)
         ax.grid(True, axis="y", which="both", alpha=0.3)
     ax1.legend()
-    fig.suptitle("U: updating every row of the 1000-key table")
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "U.png"), dpi=90)
-    plt.close(fig)
+    finish(fig, "U: updating every row of the 1000-key table", out, "U")
 
 
 def plot_p(res, configs, out):
@@ -123,10 +114,24 @@ def plot_p(res, configs, out):
         ax.set_title(title)
         ax.grid(True, axis="y", alpha=0.3)
     ax1.legend()
-    fig.suptitle("P: SELECT jb->'id' before and after a tiny update")
+    finish(fig, "P: SELECT jb->'id' before and after a tiny update", out, "P")
+
+
+def finish(fig, title, out, name):
+    """Title the figure, save it as <name>.png in out and free it."""
+    fig.suptitle(title)
     fig.tight_layout()
-    fig.savefig(os.path.join(out, "P.png"), dpi=90)
+    fig.savefig(os.path.join(out, f"{name}.png"), dpi=90)
     plt.close(fig)
+
+
+def log_bar_axes(axes_titles, labels, rotation):
+    """Label the groups of grouped bars, on log scales with a grid."""
+    for ax, title in axes_titles:
+        ax.set_xticklabels(labels, rotation=rotation, ha="right", fontsize=8)
+        ax.set_yscale("log")
+        ax.set_title(title)
+        ax.grid(True, axis="y", which="both", alpha=0.3)
 
 
 def grouped_bars(ax, groups, configs, value, width):
@@ -149,19 +154,12 @@ def plot_r(res, configs, out):
     grouped_bars(ax2, cases, configs,
                  lambda c, k: res.one(bench="R", config=c, case=k, metric="ms"), width)
     heap = [res.one(bench="R", config=c, case="table", metric="heap_pages") for c in configs]
-    for ax, title in [(ax1, "shared buffer accesses (log scale; dotted: heap pages)"),
-                      (ax2, "execution time incl. serialisation (ms, log scale)")]:
-        ax.set_xticklabels(cases, rotation=15, ha="right", fontsize=8)
-        ax.set_yscale("log")
-        ax.set_title(title)
-        ax.grid(True, axis="y", which="both", alpha=0.3)
+    log_bar_axes([(ax1, "shared buffer accesses (log scale; dotted: heap pages)"),
+                  (ax2, "execution time incl. serialisation (ms, log scale)")], cases, 15)
     for h in sorted(set(heap)):
         ax1.axhline(h, linestyle=":", color="grey", linewidth=1)
     ax1.legend(fontsize=8)
-    fig.suptitle("R: projections of user documents")
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "R.png"), dpi=90)
-    plt.close(fig)
+    finish(fig, "R: projections of user documents", out, "R")
 
 
 def plot_m(res, configs, out):
@@ -175,17 +173,10 @@ def plot_m(res, configs, out):
                  lambda c, f: res.one(bench="M", config=c, case=f, metric="ms"), width)
     grouped_bars(ax2, filters, configs,
                  lambda c, f: res.one(bench="M", config=c, case=f, metric="buffers"), width)
-    for ax, title in [(ax1, "execution time (ms, log scale)"),
-                      (ax2, "shared buffer accesses (log scale)")]:
-        ax.set_xticklabels(filters, rotation=10, ha="right", fontsize=8)
-        ax.set_yscale("log")
-        ax.set_title(title)
-        ax.grid(True, axis="y", which="both", alpha=0.3)
+    log_bar_axes([(ax1, "execution time (ms, log scale)"),
+                  (ax2, "shared buffer accesses (log scale)")], filters, 10)
     ax1.legend(fontsize=8)
-    fig.suptitle("M: sequential-scan filters on MARC-like records")
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "M.png"), dpi=90)
-    plt.close(fig)
+    finish(fig, "M: sequential-scan filters on MARC-like records", out, "M")
 
 
 def plot_y(res, configs, out):
@@ -220,10 +211,7 @@ def plot_y(res, configs, out):
             ax.set_xlabel("clients")
             ax.set_ylabel("transactions per second (log scale)")
     axes[0][0].legend(fontsize=8)
-    fig.suptitle("Y: YCSB-style load, throughput against clients")
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "Y.png"), dpi=90)
-    plt.close(fig)
+    finish(fig, "Y: YCSB-style load, throughput against clients", out, "Y")
 
 
 def draw_all(res, configs, out):

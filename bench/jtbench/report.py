@@ -249,6 +249,17 @@ def forms_of(res, bench, c):
     return ", ".join(f"{r['value']} {r['form']}" for r in sorted(rows, key=lambda r: r["form"]))
 
 
+def storage_table(res, bench, configs):
+    """The table's pages and the storage forms of its documents, per
+    configuration."""
+    body = []
+    for c in configs:
+        heap = res.one(bench=bench, config=c, case="table", metric="heap_pages")
+        toast = res.one(bench=bench, config=c, case="table", metric="toast_pages")
+        body.append([c, f"{heap:,}", f"{toast:,}", forms_of(res, bench, c)])
+    return table(["config", "heap pages", "TOAST pages", "documents"], body)
+
+
 def r_section(res, configs):
     if not res.select(bench="R", metric="buffers"):
         return None
@@ -260,12 +271,7 @@ def r_section(res, configs):
              "buffer accesses of execution and serialisation, median time.  The "
              "ratio divides the buffers of the query by the heap pages of the "
              "table: about 1 when the row alone is read.", ""]
-    body = []
-    for c in configs:
-        heap = res.one(bench="R", config=c, case="table", metric="heap_pages")
-        toast = res.one(bench="R", config=c, case="table", metric="toast_pages")
-        body.append([c, f"{heap:,}", f"{toast:,}", forms_of(res, "R", c)])
-    lines += [table(["config", "heap pages", "TOAST pages", "documents"], body), ""]
+    lines += [storage_table(res, "R", configs), ""]
     body = []
     for case, sql in bench_r.QUERIES:
         for c in configs:
@@ -300,12 +306,7 @@ def m_section(res, configs):
              f"{nrows:,} MARC-like records, sequential scans (parallel query off), "
              "`EXPLAIN (ANALYZE, BUFFERS, TIMING OFF, SERIALIZE text)`; ratios "
              "against the `instance_id = $1` floor of the same configuration.", ""]
-    body = []
-    for c in configs:
-        heap = res.one(bench="M", config=c, case="table", metric="heap_pages")
-        toast = res.one(bench="M", config=c, case="table", metric="toast_pages")
-        body.append([c, f"{heap:,}", f"{toast:,}", forms_of(res, "M", c)])
-    lines += [table(["config", "heap pages", "TOAST pages", "documents"], body), ""]
+    lines += [storage_table(res, "M", configs), ""]
     body = []
     found = {}
     for flt in bench_m.FILTERS:
