@@ -31,7 +31,7 @@ EXTENSION = jsonb_toaster
 DATA = jsonb_toaster--0.1.sql
 PGFILEDESC = "jsonb_toaster - TOAST that understands jsonb"
 
-REGRESS = storage partial_access corruption
+REGRESS = storage partial_access corruption scratch
 REGRESS_OPTS = --inputdir=$(srcdir) --outputdir=$(CURDIR)
 TAP_TESTS = 1
 

@@ -76,6 +76,17 @@ INSERT INTO t (id, jb) SELECT id, jb FROM ref;
 SELECT (jsonb_toaster_storage(jb)).form, count(*) FROM t GROUP BY 1 ORDER BY 1;
 SELECT id, (jsonb_toaster_storage(jb)).form FROM t WHERE id >= 400 ORDER BY id;
 
+-- a call site reading skeletons keeps one buffer for the parts it reads:
+-- what it holds after 500 calls is what it held after 10 (it once lost
+-- the buffer after every call, and allocated another)
+SELECT f.fn, f.arg,
+	jt_test_call_site_memory(f.fn, t.jb, f.arg, 10) =
+	jt_test_call_site_memory(f.fn, t.jb, f.arg, 500) AS steady
+FROM t, (VALUES ('jt_extract_path(jsonb,text[])'::regprocedure, '{roles,0,title}'::text[]),
+				('jt_extract_path_text(jsonb,text[])', '{nested,a,b,c}'),
+				('jt_extract_path(jsonb,text[])', '{id}')) f(fn, arg)
+WHERE t.id = 105 ORDER BY 1, 2;
+
 -- flatten is byte-exact, and pg_column_size/octet_length agree with the header
 SELECT count(*) AS same_bytes FROM t JOIN ref USING (id)
 WHERE jt_test_flat_bytes(t.jb) = jt_test_flat_bytes(ref.jb);

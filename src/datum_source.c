@@ -149,7 +149,7 @@ grow(JtDatumSource *src, char *buf, uint32 *cap, uint32 need, uint32 limit)
 static void
 sync_scratch(JtDatumSource *src)
 {
-	if (src->scratch == NULL)
+	if (!src->borrowed)
 		return;
 	src->scratch->buffer = src->buffer;
 	src->scratch->buffer_cap = src->buffer_cap;
@@ -166,6 +166,7 @@ allocate_buffer(JtDatumSource *src)
 		src->buffer_cap = src->scratch->buffer_cap;
 		src->stored = src->scratch->stored;
 		src->stored_cap = src->scratch->stored_cap;
+		src->borrowed = true;
 	}
 	src->buffer = grow(src, src->buffer, &src->buffer_cap,
 					   Min(src->pub.size, INITIAL_BUFFER_SIZE), src->pub.size);
@@ -214,10 +215,15 @@ jt_datum_source_open(JtDatumSource *src, Datum value, JtScratch *scratch)
 {
 	struct varlena *attr = (struct varlena *) DatumGetPointer(value);
 
-	memset(src, 0, offsetof(JtDatumSource, decoder));
 	src->scratch = scratch;
-	src->pub.fill = datum_source_fill;
-	src->pub.corrupt = datum_source_corrupt;
+	src->buffer = NULL;
+	src->buffer_cap = 0;
+	src->stored = NULL;
+	src->stored_len = 0;
+	src->stored_cap = 0;
+	src->iterating = false;
+	src->borrowed = false;
+	src->part = NULL;
 
 #ifdef JT_CUSTOM_TOAST
 	/* the jsonb toaster's pointer: read its skeleton, then parts as needed */
@@ -225,12 +231,21 @@ jt_datum_source_open(JtDatumSource *src, Datum value, JtScratch *scratch)
 		custom_toaster_id(attr) == JSONB_TOASTER_ID)
 	{
 		src->form = JT_FORM_SKELETON;
-		src->skel = palloc(sizeof(JtSkeleton));
-		jt_parse_pointer(attr, src->skel);
-		src->pub = src->skel->src;
+		jt_parse_pointer(attr, &src->skel);
+		/* field by field: a struct copy would stall on the stores just made */
+		jt_memory_source(&src->pub, src->skel.tree, src->skel.hdr.tree_size,
+						 true);
 		return;
 	}
 #endif
+
+	src->form = JT_FORM_PLAIN;	/* until known: errors name no value */
+	src->pub.data = NULL;
+	src->pub.size = 0;
+	src->pub.avail = 0;
+	src->pub.fill = datum_source_fill;
+	src->pub.corrupt = datum_source_corrupt;
+	src->pub.refs_allowed = false;
 
 	/*
 	 * Pointers to values in memory (indirect, expanded) are not TOAST:
@@ -307,12 +322,6 @@ jt_datum_source_close(JtDatumSource *src)
 		pfree(src->part);
 		src->part = NULL;
 	}
-	if (src->skel)
-	{
-		pfree(src->skel);
-		src->skel = NULL;
-	}
-
 	if (src->iterating)
 		jt_toast_iterator_end(&src->iter);
 	src->iterating = false;
@@ -330,7 +339,7 @@ jt_datum_source_close(JtDatumSource *src)
 		src->stored = NULL;
 		src->stored_cap = 0;
 	}
-	if (src->scratch)
+	if (src->borrowed)
 		sync_scratch(src);
 	else
 	{
@@ -448,7 +457,7 @@ void
 jt_datum_source_root(JtDatumSource *src, JtNode *root)
 {
 	if (src->form == JT_FORM_SKELETON)
-		*root = src->skel->root;
+		*root = src->skel.root;
 	else
 		jt_nav_root(&src->pub, root);
 }

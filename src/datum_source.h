@@ -46,29 +46,31 @@ typedef struct JtDatumSource
 {
 	JtSource	pub;			/* the navigator's view; must be first */
 	JtDatumForm form;
+	JtScratch  *scratch;		/* where buffers come from and go back to */
+	bool		borrowed;		/* buffer and stored are the scratch's */
 	char	   *buffer;			/* the raw payload, filled on demand */
 	uint32		buffer_cap;		/* allocated size of buffer */
+	char	   *stored;			/* compressed: the stored stream read so far */
+	uint32		stored_len;
+	uint32		stored_cap;
+	bool		iterating;		/* iter is in use */
+	struct JtDatumSource *part; /* skeletons: the part being read */
+
+	/*
+	 * jt_datum_source_open() sets everything above.  What follows is set
+	 * only for the forms that use it: a source is opened for every call of
+	 * an accessor, and clearing the lot would cost as much as reading a
+	 * short field of a skeleton.
+	 */
+
+	/* skeletons: the parsed pointer */
+	JtSkeleton	skel;
 
 	/* external values */
 	Oid			toastrelid;
 	Oid			valueid;
 	int32		stored_size;
-	char	   *stored;			/* compressed: the stored stream read so far */
-	uint32		stored_len;
-	uint32		stored_cap;
-	bool		iterating;		/* iter is in use */
 
-	JtScratch  *scratch;		/* where buffers come from and go back to */
-
-	/* skeletons: the parsed pointer, and the part being read */
-	JtSkeleton *skel;
-	struct JtDatumSource *part;
-
-	/*
-	 * Large members last: jt_datum_source_open() zeroes only what precedes
-	 * them, and they are initialised when a compressed or external value
-	 * needs them.
-	 */
 	JtDecoder	decoder;
 	JtToastIterator iter;
 } JtDatumSource;

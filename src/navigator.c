@@ -83,7 +83,17 @@ container_layout(JtSource *src, const JtNode *container, ContainerLayout *lay)
 static inline uint32
 entry_at(JtSource *src, const ContainerLayout *lay, uint32 i)
 {
-	return read_uint32(src, lay->entries + (uint64) i * sizeof(uint32));
+	uint64		offset = lay->entries + (uint64) i * sizeof(uint32);
+	uint32		v;
+
+	Assert(i < lay->nentries);
+	/* all the JEntries readable (a skeleton, a document in memory): no check */
+	if (likely(lay->data <= src->avail))
+	{
+		memcpy(&v, src->data + offset, sizeof(uint32));
+		return v;
+	}
+	return read_uint32(src, offset);
 }
 
 /* Start of entry i's data, relative to the data area. */

@@ -56,7 +56,6 @@ skeleton_fill(JtSource *src, uint32 upto)
 void
 jt_memory_source(JtSource *src, const char *data, uint32 len, bool refs_allowed)
 {
-	memset(src, 0, sizeof(JtSource));
 	src->data = data;
 	src->size = len;
 	src->avail = len;
@@ -90,7 +89,6 @@ jt_skeleton_parse(JtSkeleton *skel, const char *payload, uint32 payload_len)
 	uint32		root_entry;
 	uint32		root_len;
 
-	memset(skel, 0, sizeof(JtSkeleton));
 	jt_memory_source(&skel->src, NULL, 0, true);
 	if (payload_len < sizeof(JtSkeletonHeader))
 		jt_nav_corrupt(&skel->src, "the pointer is shorter than its header");

@@ -42,7 +42,7 @@ open_part(JtDatumSource *skelsrc, const JtRefRange *range, JtNode *root)
 		pfree(skelsrc->part);
 		skelsrc->part = NULL;
 	}
-	ptr = jt_part_pointer(range, skelsrc->skel->hdr.toastrelid);
+	ptr = jt_part_pointer(range, skelsrc->skel.hdr.toastrelid);
 	part = palloc(sizeof(JtDatumSource));
 	jt_datum_source_open(part, PointerGetDatum(ptr), skelsrc->scratch);
 	skelsrc->part = part;
@@ -90,7 +90,7 @@ jt_step_key(JtDatumSource **cur, const JtNode *object, const char *key,
 	if (object->kind != JT_NODE_REF)
 		return jt_nav_object_get(&(*cur)->pub, object, key, keylen, value);
 
-	jt_skeleton_read_ref((*cur)->skel, object, &ref);
+	jt_skeleton_read_ref(&(*cur)->skel, object, &ref);
 	part = open_part(*cur, &ref.ranges[range_for_key(&ref, key, keylen)], &root);
 	*cur = part;
 	return jt_nav_object_get(&part->pub, &root, key, keylen, value);
@@ -108,7 +108,7 @@ jt_step_index(JtDatumSource **cur, const JtNode *array, uint32 index,
 	if (array->kind != JT_NODE_REF)
 		return jt_nav_array_get(&(*cur)->pub, array, index, element);
 
-	jt_skeleton_read_ref((*cur)->skel, array, &ref);
+	jt_skeleton_read_ref(&(*cur)->skel, array, &ref);
 	for (uint32 r = 0; r < ref.nranges; r++)
 	{
 		uint32		n = ref.ranges[r].header & JT_CONTAINER_COUNT_MASK;
@@ -135,7 +135,7 @@ jt_resolve_scalar(JtDatumSource **cur, JtNode *node)
 
 	if (node->kind != JT_NODE_REF || !(node->header & JT_CONTAINER_SCALAR))
 		return;
-	jt_skeleton_read_ref((*cur)->skel, node, &ref);
+	jt_skeleton_read_ref(&(*cur)->skel, node, &ref);
 	*cur = open_part(*cur, &ref.ranges[0], &root);
 	jt_nav_array_get(&(*cur)->pub, &root, 0, node);
 	if (node->kind == JT_NODE_CONTAINER)
@@ -163,12 +163,12 @@ jt_node_flatten(JtDatumSource *cur, const JtNode *node, bool pointer_ok)
 	{
 		JtRef		ref;
 
-		jt_skeleton_read_ref(cur->skel, node, &ref);
+		jt_skeleton_read_ref(&cur->skel, node, &ref);
 		if (ref.nranges == 1)
 			return PointerGetDatum(jt_part_pointer(&ref.ranges[0],
-												   cur->skel->hdr.toastrelid));
+												   cur->skel.hdr.toastrelid));
 	}
-	return PointerGetDatum(jt_skeleton_flatten_node(cur->skel, node,
+	return PointerGetDatum(jt_skeleton_flatten_node(&cur->skel, node,
 													jt_fetch_stored_part, NULL));
 }
 

@@ -35,3 +35,12 @@ CREATE FUNCTION jt_test_skeleton_replace_part(skeleton jsonb, partno integer,
 RETURNS jsonb
 AS 'MODULE_PATHNAME', 'jt_test_skeleton_replace_part'
 LANGUAGE C STRICT VOLATILE;
+
+-- Bytes held by one call site of fn(doc, arg) after "calls" calls (its
+-- fn_extra and whatever it keeps there): equal for 10 and 1000 calls means
+-- the function keeps no more per call site than it needs.
+CREATE FUNCTION jt_test_call_site_memory(fn regprocedure, doc jsonb,
+	arg anyelement, calls integer)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'jt_test_call_site_memory'
+LANGUAGE C STRICT VOLATILE;

@@ -17,6 +17,7 @@
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/memutils.h"
 #if PG_VERSION_NUM >= 160000
 #include "varatt.h"
 #endif
@@ -309,4 +310,52 @@ jt_test_skeleton_replace_part(PG_FUNCTION_ARGS)
 			 errmsg("jt_test_skeleton_replace_part needs a server with custom TOAST")));
 	PG_RETURN_NULL();
 #endif
+}
+
+PG_FUNCTION_INFO_V1(jt_test_call_site_memory);
+
+/*
+ * Call fn(doc, arg) "calls" times through one call site, as the executor
+ * calls a function once per row, and return the bytes then allocated in
+ * the call site's memory context (where fn_extra lives).  Each call's own
+ * allocations go to a context reset after it, as a per-tuple context is.
+ * A function that keeps state per call site must not make this grow with
+ * the number of calls.
+ */
+Datum
+jt_test_call_site_memory(PG_FUNCTION_ARGS)
+{
+	Oid			fn = PG_GETARG_OID(0);
+	Datum		doc = PG_GETARG_DATUM(1);
+	Datum		arg = PG_GETARG_DATUM(2);
+	int32		calls = PG_GETARG_INT32(3);
+	MemoryContext site_cxt;
+	MemoryContext call_cxt;
+	MemoryContext oldcxt;
+	FmgrInfo	flinfo;
+	LOCAL_FCINFO(callinfo, 2);
+	int64		allocated;
+
+	site_cxt = AllocSetContextCreate(CurrentMemoryContext, "call site",
+									 ALLOCSET_DEFAULT_SIZES);
+	call_cxt = AllocSetContextCreate(CurrentMemoryContext, "one call",
+									 ALLOCSET_DEFAULT_SIZES);
+	fmgr_info_cxt(fn, &flinfo, site_cxt);
+	for (int32 i = 0; i < calls; i++)
+	{
+		InitFunctionCallInfoData(*callinfo, &flinfo, 2, PG_GET_COLLATION(),
+								 NULL, NULL);
+		callinfo->args[0].value = doc;
+		callinfo->args[0].isnull = false;
+		callinfo->args[1].value = arg;
+		callinfo->args[1].isnull = false;
+		oldcxt = MemoryContextSwitchTo(call_cxt);
+		(void) FunctionCallInvoke(callinfo);
+		MemoryContextSwitchTo(oldcxt);
+		MemoryContextReset(call_cxt);
+	}
+	allocated = MemoryContextMemAllocated(site_cxt, true);
+	MemoryContextDelete(call_cxt);
+	MemoryContextDelete(site_cxt);
+	PG_RETURN_INT64(allocated);
 }
