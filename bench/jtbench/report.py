@@ -468,11 +468,14 @@ def targets_section(res, configs):
         return None
     lines.append(table(["config", "bench", "measurement", "target", "measured", "result"],
                        body))
+    reps = res.select(bench="I", metric="us_per_access_repeated")
+    few, many = (reps[0]["reps_few"], reps[0]["reps_many"]) if reps else (1, 6)
     lines += ["", "S: key4 and key2 are compared with the stock configuration of the "
               "same compression on the largest row (in parentheses, the median of the "
               "ratio over the rows the toaster stored as skeletons).  I: the access "
-              "alone is the time of 5 more evaluations of the access per document "
-              "(6 against 1, `bench/I/repeated.sql`), per extra access, over all "
+              f"alone is the time of {many - few} more evaluations of the access per "
+              f"document ({many} against {few}, `bench/I/repeated.sql`), per extra "
+              "access, over all "
               "documents of the form; in parentheses, each storage form timed as a "
               "whole (all skeleton documents in one query, all plain ones in another: "
               "time per document, visiting the row included, less the query's fixed "
