@@ -18,6 +18,7 @@ OBJS = \
 	src/jsonb_toaster.o \
 	src/jsonb_writer.o \
 	src/navigator.o \
+	src/part_cache.o \
 	src/overrides.o \
 	src/skeleton.o \
 	src/skeleton_build.o \

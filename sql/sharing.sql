@@ -68,6 +68,27 @@ SELECT * FROM kept('1', 1);
 SELECT remember('1', 1);
 UPDATE t SET jb = (SELECT jb::text FROM t WHERE id = 1)::jsonb WHERE id = 1;
 SELECT * FROM kept('1', 1);
+-- the parts an UPDATE compares with are those its own command read to
+-- flatten the old value (DEBUG1 says when), never a copy read by an
+-- earlier command
+CREATE TABLE small (id int PRIMARY KEY, jb jsonb);
+ALTER TABLE small ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+INSERT INTO small VALUES (1, jsonb_build_object('a', doc(1, 100) -> 'a'));
+SELECT count(*) AS parts FROM small, jsonb_toaster_parts(jb);
+SET client_min_messages = debug1;
+UPDATE small SET jb = jsonb_set(jb, '{a,0}', '"cached"');
+BEGIN;
+SELECT octet_length(jb::text) > 0 AS read FROM small;
+CREATE TEMP TABLE small_before AS SELECT p.value_id FROM small, jsonb_toaster_parts(jb) p;
+UPDATE small SET jb = jsonb_build_object('a', doc(1, 100) -> 'a');
+COMMIT;
+RESET client_min_messages;
+-- the second UPDATE shared parts too, read from TOAST
+SELECT count(*) FILTER (WHERE p.value_id IN (SELECT value_id FROM small_before)) AS kept,
+	jb = jsonb_build_object('a', doc(1, 100) -> 'a') AS same
+FROM small, jsonb_toaster_parts(jb) p GROUP BY jb;
+DROP TABLE small, small_before;
+
 VACUUM t;
 SELECT toast_ok('t');
 SELECT jb = jsonb_set(jsonb_set(jsonb_set(doc(1, 400), '{a,200}', '"changed"') || '{"name": "renamed"}' #- '{c,k100}',

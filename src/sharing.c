@@ -33,6 +33,7 @@
 #include "access/detoast.h"
 #include "varatt.h"
 
+#include "part_cache.h"
 #include "sharing.h"
 #include "toaster.h"
 
@@ -113,19 +114,21 @@ jt_old_parts_take(JtOldParts *old, const JtRefRange *range,
 		 i < old->nranges && range_hash_cmp(&old->ranges[i], range) == 0;
 		 i++)
 	{
-		bool		should_free;
-		struct varlena *oldraw;
+		bool		should_free = false;
+		const struct varlena *oldraw;
 		bool		same;
 
 		if (old->taken[i] || old->ranges[i].header != range->header)
 			continue;
 		/* a hash is not proof: compare the bytes */
-		oldraw = jt_fetch_stored_part(NULL, 0, &old->ranges[i],
-									  old->toastrelid, &should_free);
+		oldraw = jt_part_cache_lookup(old->toastrelid, &old->ranges[i]);
+		if (oldraw == NULL)
+			oldraw = jt_fetch_stored_part(NULL, 0, &old->ranges[i],
+										  old->toastrelid, &should_free);
 		same = VARSIZE(oldraw) == VARSIZE(raw) &&
 			memcmp(oldraw, raw, VARSIZE(raw)) == 0;
 		if (should_free)
-			pfree(oldraw);
+			pfree((struct varlena *) oldraw);
 		if (same)
 		{
 			old->taken[i] = true;

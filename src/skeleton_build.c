@@ -78,11 +78,12 @@ collect_candidates(Builder *b, BuildNode *parent)
 
 	check_stack_depth();
 	jt_nav_iter_begin(&b->src, &parent->node, &it);
+	jt_nav_iter_seek(&b->src, &it, first_value);	/* keys stay in the row */
 	while (jt_nav_iter_next(&b->src, &it, &entry))
 	{
 		BuildNode  *child;
 
-		if (it.next - 1 < first_value || entry.length < JT_MIN_PART_SIZE)
+		if (entry.length < JT_MIN_PART_SIZE)
 			continue;
 		child = palloc0(sizeof(BuildNode));
 		child->parent = parent;

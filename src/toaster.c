@@ -39,6 +39,7 @@
 #include "utils/rel.h"
 
 #include "jsonb_toaster.h"
+#include "part_cache.h"
 #include "skeleton.h"
 #include "skeleton_build.h"
 #include "sharing.h"
@@ -48,7 +49,6 @@
 static int	jt_inline_budget = JT_DEFAULT_INLINE_BUDGET;
 static int	jt_range_size = JT_DEFAULT_RANGE_SIZE;
 
-static struct varlena *jt_detoast(struct varlena *attr);
 static struct varlena *jt_toast(Relation rel, int attnum,
 								struct varlena *value,
 								struct varlena *oldvalue, int32 budget,
@@ -61,7 +61,7 @@ static struct varlena *jt_reassemble(struct varlena *attr,
 
 static const CustomToasterRoutine jsonb_toaster_routine = {
 	.toaster_name = JSONB_TOASTER_NAME,
-	.detoast = jt_detoast,
+	.detoast = jt_flatten_pointer,	/* part_cache.c */
 	.detoast_slice = NULL,		/* core detoasts, then slices */
 	.toast = jt_toast,
 	.delete = jt_delete,
@@ -113,15 +113,6 @@ jt_parse_pointer(struct varlena *attr, JtSkeleton *skel)
 				 errdetail("The pointer is shorter than its header.")));
 	jt_skeleton_parse(skel, VARDATA_CUSTOM(attr),
 					  header.va_size - VARHDRSZ_CUSTOM);
-}
-
-static struct varlena *
-jt_detoast(struct varlena *attr)
-{
-	JtSkeleton	skel;
-
-	jt_parse_pointer(attr, &skel);
-	return jt_skeleton_flatten(&skel, jt_fetch_stored_part, NULL);
 }
 
 /* Part fetcher: the parts a build has planned, still in memory. */

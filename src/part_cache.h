@@ -1,0 +1,24 @@
+/*-------------------------------------------------------------------------
+ *
+ * part_cache.h
+ *	  The parts of the skeleton flattened last, kept until the end of the
+ *	  command (patched servers only).
+ *
+ * Copyright (c) 2026, jsonb_toaster developers
+ *
+ * src/part_cache.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef JSONB_TOASTER_PART_CACHE_H
+#define JSONB_TOASTER_PART_CACHE_H
+
+#ifdef JT_CUSTOM_TOAST
+#include "skeleton.h"
+
+extern struct varlena *jt_flatten_pointer(struct varlena *attr);
+extern const struct varlena *jt_part_cache_lookup(Oid toastrelid,
+												  const JtRefRange *range);
+#endif
+
+#endif							/* JSONB_TOASTER_PART_CACHE_H */
