@@ -23,6 +23,10 @@
  */
 #include "postgres.h"
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include "access/detoast.h"
 #include "access/heaptoast.h"
 #include "access/toast_compression.h"
@@ -324,45 +328,66 @@ next_entry_end(JtSource *src, const char *jentries, uint32 i, uint32 start,
 }
 
 /*
- * Sum the lengths of n JEntries that must all be plain lengths (no end
- * offset) of valid types; false if one is not.  The inner loop of
- * flattening wide containers: the check is a running OR of each entry's
+ * Copy n JEntries to out and sum their lengths; they must all be plain
+ * lengths (no end offset) of valid types, false if one is not.  The inner
+ * loop of flattening wide containers, one pass over the entries: the
+ * check is a running OR of each entry's
  * top three bits plus one, which stays below 4 exactly while they are 0
  * (string, numeric), 1 (booleans) or 2 (null, container); 3 is an invalid
  * type, 4 to 7 carry an end offset.
  */
 static inline bool
-sum_plain_lengths(const char *jentries, uint32 n, uint64 *sum)
+copy_plain_lengths(char *out, const char *jentries, uint32 n, uint64 *sum)
 {
-	uint64		s[4] = {0};
-	uint32		b[4] = {0};
+	uint64		total;
+	uint32		bad;
 	uint32		k = 0;
 
 	StaticAssertStmt(JT_JENTRY_CONTAINER >> 29 == 2 &&
 					 JT_JENTRY_HAS_OFF >> 29 == 4,
 					 "JEntry type bits moved");
-	/* four independent chains, for the CPU to run side by side */
-	for (; k + 4 <= n; k += 4)
+#ifdef __SSE2__
 	{
-		for (int lane = 0; lane < 4; lane++)
-		{
-			uint32		e;
+		/* four entries at a time; lengths summed in 64-bit lanes */
+		const __m128i zero = _mm_setzero_si128();
+		const __m128i mask = _mm_set1_epi32(JT_JENTRY_OFFLEN_MASK);
+		const __m128i one = _mm_set1_epi32(1);
+		__m128i		sums = zero;
+		__m128i		bits = zero;
+		uint64		lanes[2];
+		uint32		b[4];
 
-			memcpy(&e, jentries + (k + lane) * sizeof(uint32), sizeof(uint32));
-			s[lane] += e & JT_JENTRY_OFFLEN_MASK;
-			b[lane] |= (e >> 29) + 1;
+		for (; k + 4 <= n; k += 4)
+		{
+			__m128i		e = _mm_loadu_si128((const __m128i *) (jentries + k * sizeof(uint32)));
+			__m128i		len = _mm_and_si128(e, mask);
+
+			_mm_storeu_si128((__m128i *) (out + k * sizeof(uint32)), e);
+
+			sums = _mm_add_epi64(sums, _mm_unpacklo_epi32(len, zero));
+			sums = _mm_add_epi64(sums, _mm_unpackhi_epi32(len, zero));
+			bits = _mm_or_si128(bits, _mm_add_epi32(_mm_srli_epi32(e, 29), one));
 		}
+		_mm_storeu_si128((__m128i *) lanes, sums);
+		_mm_storeu_si128((__m128i *) b, bits);
+		total = lanes[0] + lanes[1];
+		bad = b[0] | b[1] | b[2] | b[3];
 	}
+#else
+	total = 0;
+	bad = 0;
+#endif
 	for (; k < n; k++)
 	{
 		uint32		e;
 
 		memcpy(&e, jentries + k * sizeof(uint32), sizeof(uint32));
-		s[0] += e & JT_JENTRY_OFFLEN_MASK;
-		b[0] |= (e >> 29) + 1;
+		memcpy(out + k * sizeof(uint32), &e, sizeof(uint32));
+		total += e & JT_JENTRY_OFFLEN_MASK;
+		bad |= (e >> 29) + 1;
 	}
-	*sum = s[0] + s[1] + s[2] + s[3];
-	return (b[0] | b[1] | b[2] | b[3]) < 4;
+	*sum = total;
+	return bad < 4;
 }
 
 /* How many entries from entry i on come before a stride point. */
@@ -381,8 +406,8 @@ entries_to_stride(uint32 i)
  * A JEntry holds a length, except every JB_OFFSET_STRIDE'th of a
  * container, which holds an end offset.  Between the stride points of the
  * part and those of the output, runs of JEntries are the same in both: they
- * are copied in one piece and only summed (and checked); only the entries
- * at either kind of stride point are computed one by one.
+ * are copied as they are, and summed and checked on the way; only the
+ * entries at either kind of stride point are computed one by one.
  */
 static uint32
 copy_jentries_in_step(JtWriter *w, JtSource *src, const char *jentries,
@@ -396,7 +421,7 @@ copy_jentries_in_step(JtWriter *w, JtSource *src, const char *jentries,
 
 	if (totallen + (datalen - start) > JT_JENTRY_OFFLEN_MASK)
 		jt_writer_too_long();
-	memcpy(out, jentries + (uint64) i * sizeof(uint32), (uint64) n * sizeof(uint32));
+	jentries += (uint64) i * sizeof(uint32);
 
 	for (uint32 k = 0; k < n;)
 	{
@@ -411,7 +436,8 @@ copy_jentries_in_step(JtWriter *w, JtSource *src, const char *jentries,
 		{
 			uint64		sum;
 
-			if (!sum_plain_lengths(out + k * sizeof(uint32), run, &sum))
+			if (!copy_plain_lengths(out + k * sizeof(uint32),
+									jentries + k * sizeof(uint32), run, &sum))
 				jt_nav_corrupt(src, "an entry of a part has an invalid type or a misplaced offset");
 			end += sum;
 			totallen += sum;
@@ -422,7 +448,7 @@ copy_jentries_in_step(JtWriter *w, JtSource *src, const char *jentries,
 		}
 
 		/* a stride point of the part, of the output, or of both */
-		memcpy(&e, out + k * sizeof(uint32), sizeof(uint32));
+		memcpy(&e, jentries + k * sizeof(uint32), sizeof(uint32));
 		type = e & JT_JENTRY_TYPE_MASK;
 		if (type > JT_JENTRY_CONTAINER)
 			jt_nav_corrupt(src, "an entry of a part has an invalid type");
