@@ -348,14 +348,19 @@ copy_plain_lengths(char *out, const char *jentries, uint32 n, uint64 *sum)
 					 "JEntry type bits moved");
 #ifdef __SSE2__
 	{
-		/* four entries at a time; lengths summed in 64-bit lanes */
+		/*
+		 * Four entries at a time.  A lane sums at most 8 lengths below 2^28
+		 * (n is under a stride), so it cannot overflow.
+		 */
 		const __m128i zero = _mm_setzero_si128();
 		const __m128i mask = _mm_set1_epi32(JT_JENTRY_OFFLEN_MASK);
 		const __m128i one = _mm_set1_epi32(1);
 		__m128i		sums = zero;
 		__m128i		bits = zero;
-		uint64		lanes[2];
+		uint32		lanes[4];
 		uint32		b[4];
+
+		Assert(n < JT_JENTRY_OFFSET_STRIDE);
 
 		for (; k + 4 <= n; k += 4)
 		{
@@ -364,13 +369,12 @@ copy_plain_lengths(char *out, const char *jentries, uint32 n, uint64 *sum)
 
 			_mm_storeu_si128((__m128i *) (out + k * sizeof(uint32)), e);
 
-			sums = _mm_add_epi64(sums, _mm_unpacklo_epi32(len, zero));
-			sums = _mm_add_epi64(sums, _mm_unpackhi_epi32(len, zero));
+			sums = _mm_add_epi32(sums, len);
 			bits = _mm_or_si128(bits, _mm_add_epi32(_mm_srli_epi32(e, 29), one));
 		}
 		_mm_storeu_si128((__m128i *) lanes, sums);
 		_mm_storeu_si128((__m128i *) b, bits);
-		total = lanes[0] + lanes[1];
+		total = (uint64) lanes[0] + lanes[1] + lanes[2] + lanes[3];
 		bad = b[0] | b[1] | b[2] | b[3];
 	}
 #else
@@ -423,10 +427,10 @@ copy_jentries_in_step(JtWriter *w, JtSource *src, const char *jentries,
 		jt_writer_too_long();
 	jentries += (uint64) i * sizeof(uint32);
 
-	for (uint32 k = 0; k < n;)
+	for (uint32 k = 0, to_part = entries_to_stride(i),
+		 to_out = entries_to_stride(next);; k++)
 	{
-		uint32		run = Min(Min(entries_to_stride(i + k),
-								  entries_to_stride(next + k)), n - k);
+		uint32		run = Min(Min(to_part, to_out), n - k);
 		uint32		e;
 		uint32		type;
 		uint64		entry_end;
@@ -439,13 +443,15 @@ copy_jentries_in_step(JtWriter *w, JtSource *src, const char *jentries,
 			if (!copy_plain_lengths(out + k * sizeof(uint32),
 									jentries + k * sizeof(uint32), run, &sum))
 				jt_nav_corrupt(src, "an entry of a part has an invalid type or a misplaced offset");
+			/* checked against datalen at the next stride point, or below */
 			end += sum;
 			totallen += sum;
-			if (end > datalen)
-				jt_nav_corrupt(src, "an entry of a part lies outside its data");
 			k += run;
-			continue;
+			to_part -= run;
+			to_out -= run;
 		}
+		if (k == n)
+			break;
 
 		/* a stride point of the part, of the output, or of both */
 		memcpy(&e, jentries + k * sizeof(uint32), sizeof(uint32));
@@ -457,14 +463,17 @@ copy_jentries_in_step(JtWriter *w, JtSource *src, const char *jentries,
 		if (entry_end < end || entry_end > datalen)
 			jt_nav_corrupt(src, "an entry of a part lies outside its data");
 		totallen += entry_end - end;
-		if ((next + k) % JT_JENTRY_OFFSET_STRIDE == 0)
+		if (to_out == 0)
 			entry = type | (uint32) totallen | JT_JENTRY_HAS_OFF;
 		else
 			entry = type | (uint32) (entry_end - end);
 		memcpy(out + k * sizeof(uint32), &entry, sizeof(uint32));
 		end = entry_end;
-		k++;
+		to_part = to_part == 0 ? JT_JENTRY_OFFSET_STRIDE - 1 : to_part - 1;
+		to_out = to_out == 0 ? JT_JENTRY_OFFSET_STRIDE - 1 : to_out - 1;
 	}
+	if (end > datalen)
+		jt_nav_corrupt(src, "an entry of a part lies outside its data");
 	w->next = next + n;
 	w->totallen = (uint32) totallen;
 	return (uint32) end;
