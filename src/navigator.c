@@ -97,7 +97,7 @@ entry_at(JtSource *src, const ContainerLayout *lay, uint32 i)
 }
 
 /* Start of entry i's data, relative to the data area. */
-static uint64
+static inline uint64
 entry_start(JtSource *src, const ContainerLayout *lay, uint32 i)
 {
 	uint64		start = 0;
@@ -257,14 +257,32 @@ jt_nav_object_get(JtSource *src, const JtNode *object,
 	while (low < high)
 	{
 		uint32		mid = low + (high - low) / 2;
-		uint64		start = entry_start(src, &lay, mid);
-		uint64		len = entry_length(src, &lay, entry_at(src, &lay, mid), start);
+		uint32		e = entry_at(src, &lay, mid);
+		uint64		start;
+		uint64		len;
 		int			diff;
 
-		if (len == keylen)
-			diff = memcmp(jt_source_read(src, lay.data + start, len), key, keylen);
-		else
+		/*
+		 * Keys sort shorter first: a key whose JEntry holds its length, and
+		 * whose length differs, is passed over without finding where it
+		 * starts (its length is still checked against the container).
+		 */
+		if (!(e & JT_JENTRY_HAS_OFF) && (e & JT_JENTRY_OFFLEN_MASK) != keylen)
+		{
+			len = e & JT_JENTRY_OFFLEN_MASK;
+			if (lay.data + len > lay.end)
+				jt_nav_corrupt(src, "a JEntry's data runs past the end of its container");
 			diff = len > keylen ? 1 : -1;
+		}
+		else
+		{
+			start = entry_start(src, &lay, mid);
+			len = entry_length(src, &lay, e, start);
+			if (len == keylen)
+				diff = memcmp(jt_source_read(src, lay.data + start, len), key, keylen);
+			else
+				diff = len > keylen ? 1 : -1;
+		}
 
 		if (diff == 0)
 		{
