@@ -68,26 +68,45 @@ SELECT * FROM kept('1', 1);
 SELECT remember('1', 1);
 UPDATE t SET jb = (SELECT jb::text FROM t WHERE id = 1)::jsonb WHERE id = 1;
 SELECT * FROM kept('1', 1);
--- the parts an UPDATE compares with are those its own command read to
--- flatten the old value (DEBUG1 says when), never a copy read by an
--- earlier command
+-- an UPDATE compares with the copies of the parts kept when the same
+-- stored value was flattened in the same transaction (DEBUG1 says when);
+-- copies of another value, or from an earlier transaction, are not used
+CREATE FUNCTION small_doc(row_id int, edit int) RETURNS jsonb LANGUAGE sql AS $$
+	SELECT jsonb_build_object('row', row_id,
+		'a', jsonb_set(doc(1, 100) -> 'a', ARRAY[edit::text], '"edited"'))
+$$;
 CREATE TABLE small (id int PRIMARY KEY, jb jsonb);
 ALTER TABLE small ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
-INSERT INTO small VALUES (1, jsonb_build_object('a', doc(1, 100) -> 'a'));
-SELECT count(*) AS parts FROM small, jsonb_toaster_parts(jb);
+INSERT INTO small SELECT i, small_doc(i, 0) FROM generate_series(1, 2) i;
+SELECT id, count(*) AS parts FROM small, jsonb_toaster_parts(jb) GROUP BY id ORDER BY id;
+CREATE TEMP TABLE small_before AS SELECT s.id, p.value_id FROM small s, jsonb_toaster_parts(jb) p;
 SET client_min_messages = debug1;
-UPDATE small SET jb = jsonb_set(jb, '{a,0}', '"cached"');
+UPDATE small SET jb = jsonb_set(jb, '{a,1}', '"cached"') WHERE id = 1;
+-- row 1 read in the transaction before: not used
+SELECT octet_length(jb::text) > 0 AS read FROM small WHERE id = 1;
+UPDATE small SET jb = small_doc(1, 2) WHERE id = 1;
 BEGIN;
-SELECT octet_length(jb::text) > 0 AS read FROM small;
-CREATE TEMP TABLE small_before AS SELECT p.value_id FROM small, jsonb_toaster_parts(jb) p;
-UPDATE small SET jb = jsonb_build_object('a', doc(1, 100) -> 'a');
+-- row 1 read, row 2 updated: not used
+SELECT octet_length(jb::text) > 0 AS read FROM small WHERE id = 1;
+UPDATE small SET jb = small_doc(2, 1) WHERE id = 2;
+-- row 2 read, then updated by a later statement: used
+SELECT octet_length(jb::text) > 0 AS read FROM small WHERE id = 2;
+UPDATE small SET jb = small_doc(2, 2) WHERE id = 2;
+-- a subtransaction that aborts forgets the copies
+SELECT octet_length(jb::text) > 0 AS read FROM small WHERE id = 2;
+SAVEPOINT s;
+SELECT 1 / 0;
+ROLLBACK TO s;
+UPDATE small SET jb = small_doc(2, 3) WHERE id = 2;
 COMMIT;
 RESET client_min_messages;
--- the second UPDATE shared parts too, read from TOAST
-SELECT count(*) FILTER (WHERE p.value_id IN (SELECT value_id FROM small_before)) AS kept,
-	jb = jsonb_build_object('a', doc(1, 100) -> 'a') AS same
-FROM small, jsonb_toaster_parts(jb) p GROUP BY jb;
+-- every update kept every part it did not change, with or without copies
+SELECT s.id, count(*) FILTER (WHERE p.value_id IN (SELECT value_id FROM small_before b WHERE b.id = s.id)) AS kept,
+	count(*) AS parts
+FROM small s, jsonb_toaster_parts(jb) p GROUP BY s.id ORDER BY s.id;
+SELECT id, jb = small_doc(id, id + 1) AS same FROM small ORDER BY id;
 DROP TABLE small, small_before;
+DROP FUNCTION small_doc;
 
 VACUUM t;
 SELECT toast_ok('t');

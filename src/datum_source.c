@@ -160,12 +160,19 @@ sync_scratch(JtDatumSource *src)
 static void
 allocate_buffer(JtDatumSource *src)
 {
-	if (src->scratch)
+	/*
+	 * One source at a time holds a call site's buffers (another would have
+	 * them freed by the first one's repalloc); one more allocates its own.
+	 * A source left open by an error keeps them lent, and the call site
+	 * then allocates for each call: slower, never wrong.
+	 */
+	if (src->scratch && !src->scratch->lent)
 	{
 		src->buffer = src->scratch->buffer;
 		src->buffer_cap = src->scratch->buffer_cap;
 		src->stored = src->scratch->stored;
 		src->stored_cap = src->scratch->stored_cap;
+		src->scratch->lent = true;
 		src->borrowed = true;
 	}
 	src->buffer = grow(src, src->buffer, &src->buffer_cap,
@@ -340,7 +347,11 @@ jt_datum_source_close(JtDatumSource *src)
 		src->stored_cap = 0;
 	}
 	if (src->borrowed)
+	{
 		sync_scratch(src);
+		src->scratch->lent = false;
+		src->borrowed = false;
+	}
 	else
 	{
 		if (src->buffer)

@@ -40,6 +40,7 @@ typedef struct JtScratch
 	uint32		buffer_cap;
 	char	   *stored;
 	uint32		stored_cap;
+	bool		lent;			/* a source holds the buffers */
 } JtScratch;
 
 typedef struct JtDatumSource

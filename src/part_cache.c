@@ -2,22 +2,27 @@
  *
  * part_cache.c
  *	  The parts of the skeleton flattened last, kept until the end of the
- *	  command (patched servers only).
+ *	  transaction (patched servers only).
  *
  * "UPDATE t SET js = jsonb_set(js, ...)" flattens the old value to run the
  * function, then offers the result to the toaster, which confirms, byte by
  * byte, which of its parts equal parts of the old value (sharing.c).
  * Without this cache the confirmation fetched and decompressed those parts
- * a second time.  Flattening a skeleton therefore keeps the raw parts it
- * read, and the confirmation looks there first.
+ * a second time.  Flattening a skeleton therefore keeps a copy of the
+ * pointer and of the raw parts it read, and the confirmation uses them
+ * when the old value is that same pointer, byte for byte.
  *
- * An entry is used only within the command that read it: a part is never
- * changed once written, and while the command runs its snapshot keeps
- * VACUUM from removing a part it could read, so no other part can have
- * taken that value id.  Entries are also matched on the part's sizes and
- * compression, and the confirmation compares the bytes whatever their
- * origin.  Values whose parts are larger than MAX_CACHED_BYTES are not
- * kept: their memory would outlive the read by the rest of the command.
+ * Why the copies are the old value's parts: the pointer names each part by
+ * its TOAST value id, and the row being updated is live and locked, so
+ * its parts are still stored.  A part is never changed once written, and
+ * a value id is not handed out again before the OID counter wraps around,
+ * which cannot happen within one transaction; the cache is cleared when
+ * the transaction ends (and when a subtransaction aborts, whose rows may
+ * be pruned at once).  The bytes are still compared, as before.
+ *
+ * Only values of at most MAX_CACHED_BYTES of parts are kept, counted as
+ * they are read, so that the memory held is bounded whatever a pointer
+ * declares.
  *
  * Copyright (c) 2026, jsonb_toaster developers
  *
@@ -30,7 +35,6 @@
 #ifdef JT_CUSTOM_TOAST
 
 #include "access/xact.h"
-#include "storage/proc.h"
 #include "utils/memutils.h"
 
 #include "part_cache.h"
@@ -45,96 +49,150 @@ typedef struct CachedPart
 } CachedPart;
 
 static MemoryContext cache_cxt = NULL;
-static LocalTransactionId cache_lxid = InvalidLocalTransactionId;
-static CommandId cache_cid = InvalidCommandId;
-static Oid	cache_toastrelid = InvalidOid;
+static struct varlena *cache_pointer = NULL;	/* the value flattened */
 static CachedPart *cache_parts = NULL;
 static uint32 cache_nparts = 0;
 static uint32 cache_capacity = 0;	/* the pointer's part count */
-
-static bool
-cache_is_current(void)
-{
-	return cache_nparts > 0 &&
-		cache_lxid == MyProc->vxid.lxid &&
-		cache_cid == GetCurrentCommandId(false);
-}
+static Size cache_bytes = 0;
+static bool cache_filling = false;	/* a flatten is keeping its parts */
+static uint64 cache_generation = 0; /* counts clears */
+static bool callbacks_registered = false;
 
 static void
 cache_clear(void)
 {
-	if (cache_cxt)
+	if (cache_cxt && cache_pointer)
 		MemoryContextReset(cache_cxt);
+	cache_pointer = NULL;
 	cache_parts = NULL;
 	cache_nparts = 0;
 	cache_capacity = 0;
-	cache_toastrelid = InvalidOid;
+	cache_bytes = 0;
+	cache_generation++;
 }
 
-/* Part fetcher: read the part from TOAST, and keep it. */
+static void
+xact_callback(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
+		event == XACT_EVENT_PARALLEL_COMMIT ||
+		event == XACT_EVENT_PARALLEL_ABORT || event == XACT_EVENT_PREPARE)
+		cache_clear();
+}
+
+static void
+subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+				 SubTransactionId parentSubid, void *arg)
+{
+	if (event == SUBXACT_EVENT_ABORT_SUB)
+		cache_clear();
+}
+
+/*
+ * Part fetcher: read the part from TOAST, and keep a copy while the value
+ * stays under the limit.
+ */
 static struct varlena *
 fetch_and_keep(void *arg, uint32 partno, const JtRefRange *range,
 			   Oid toastrelid, bool *should_free)
 {
-	MemoryContext old;
-	bool		ignored;
+	struct varlena *raw = jt_fetch_stored_part(arg, partno, range,
+											   toastrelid, should_free);
+	Size		size = VARSIZE(raw);
 	CachedPart *part;
 
+	if (cache_pointer == NULL)
+		return raw;				/* given up on this value */
 	/* the flattener checks part numbers against the header's count */
 	if (cache_nparts >= cache_capacity)
 		elog(ERROR, "jsonb_toaster fetched more parts than its pointer declares");
-	old = MemoryContextSwitchTo(cache_cxt);
+	if (cache_bytes + size > MAX_CACHED_BYTES)
+	{
+		cache_clear();			/* too large: keep nothing */
+		return raw;
+	}
 	part = &cache_parts[cache_nparts];
-	part->raw = jt_fetch_stored_part(arg, partno, range, toastrelid, &ignored);
+	part->raw = MemoryContextAlloc(cache_cxt, size);
+	memcpy(part->raw, raw, size);
 	part->range = *range;
+	cache_bytes += size;
 	cache_nparts++;
-	MemoryContextSwitchTo(old);
-	*should_free = false;
-	return part->raw;
+	return raw;
 }
 
 /*
  * Flatten one of our pointers, keeping its parts for the rest of the
- * command when they are small enough.
+ * transaction when they are small enough.
  */
 struct varlena *
 jt_flatten_pointer(struct varlena *attr)
 {
 	JtSkeleton	skel;
-	varatt_custom header;
+	struct varlena *result;
+	Size		size = VARSIZE_EXTERNAL(attr);
 
 	jt_parse_pointer(attr, &skel);
-	VARATT_CUSTOM_GET_HEADER(header, attr);
+
+	/* a flatten within a flatten (none today) keeps nothing */
+	if (cache_filling)
+		return jt_skeleton_flatten(&skel, jt_fetch_stored_part, NULL);
 	cache_clear();
-	if (header.va_rawsize > MAX_CACHED_BYTES || skel.hdr.nparts == 0)
+	if (skel.hdr.nparts == 0)
 		return jt_skeleton_flatten(&skel, jt_fetch_stored_part, NULL);
 
+	if (!callbacks_registered)
+	{
+		RegisterXactCallback(xact_callback, NULL);
+		RegisterSubXactCallback(subxact_callback, NULL);
+		callbacks_registered = true;
+	}
 	if (cache_cxt == NULL)
 		cache_cxt = AllocSetContextCreate(TopMemoryContext,
 										  "jsonb_toaster part cache",
 										  ALLOCSET_DEFAULT_SIZES);
+	cache_pointer = MemoryContextAlloc(cache_cxt, size);
+	memcpy(cache_pointer, attr, size);
 	cache_parts = MemoryContextAlloc(cache_cxt,
 									 skel.hdr.nparts * sizeof(CachedPart));
 	cache_capacity = skel.hdr.nparts;
-	cache_lxid = MyProc->vxid.lxid;
-	cache_cid = GetCurrentCommandId(false);
-	cache_toastrelid = skel.hdr.toastrelid;
-	return jt_skeleton_flatten(&skel, fetch_and_keep, NULL);
+
+	cache_filling = true;
+	PG_TRY();
+	{
+		result = jt_skeleton_flatten(&skel, fetch_and_keep, NULL);
+	}
+	PG_FINALLY();
+	{
+		cache_filling = false;
+	}
+	PG_END_TRY();
+	return result;
 }
 
 /*
- * The raw content of a part read by this command, or NULL.  The caller
- * must not free it.
+ * Does the cache hold the parts of this stored value?  Returns a token for
+ * jt_part_cache_lookup(), or 0.
+ */
+uint64
+jt_part_cache_holds(struct varlena *attr)
+{
+	if (cache_pointer == NULL ||
+		VARSIZE_EXTERNAL(attr) != VARSIZE_EXTERNAL(cache_pointer) ||
+		memcmp(attr, cache_pointer, VARSIZE_EXTERNAL(attr)) != 0)
+		return 0;
+	return cache_generation;
+}
+
+/*
+ * The raw content of a part of the value jt_part_cache_holds() recognised
+ * (token), or NULL.  The caller must not free it, nor keep it past its
+ * next call into this file.
  */
 const struct varlena *
-jt_part_cache_lookup(Oid toastrelid, const JtRefRange *range)
+jt_part_cache_lookup(uint64 token, const JtRefRange *range)
 {
-	if (!cache_is_current() || toastrelid != cache_toastrelid)
-	{
-		if (cache_nparts > 0)
-			cache_clear();		/* stale: give the memory back */
+	if (token == 0 || token != cache_generation)
 		return NULL;
-	}
 	for (uint32 i = 0; i < cache_nparts; i++)
 	{
 		const JtRefRange *r = &cache_parts[i].range;
@@ -142,7 +200,7 @@ jt_part_cache_lookup(Oid toastrelid, const JtRefRange *range)
 		if (r->valueid == range->valueid && r->extinfo == range->extinfo &&
 			r->rawsize == range->rawsize)
 		{
-			elog(DEBUG1, "jsonb_toaster: part read again from this command's copy");
+			elog(DEBUG1, "jsonb_toaster: part read again from the copy kept by the flatten");
 			return cache_parts[i].raw;
 		}
 	}

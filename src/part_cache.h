@@ -2,7 +2,7 @@
  *
  * part_cache.h
  *	  The parts of the skeleton flattened last, kept until the end of the
- *	  command (patched servers only).
+ *	  transaction (patched servers only).
  *
  * Copyright (c) 2026, jsonb_toaster developers
  *
@@ -17,7 +17,8 @@
 #include "skeleton.h"
 
 extern struct varlena *jt_flatten_pointer(struct varlena *attr);
-extern const struct varlena *jt_part_cache_lookup(Oid toastrelid,
+extern uint64 jt_part_cache_holds(struct varlena *attr);
+extern const struct varlena *jt_part_cache_lookup(uint64 token,
 												  const JtRefRange *range);
 #endif
 

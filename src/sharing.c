@@ -44,6 +44,7 @@ struct JtOldParts
 	JtRefRange *ranges;
 	bool	   *taken;
 	uint32		nranges;
+	uint64		cache_token;	/* the part cache holds these parts */
 };
 
 static int
@@ -84,6 +85,7 @@ jt_old_parts_open(Relation rel, struct varlena *oldvalue)
 	if (old->nranges == 0)
 		return NULL;
 	old->taken = palloc0(old->nranges * sizeof(bool));
+	old->cache_token = jt_part_cache_holds(oldvalue);
 	qsort(old->ranges, old->nranges, sizeof(JtRefRange), range_hash_cmp);
 	return old;
 }
@@ -121,7 +123,7 @@ jt_old_parts_take(JtOldParts *old, const JtRefRange *range,
 		if (old->taken[i] || old->ranges[i].header != range->header)
 			continue;
 		/* a hash is not proof: compare the bytes */
-		oldraw = jt_part_cache_lookup(old->toastrelid, &old->ranges[i]);
+		oldraw = jt_part_cache_lookup(old->cache_token, &old->ranges[i]);
 		if (oldraw == NULL)
 			oldraw = jt_fetch_stored_part(NULL, 0, &old->ranges[i],
 										  old->toastrelid, &should_free);

@@ -14,9 +14,11 @@
 
 #include "access/detoast.h"
 #include "access/toast_compression.h"
+#include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #if PG_VERSION_NUM >= 160000
 #include "varatt.h"
@@ -335,6 +337,16 @@ jt_test_call_site_memory(PG_FUNCTION_ARGS)
 	FmgrInfo	flinfo;
 	LOCAL_FCINFO(callinfo, 2);
 	int64		allocated;
+	Oid		   *argtypes;
+	int			nargs;
+
+	/* a function of another signature would be handed the wrong datums */
+	(void) get_func_signature(fn, &argtypes, &nargs);
+	if (nargs != 2 || argtypes[0] != JSONBOID ||
+		argtypes[1] != get_fn_expr_argtype(fcinfo->flinfo, 2))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("function %u does not take (jsonb, the type of arg)", fn)));
 
 	site_cxt = AllocSetContextCreate(CurrentMemoryContext, "call site",
 									 ALLOCSET_DEFAULT_SIZES);
