@@ -116,12 +116,19 @@ jt_scratch(FunctionCallInfo fcinfo)
 		scratch->mcxt = fcinfo->flinfo->fn_mcxt;
 		fcinfo->flinfo->fn_extra = scratch;
 	}
+
+	/*
+	 * No source of an earlier call is open any more: a call that failed
+	 * left the buffers lent, and they are free again (the scratch was kept
+	 * up to date with them).
+	 */
+	scratch->lent = false;
 	return scratch;
 }
 
 /*
  * Allocate or enlarge *buf to at least "need" bytes (at most "limit"),
- * doubling, in the scratch context when there is one.
+ * doubling, in the call site's context when the source holds its buffers.
  */
 static char *
 grow(JtDatumSource *src, char *buf, uint32 *cap, uint32 need, uint32 limit)
@@ -134,7 +141,7 @@ grow(JtDatumSource *src, char *buf, uint32 *cap, uint32 need, uint32 limit)
 						  Max((uint64) need, Max((uint64) *cap * 2, INITIAL_BUFFER_SIZE)));
 	newcap = Max(newcap, 1);
 	if (buf == NULL)
-		buf = src->scratch ? MemoryContextAlloc(src->scratch->mcxt, newcap) :
+		buf = src->borrowed ? MemoryContextAlloc(src->scratch->mcxt, newcap) :
 			palloc(newcap);
 	else
 		buf = repalloc(buf, newcap);
@@ -162,9 +169,8 @@ allocate_buffer(JtDatumSource *src)
 {
 	/*
 	 * One source at a time holds a call site's buffers (another would have
-	 * them freed by the first one's repalloc); one more allocates its own.
-	 * A source left open by an error keeps them lent, and the call site
-	 * then allocates for each call: slower, never wrong.
+	 * them freed by the first one's repalloc); one more allocates its own,
+	 * in the current memory context.
 	 */
 	if (src->scratch && !src->scratch->lent)
 	{

@@ -265,7 +265,10 @@ jt_nav_object_get(JtSource *src, const JtNode *object,
 		/*
 		 * Keys sort shorter first: a key whose JEntry holds its length, and
 		 * whose length differs, is passed over without finding where it
-		 * starts (its length is still checked against the container).
+		 * starts.  Its length only steers the search and reads nothing, so
+		 * it is checked against the container's data as a whole, not at its
+		 * position: a key too long for where it starts, which the full check
+		 * reports, may then just not be found.
 		 */
 		if (!(e & JT_JENTRY_HAS_OFF) && (e & JT_JENTRY_OFFLEN_MASK) != keylen)
 		{

@@ -14,11 +14,15 @@
  *
  * Why the copies are the old value's parts: the pointer names each part by
  * its TOAST value id, and the row being updated is live and locked, so
- * its parts are still stored.  A part is never changed once written, and
- * a value id is not handed out again before the OID counter wraps around,
- * which cannot happen within one transaction; the cache is cleared when
- * the transaction ends (and when a subtransaction aborts, whose rows may
- * be pruned at once).  The bytes are still compared, as before.
+ * its parts are still stored.  A part is never changed once written.  For
+ * a copy to be stale, the part read would have to be deleted and removed
+ * by VACUUM, its value id handed out again (new ids skip those still in
+ * the TOAST index, and come back only after the cluster-wide OID counter
+ * wraps around), and a new pointer written that is byte for byte the one
+ * kept, so naming the new part with the old one's sizes and content hash.
+ * The cache is also cleared when the transaction ends (and when a
+ * subtransaction aborts, whose rows may be pruned at once).  The bytes are
+ * still compared, as before.
  *
  * Only values of at most MAX_CACHED_BYTES of parts are kept, counted as
  * they are read, so that the memory held is bounded whatever a pointer

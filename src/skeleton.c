@@ -328,13 +328,13 @@ next_entry_end(JtSource *src, const char *jentries, uint32 i, uint32 start,
 }
 
 /*
- * Copy n JEntries to out and sum their lengths; they must all be plain
- * lengths (no end offset) of valid types, false if one is not.  The inner
- * loop of flattening wide containers, one pass over the entries: the
- * check is a running OR of each entry's
- * top three bits plus one, which stays below 4 exactly while they are 0
- * (string, numeric), 1 (booleans) or 2 (null, container); 3 is an invalid
- * type, 4 to 7 carry an end offset.
+ * Copy n JEntries (fewer than a stride) to out and sum their lengths; they
+ * must all be plain lengths (no end offset) of valid types, false if one
+ * is not.  The inner loop of flattening wide containers, one pass over the
+ * entries: the check is a running OR of each entry's top three bits plus
+ * one, which stays below 4 exactly while they are 0 (string, numeric), 1
+ * (booleans) or 2 (null, container); 3 is an invalid type, 4 to 7 carry
+ * an end offset.
  */
 static inline bool
 copy_plain_lengths(char *out, const char *jentries, uint32 n, uint64 *sum)
@@ -346,10 +346,11 @@ copy_plain_lengths(char *out, const char *jentries, uint32 n, uint64 *sum)
 	StaticAssertStmt(JT_JENTRY_CONTAINER >> 29 == 2 &&
 					 JT_JENTRY_HAS_OFF >> 29 == 4,
 					 "JEntry type bits moved");
+	Assert(n < JT_JENTRY_OFFSET_STRIDE);
 #ifdef __SSE2__
 	{
 		/*
-		 * Four entries at a time.  A lane sums at most 8 lengths below 2^28
+		 * Four entries at a time.  A lane sums at most 7 lengths below 2^28
 		 * (n is under a stride), so it cannot overflow.
 		 */
 		const __m128i zero = _mm_setzero_si128();
@@ -359,8 +360,6 @@ copy_plain_lengths(char *out, const char *jentries, uint32 n, uint64 *sum)
 		__m128i		bits = zero;
 		uint32		lanes[4];
 		uint32		b[4];
-
-		Assert(n < JT_JENTRY_OFFSET_STRIDE);
 
 		for (; k + 4 <= n; k += 4)
 		{
