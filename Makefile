@@ -18,8 +18,8 @@ OBJS = \
 	src/jsonb_toaster.o \
 	src/jsonb_writer.o \
 	src/navigator.o \
-	src/part_cache.o \
 	src/overrides.o \
+	src/part_cache.o \
 	src/skeleton.o \
 	src/skeleton_build.o \
 	src/sharing.o \
@@ -41,13 +41,8 @@ PG_CONFIG ?= pg_config
 # The toaster needs the custom TOAST hooks of patches/postgresql-18: build
 # its parts only against a server that has them.  On a stock server the
 # extension still builds, with the partial-access features only.
-SERVER_INCLUDEDIR := $(shell $(PG_CONFIG) --includedir-server)
-CUSTOM_TOAST := $(shell grep -qs RegisterCustomToaster \
-	"$(SERVER_INCLUDEDIR)/access/toast_custom.h" && \
-	grep -qs RegisterBuiltinFunctionOverride \
-	"$(SERVER_INCLUDEDIR)/fmgr.h" && echo yes)
+include $(dir $(lastword $(MAKEFILE_LIST)))custom_toast.mk
 ifeq ($(CUSTOM_TOAST),yes)
-PG_CPPFLAGS += -DJT_CUSTOM_TOAST
 REGRESS += toaster sharing toaster_corruption
 else
 REGRESS += stock
