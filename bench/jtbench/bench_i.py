@@ -33,6 +33,7 @@ documents, and fewer of them share a page).
 import os
 
 from . import db
+from .configs import forms_text
 
 QUERIES = {
     "jb->'id'": "id",
@@ -107,7 +108,7 @@ VACUUM ANALYZE {t};
 """)
         loaded[owner.name] = t
         forms = owner.check_storage(t)
-        log(f"I: {t}: " + ", ".join(f"{n} {f}" for f, n in forms.items()))
+        log(f"I: {t}: " + forms_text(forms))
 
 
 def has_base_buckets(cfg):

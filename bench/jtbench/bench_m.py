@@ -22,6 +22,7 @@ jsonb in the row, read by the builtin).
 
 
 from . import db
+from .configs import forms_text, shared_tables
 
 SERIAL = "-c max_parallel_workers_per_gather=0"
 
@@ -38,20 +39,14 @@ def rows_for(scale):
 def setup(configs, args, log):
     count = rows_for(args.scale)
     data = db.generated_data(args, log, "M", "records", "M/marc_gen.py", count)
-    loaded = set()
-    for cfg in configs:
-        owner = cfg.owner()
-        t = cfg.table("marc", shared=True)
-        if t in loaded:
-            continue
-        loaded.add(t)
+    for t, owner in shared_tables(configs, "marc"):
         log(f"M: loading {t}")
         owner.execute(owner.create_table(
             t, f"id int, instance_id uuid, {owner.column('content')}", "content"))
         db.copy_in(f"{t} (id, instance_id, content)", data, owner.session_options)
         owner.execute(f"VACUUM ANALYZE {t};")
         forms = owner.check_storage(t, "content")
-        log(f"M: {t}: " + ", ".join(f"{n} {f}" for f, n in forms.items()))
+        log(f"M: {t}: " + forms_text(forms))
     return count
 
 

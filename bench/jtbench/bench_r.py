@@ -18,6 +18,7 @@ every document for them.
 
 
 from . import db
+from .configs import forms_text, shared_tables
 
 SERIAL = "-c max_parallel_workers_per_gather=0"
 
@@ -40,20 +41,14 @@ def rows_for(scale):
 def setup(configs, args, log):
     count = rows_for(args.scale)
     data = db.generated_data(args, log, "R", "users", "R/users_gen.py", count)
-    loaded = set()
-    for cfg in configs:
-        owner = cfg.owner()
-        t = cfg.table("users", shared=True)
-        if t in loaded:
-            continue
-        loaded.add(t)
+    for t, owner in shared_tables(configs, "users"):
         log(f"R: loading {t}")
         owner.execute(owner.create_table(t, f"id int PRIMARY KEY, {owner.column('data')}",
                                          "data"))
         db.copy_in(f"{t} (id, data)", data, owner.session_options)
         owner.execute(f"VACUUM ANALYZE {t};")
         forms = owner.check_storage(t, "data")
-        log(f"R: {t}: " + ", ".join(f"{n} {f}" for f, n in forms.items()))
+        log(f"R: {t}: " + forms_text(forms))
     return count
 
 

@@ -12,6 +12,7 @@ is included, spread over the calls.
 import os
 
 from . import db
+from .configs import forms_text, shared_tables
 
 KEYS = ["key1", "key2", "key3", "key4"]
 SCRIPT = os.path.join(os.path.dirname(__file__), "..", "S", "key_access.sql")
@@ -28,18 +29,12 @@ SELECT i id, jsonb_build_object(
 
 
 def setup(configs, log):
-    loaded = set()
-    for cfg in configs:
-        t = cfg.table("s", shared=True)
-        if t in loaded:
-            continue
-        loaded.add(t)
-        owner = cfg.owner()
+    for t, owner in shared_tables(configs, "s"):
         log(f"S: loading {t}")
         owner.execute(owner.create_table(t, f"id int PRIMARY KEY, {owner.column()}")
                       + GENERATE.format(table=t) + f"VACUUM ANALYZE {t};")
         forms = owner.check_storage(t)
-        log(f"S: {t}: " + ", ".join(f"{n} {f}" for f, n in forms.items()))
+        log(f"S: {t}: " + forms_text(forms))
 
 
 def rows_to_measure(step):

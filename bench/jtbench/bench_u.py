@@ -16,6 +16,7 @@ key1, and appending one element to key2.
 import json
 
 from . import db
+from .configs import forms_text
 
 DOC = "(SELECT jsonb_object_agg(j, j) FROM generate_series(1, 1000) j)"
 
@@ -71,7 +72,7 @@ def run(configs, results, args, log):
                     f"INSERT INTO {base} SELECT i, {DOC} FROM generate_series(1, {nrows}) i;"
                     f"VACUUM ANALYZE {base};")
         forms = cfg.check_storage(base, "js")
-        log(f"U: {base}: " + ", ".join(f"{n} {f}" for f, n in forms.items()))
+        log(f"U: {base}: " + forms_text(forms))
     for case, assignment in CASES:
         for cfg in configs:
             base, t = cfg.table("u_base"), cfg.table("u")

@@ -53,6 +53,7 @@ import shutil
 import tempfile
 
 from . import db
+from .configs import forms_text, shared_tables
 
 HERE = os.path.dirname(__file__)
 SCRIPTS = os.path.join(HERE, "..", "Y")
@@ -146,19 +147,14 @@ def load(kind, configs, rows, results, log):
     db.execute(f"DROP TABLE IF EXISTS {src}; "
                f"CREATE TABLE {src} (id int, jb jsonb STORAGE EXTERNAL);"
                + GENERATE[kind].format(table=src, rows=rows))
-    loaded = set()
-    for cfg in configs:
-        t = cfg.table(f"y_{kind}", shared=True)
-        if t in loaded:
-            continue
-        loaded.add(t)
-        owner = cfg.owner()
+    tables = shared_tables(configs, f"y_{kind}")
+    for t, owner in tables:
         log(f"Y: loading {t}")
         owner.execute(owner.create_table(t, f"id int PRIMARY KEY, {owner.column()}")
                       + f"INSERT INTO {t} SELECT id, jb FROM {src} ORDER BY id;"
                       + f"VACUUM ANALYZE {t};")
         forms = owner.check_storage(t)
-        log(f"Y: {t}: " + ", ".join(f"{n} {f}" for f, n in forms.items()))
+        log(f"Y: {t}: " + forms_text(forms))
     db.execute(f"DROP TABLE {src};")
     for cfg in configs:
         t = cfg.table(f"y_{kind}", shared=True)
@@ -175,7 +171,7 @@ def load(kind, configs, rows, results, log):
             f"SELECT md5(string_agg({DIGEST[kind]}, ',' ORDER BY id)) "
             f"|| '/' || sum(hashtextextended(jb::text, 0)) FROM {t}", cfg.session_options)
         results.add("Y", cfg.name, "answers", "digest", digest, doc=kind, rows=rows)
-    return sorted(loaded)
+    return sorted(t for t, _ in tables)
 
 
 def walinspect():

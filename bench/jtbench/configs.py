@@ -40,6 +40,21 @@ OVERRIDES_ON = "-c jsonb_toaster.override_builtins=on"
 PARTIAL = "-c search_path=public,pg_catalog " + OVERRIDES_OFF
 
 
+def shared_tables(configs, prefix):
+    """The read-only tables named prefix that these configurations read,
+    each once, with the configuration whose sessions load it: a list of
+    (table, owner), in the order of configs."""
+    owners = {}
+    for cfg in configs:
+        owners.setdefault(cfg.table(prefix, shared=True), cfg.owner())
+    return list(owners.items())
+
+
+def forms_text(forms):
+    """Rows per storage form (from check_storage), for the log."""
+    return ", ".join(f"{n} {f}" for f, n in forms.items())
+
+
 class Config:
     def __init__(self, name, compression, session_options, overrides, baseline=None,
                  data_of=None, expect_opfunc="jsonb_object_field", toaster=False):
@@ -108,7 +123,7 @@ class Config:
         forms = dict((f, int(n)) for f, n in db.query(
             f"SELECT s.form, count(*) FROM {table}, jsonb_toaster_storage({column}) s "
             f"GROUP BY s.form ORDER BY s.form", self.session_options))
-        desc = ", ".join(f"{n} {f}" for f, n in forms.items())
+        desc = forms_text(forms)
         if self.toaster:
             if forms.get("external", 0):
                 raise SystemExit(f"configuration {self.name}: {table}.{column} has "
