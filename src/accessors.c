@@ -42,6 +42,7 @@
 #include "accessors.h"
 #include "compat.h"
 #include "datum_source.h"
+#include "toaster.h"
 
 PG_FUNCTION_INFO_V1(jt_object_field);
 PG_FUNCTION_INFO_V1(jt_object_field_text);
@@ -76,9 +77,9 @@ StaticAssertDecl(JT_CONTAINER_COUNT_MASK == JB_CMASK &&
  * is checked against the room it has.
  */
 static void
-node_to_scalar(JtDatumSource *src, const JtNode *node, JsonbValue *v)
+node_to_scalar(JtSource *src, const JtNode *node, JsonbValue *v)
 {
-	const char *p = jt_source_read(&src->pub, node->offset, node->length);
+	const char *p = jt_source_read(src, node->offset, node->length);
 
 	switch (node->kind)
 	{
@@ -100,7 +101,7 @@ node_to_scalar(JtDatumSource *src, const JtNode *node, JsonbValue *v)
 				VARATT_IS_EXTERNAL(p) || VARATT_IS_COMPRESSED(p) ||
 				(!VARATT_IS_SHORT(p) && node->length < VARHDRSZ) ||
 				VARSIZE_ANY(p) > node->length)
-				jt_nav_corrupt(&src->pub, "a numeric's header does not fit its JEntry");
+				jt_nav_corrupt(src, "a numeric's header does not fit its JEntry");
 			v->type = jbvNumeric;
 			v->val.numeric = (Numeric) p;
 			break;
@@ -120,7 +121,7 @@ node_to_scalar(JtDatumSource *src, const JtNode *node, JsonbValue *v)
 
 /* The node as a jsonb datum, built as JsonbValueToJsonb() would. */
 static Jsonb *
-node_to_jsonb(JtDatumSource *src, const JtNode *node)
+node_to_jsonb(JtSource *src, const JtNode *node)
 {
 	JsonbValue	v;
 
@@ -129,7 +130,7 @@ node_to_jsonb(JtDatumSource *src, const JtNode *node)
 		Jsonb	   *out = palloc(VARHDRSZ + node->length);
 
 		SET_VARSIZE(out, VARHDRSZ + node->length);
-		memcpy(VARDATA(out), jt_source_read(&src->pub, node->offset, node->length),
+		memcpy(VARDATA(out), jt_source_read(src, node->offset, node->length),
 			   node->length);
 		return out;
 	}
@@ -139,7 +140,7 @@ node_to_jsonb(JtDatumSource *src, const JtNode *node)
 
 /* The node as text, as the ->> family returns it; NULL for a JSON null. */
 static text *
-node_to_text(JtDatumSource *src, const JtNode *node)
+node_to_text(JtSource *src, const JtNode *node)
 {
 	JsonbValue	v;
 
@@ -204,7 +205,7 @@ return_node(FunctionCallInfo fcinfo, JtDatumSource *src, JtDatumSource *cur,
 	}
 	else if (found && as_text)
 	{
-		text	   *t = node_to_text(cur, node);
+		text	   *t = node_to_text(&cur->pub, node);
 
 		if (t)
 			result = PointerGetDatum(t);
@@ -212,7 +213,7 @@ return_node(FunctionCallInfo fcinfo, JtDatumSource *src, JtDatumSource *cur,
 			found = false;
 	}
 	else if (found)
-		result = PointerGetDatum(node_to_jsonb(cur, node));
+		result = PointerGetDatum(node_to_jsonb(&cur->pub, node));
 
 	jt_datum_source_close(src);
 	if (!found)
@@ -220,17 +221,73 @@ return_node(FunctionCallInfo fcinfo, JtDatumSource *src, JtDatumSource *cur,
 	PG_RETURN_DATUM(result);
 }
 
+#ifdef JT_CUSTOM_TOAST
+/*
+ * A key of a skeleton's root object whose value is a scalar in the tree:
+ * the short field a filter reads on every row, answered from the pointer
+ * without a byte source.  False, with nothing returned, when the root is
+ * stored in parts or the value is a container or a reference: the general
+ * path takes it from the start.
+ */
+static bool
+skeleton_root_field(FunctionCallInfo fcinfo, bool as_text, Datum *result)
+{
+	struct varlena *attr = (struct varlena *) PG_GETARG_POINTER(0);
+	text	   *key;
+	JtSkeleton	skel;
+	JtNode		value;
+
+	if (!VARATT_IS_EXTERNAL_CUSTOM(attr) ||
+		custom_toaster_id(attr) != JSONB_TOASTER_ID)
+		return false;
+	jt_parse_pointer(attr, &skel);
+	if (skel.root.kind != JT_NODE_CONTAINER || !jt_node_is_object(&skel.root))
+		return false;
+
+	key = PG_GETARG_TEXT_PP(1);
+	if (!jt_nav_object_get(&skel.src, &skel.root, VARDATA_ANY(key),
+						   VARSIZE_ANY_EXHDR(key), &value))
+	{
+		fcinfo->isnull = true;
+		*result = (Datum) 0;
+		return true;
+	}
+	if (value.kind == JT_NODE_CONTAINER || value.kind == JT_NODE_REF)
+		return false;
+	if (as_text)
+	{
+		text	   *t = node_to_text(&skel.src, &value);
+
+		fcinfo->isnull = (t == NULL);
+		*result = PointerGetDatum(t);
+	}
+	else
+		*result = PointerGetDatum(node_to_jsonb(&skel.src, &value));
+	return true;
+}
+#endif
+
 /* jsonb -> text, jsonb ->> text */
 static Datum
 object_field(FunctionCallInfo fcinfo, bool as_text)
 {
-	text	   *key = PG_GETARG_TEXT_PP(1);
+	text	   *key;
 	JtDatumSource src;
 	JtDatumSource *cur = &src;
 	JtNode		root;
 	JtNode		value;
 	bool		found = false;
 
+#ifdef JT_CUSTOM_TOAST
+	{
+		Datum		result;
+
+		if (skeleton_root_field(fcinfo, as_text, &result))
+			return result;
+	}
+#endif
+
+	key = PG_GETARG_TEXT_PP(1);
 	jt_datum_source_open(&src, PG_GETARG_DATUM(0), jt_scratch(fcinfo));
 	jt_datum_source_root(&src, &root);
 	if (jt_node_is_object(&root))
