@@ -12,8 +12,11 @@ TIMING OFF, SERIALIZE text) on a table with no index:
 
 with $1 taken from the data (the leader and instance_id of the middle
 record, the item id of the first record whose 34th field is its 999
-field), so each filter finds a few rows.  One warm-up, then the buffers of
-the last run and the median time of --rm-runs runs; parallel query off.
+field), so each filter finds a few rows.  One warm-up each, then
+--rm-runs rounds in which the filters of a configuration run one after
+the other: a ratio compares runs made at the same time, not minutes apart
+on a machine whose speed drifts.  The buffers of the last run and the
+median time of each filter; parallel query off.
 The headline: time (and buffers) of the leader filter divided by the floor
 of the same configuration.  A reference point: the floor and the leader
 filter on a copy of the rows whose document holds only the leader (a small
@@ -74,17 +77,14 @@ def run(configs, results, args, log):
         heap, toast = db.relation_sizes(t, pages=True)
         results.add("M", cfg.name, "table", "heap_pages", heap, rows=nrows)
         results.add("M", cfg.name, "table", "toast_pages", toast, rows=nrows)
-    for flt in FILTERS:
-        for cfg in configs:
-            t = cfg.table("marc", shared=True)
-            opts = cfg.session_options + " " + SERIAL
-            value = params[flt].replace("'", "''")
-            query = (f"SELECT id, instance_id FROM {t} WHERE "
-                     + flt.replace("$1", f"'{value}'"))
-            db.explain(query, opts)  # warm-up
-            runs = [db.explain(query, opts) for _ in range(args.rm_runs)]
+    for cfg in configs:
+        t = cfg.table("marc", shared=True)
+        opts = cfg.session_options + " " + SERIAL
+        queries = {flt: query_for(t, flt, params) for flt in FILTERS}
+        runs = interleaved_runs(queries, opts, args.rm_runs)
+        for flt, query in queries.items():
             found = db.value(f"SELECT count(*) FROM ({query}) q", opts)
-            buffers, ms = runs[-1][0], db.median([r[1] for r in runs])
+            buffers, ms = runs[flt][-1][0], db.median([r[1] for r in runs[flt]])
             results.add("M", cfg.name, flt, "buffers", buffers, rows=nrows,
                         found=int(found), parameter=params[flt])
             results.add("M", cfg.name, flt, "ms", ms, rows=nrows)
@@ -92,6 +92,23 @@ def run(configs, results, args, log):
     reference(configs[0], params, results, args, log)
     dropped = {cfg.table("marc", shared=True) for cfg in configs}
     db.execute("".join(f"DROP TABLE {t};" for t in sorted(dropped)))
+
+
+def query_for(table, flt, params):
+    value = params[flt].replace("'", "''")
+    return f"SELECT id, instance_id FROM {table} WHERE " + flt.replace("$1", f"'{value}'")
+
+
+def interleaved_runs(queries, options, rounds):
+    """EXPLAIN runs of each query: one warm-up each, then rounds in which
+    every query runs once, in turn.  {key: [(buffers, ms), ...]}"""
+    for query in queries.values():
+        db.explain(query, options)
+    runs = {key: [] for key in queries}
+    for _ in range(rounds):
+        for key, query in queries.items():
+            runs[key].append(db.explain(query, options))
+    return runs
 
 
 def reference(cfg, params, results, args, log):
@@ -105,12 +122,10 @@ def reference(cfg, params, results, args, log):
     db.execute(f"DROP TABLE IF EXISTS {t}; CREATE TABLE {t} AS SELECT id, instance_id, "
                f"jsonb_build_object('leader', content->'leader') AS content FROM {src}; "
                f"VACUUM ANALYZE {t};", off)
-    for flt in (FLOOR, LEADER):
-        value = params[flt].replace("'", "''")
-        query = f"SELECT id, instance_id FROM {t} WHERE " + flt.replace("$1", f"'{value}'")
-        db.explain(query, off)  # warm-up
-        runs = [db.explain(query, off) for _ in range(args.rm_runs)]
-        ms = db.median([r[1] for r in runs])
-        results.add("M", "reference", flt, "ms", ms, buffers=runs[-1][0])
+    runs = interleaved_runs({flt: query_for(t, flt, params) for flt in (FLOOR, LEADER)},
+                            off, args.rm_runs)
+    for flt, fruns in runs.items():
+        ms = db.median([r[1] for r in fruns])
+        results.add("M", "reference", flt, "ms", ms, buffers=fruns[-1][0])
         log(f"M: {flt} on {t}: {ms:.0f} ms")
     db.execute(f"DROP TABLE {t};")
