@@ -20,6 +20,7 @@ OBJS = \
 	src/navigator.o \
 	src/overrides.o \
 	src/part_cache.o \
+	src/partial_update.o \
 	src/skeleton.o \
 	src/skeleton_build.o \
 	src/sharing.o \
@@ -43,7 +44,7 @@ PG_CONFIG ?= pg_config
 # extension still builds, with the partial-access features only.
 include $(dir $(lastword $(MAKEFILE_LIST)))custom_toast.mk
 ifeq ($(CUSTOM_TOAST),yes)
-REGRESS += toaster sharing toaster_corruption
+REGRESS += toaster sharing partial_update toaster_corruption
 else
 REGRESS += stock
 endif

@@ -235,29 +235,21 @@ jt_nav_root(JtSource *src, JtNode *root)
 }
 
 /*
- * Look up a key in an object: binary search over the keys, reading only the
- * JEntries and the keys it compares with.
+ * Binary search over the keys of an object, reading only the JEntries and
+ * the keys it compares with.  Returns whether the key is there; *index is
+ * its position, or where it would go.
  */
-bool
-jt_nav_object_get(JtSource *src, const JtNode *object,
-				  const char *key, uint32 keylen, JtNode *value)
+static inline bool
+object_find(JtSource *src, const JtNode *object, const ContainerLayout *lay,
+			const char *key, uint32 keylen, uint32 *index)
 {
-	uint32		count = jt_node_count(object);
-	ContainerLayout lay;
 	uint32		low = 0;
-	uint32		high = count;
-
-	if (object->kind != JT_NODE_CONTAINER)
-		jt_nav_corrupt(src, "a reference was read as a container");
-	Assert(jt_node_is_object(object));
-	if (count == 0)
-		return false;
-	container_layout(src, object, &lay);
+	uint32		high = jt_node_count(object);
 
 	while (low < high)
 	{
 		uint32		mid = low + (high - low) / 2;
-		uint32		e = entry_at(src, &lay, mid);
+		uint32		e = entry_at(src, lay, mid);
 		uint64		start;
 		uint64		len;
 		int			diff;
@@ -273,23 +265,23 @@ jt_nav_object_get(JtSource *src, const JtNode *object,
 		if (!(e & JT_JENTRY_HAS_OFF) && (e & JT_JENTRY_OFFLEN_MASK) != keylen)
 		{
 			len = e & JT_JENTRY_OFFLEN_MASK;
-			if (lay.data + len > lay.end)
+			if (lay->data + len > lay->end)
 				jt_nav_corrupt(src, "a JEntry's data runs past the end of its container");
 			diff = len > keylen ? 1 : -1;
 		}
 		else
 		{
-			start = entry_start(src, &lay, mid);
-			len = entry_length(src, &lay, e, start);
+			start = entry_start(src, lay, mid);
+			len = entry_length(src, lay, e, start);
 			if (len == keylen)
-				diff = memcmp(jt_source_read(src, lay.data + start, len), key, keylen);
+				diff = memcmp(jt_source_read(src, lay->data + start, len), key, keylen);
 			else
 				diff = len > keylen ? 1 : -1;
 		}
 
 		if (diff == 0)
 		{
-			entry_node(src, &lay, count + mid, value);
+			*index = mid;
 			return true;
 		}
 		if (diff < 0)
@@ -297,7 +289,45 @@ jt_nav_object_get(JtSource *src, const JtNode *object,
 		else
 			high = mid;
 	}
+	*index = low;
 	return false;
+}
+
+/* Look up a key in an object; describe its value. */
+bool
+jt_nav_object_get(JtSource *src, const JtNode *object,
+				  const char *key, uint32 keylen, JtNode *value)
+{
+	ContainerLayout lay;
+	uint32		index;
+
+	if (object->kind != JT_NODE_CONTAINER)
+		jt_nav_corrupt(src, "a reference was read as a container");
+	Assert(jt_node_is_object(object));
+	if (jt_node_count(object) == 0)
+		return false;
+	container_layout(src, object, &lay);
+	if (!object_find(src, object, &lay, key, keylen, &index))
+		return false;
+	entry_node(src, &lay, jt_node_count(object) + index, value);
+	return true;
+}
+
+/*
+ * Where a key is, or would go, among the keys of an object (an index from
+ * 0 to the count); true if it is there.
+ */
+bool
+jt_nav_object_find(JtSource *src, const JtNode *object,
+				   const char *key, uint32 keylen, uint32 *index)
+{
+	ContainerLayout lay;
+
+	if (object->kind != JT_NODE_CONTAINER)
+		jt_nav_corrupt(src, "a reference was read as a container");
+	Assert(jt_node_is_object(object));
+	container_layout(src, object, &lay);
+	return object_find(src, object, &lay, key, keylen, index);
 }
 
 bool

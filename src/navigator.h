@@ -97,6 +97,8 @@ jt_source_read(JtSource *src, uint64 offset, uint64 length)
 extern void jt_nav_root(JtSource *src, JtNode *root);
 extern bool jt_nav_object_get(JtSource *src, const JtNode *object,
 							  const char *key, uint32 keylen, JtNode *value);
+extern bool jt_nav_object_find(JtSource *src, const JtNode *object,
+							   const char *key, uint32 keylen, uint32 *index);
 extern bool jt_nav_array_get(JtSource *src, const JtNode *array,
 							 uint32 index, JtNode *element);
 extern bool jt_nav_array_has_string(JtSource *src, const JtNode *array,

@@ -126,6 +126,8 @@ extern void jt_copy_entries(JtWriter *w, JtSource *src, const JtNode *root,
 							uint32 first, uint32 count);
 extern void jt_skeleton_read_ref(JtSkeleton *skel, const JtNode *node,
 								 JtRef *ref);
+extern uint32 jt_ref_range_for_key(const JtRef *ref, const char *key,
+								   uint32 keylen);
 extern struct varlena *jt_skeleton_flatten(JtSkeleton *skel,
 										   JtPartFetcher fetch, void *arg);
 extern struct varlena *jt_skeleton_flatten_node(JtSkeleton *skel,

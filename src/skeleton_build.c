@@ -128,10 +128,9 @@ ancestor_is_external(const BuildNode *n)
  * 6 shares the unchanged ones between row versions).  An object's entries
  * are hashed by key only, so changing a value never moves a boundary.
  * Ranges are at least a quarter of range_size (no tiny ranges) and at
- * most four times it (a run without a boundary is cut).
+ * most four times it (a run without a boundary is cut): JT_RANGE_MIN and
+ * JT_RANGE_MAX.
  */
-#define JT_RANGE_MIN(range_size)	((range_size) / 4)
-#define JT_RANGE_MAX(range_size)	((uint64) (range_size) * 4)
 
 static bool
 ends_range(const char *bytes, uint32 length, JtNodeKind kind, uint64 size,

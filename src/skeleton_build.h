@@ -17,6 +17,10 @@
 /* values shorter than this never leave the skeleton */
 #define JT_MIN_PART_SIZE	32
 
+/* the bounds of a range's size (see plan_ranges()) */
+#define JT_RANGE_MIN(range_size)	((range_size) / 4)
+#define JT_RANGE_MAX(range_size)	((uint64) (range_size) * 4)
+
 typedef struct JtBuildPart
 {
 	struct varlena *raw;		/* the part's content, a jsonb datum */

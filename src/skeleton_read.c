@@ -53,8 +53,8 @@ open_part(JtDatumSource *skelsrc, const JtRefRange *range, JtNode *root)
 }
 
 /* The part of an object reference that would hold key. */
-static uint32
-range_for_key(const JtRef *ref, const char *key, uint32 keylen)
+uint32
+jt_ref_range_for_key(const JtRef *ref, const char *key, uint32 keylen)
 {
 	uint32		lo = 1;
 	uint32		hi = ref->nranges;
@@ -91,7 +91,7 @@ jt_step_key(JtDatumSource **cur, const JtNode *object, const char *key,
 		return jt_nav_object_get(&(*cur)->pub, object, key, keylen, value);
 
 	jt_skeleton_read_ref(&(*cur)->skel, object, &ref);
-	part = open_part(*cur, &ref.ranges[range_for_key(&ref, key, keylen)], &root);
+	part = open_part(*cur, &ref.ranges[jt_ref_range_for_key(&ref, key, keylen)], &root);
 	*cur = part;
 	return jt_nav_object_get(&part->pub, &root, key, keylen, value);
 }

@@ -40,6 +40,7 @@
 
 #include "jsonb_toaster.h"
 #include "part_cache.h"
+#include "partial_update.h"
 #include "skeleton.h"
 #include "skeleton_build.h"
 #include "sharing.h"
@@ -166,6 +167,98 @@ skeleton_gives_back(JtBuildResult *res, const struct varlena *doc,
 	return same;
 }
 
+/* Write a part to the TOAST relation, compressed with the column's method. */
+static void
+store_part(Relation rel, const struct varlena *raw, char cmethod, int options,
+		   varatt_external *ext)
+{
+	Datum		compressed;
+	Datum		stored;
+
+	compressed = toast_compress_datum(PointerGetDatum(raw), cmethod);
+	stored = toast_save_datum(rel, DatumGetPointer(compressed) ?
+							  compressed : PointerGetDatum(raw),
+							  NULL, options);
+	VARATT_EXTERNAL_GET_POINTER(*ext, DatumGetPointer(stored));
+	pfree(DatumGetPointer(stored));
+	if (DatumGetPointer(compressed))
+		pfree(DatumGetPointer(compressed));
+}
+
+/* Our pointer, for a tree whose parts take stored_outside bytes of TOAST. */
+static struct varlena *
+make_pointer(const JtSkeletonHeader *hdr, const char *tree, int32 rawsize,
+			 uint64 stored_outside)
+{
+	varatt_custom header = {0};
+	Size		size = VARHDRSZ_CUSTOM + sizeof(JtSkeletonHeader) + hdr->tree_size;
+	struct varlena *result;
+
+	header.va_size = size;
+	header.va_rawsize = rawsize;
+	header.va_storedsize = size + stored_outside;
+	header.va_toasterid = JSONB_TOASTER_ID;
+	header.va_version = JT_SKELETON_VERSION;
+
+	result = palloc(size);
+	SET_VARTAG_EXTERNAL(result, VARTAG_CUSTOM);
+	memcpy(VARDATA_EXTERNAL(result), &header, offsetof(varatt_custom, va_data));
+	memcpy(VARDATA_CUSTOM(result), hdr, sizeof(JtSkeletonHeader));
+	memcpy(VARDATA_CUSTOM(result) + sizeof(JtSkeletonHeader), tree,
+		   hdr->tree_size);
+	return result;
+}
+
+/*
+ * Store a document that jsonb_set(), - or || made from the value it
+ * replaces by changing one part (partial_update.c): write that part, keep
+ * the others' value ids.  The document is what the patched skeleton
+ * flattens to, since that is how it was made.  NULL, for the general path,
+ * when the skeleton no longer fits or the part has outgrown a range.
+ */
+static struct varlena *
+store_patch(Relation rel, const JtPatch *patch, char cmethod, int32 rawsize,
+			int32 target, int options)
+{
+	JtSkeletonHeader hdr;
+	JtRefRange	range;
+	JtRefRange	oldrange;
+	varatt_custom oldheader;
+	varatt_external ext;
+	char	   *payload;
+	uint64		stored_outside;
+
+	/* logical decoding sees only the parts an UPDATE writes: no sharing */
+	if (RelationIsLogicallyLogged(rel))
+		return NULL;
+	memcpy(&hdr, patch->payload, sizeof(hdr));
+	if (hdr.toastrelid != rel->rd_rel->reltoastrelid ||
+		hdr.tree_size > (uint32) target ||
+		VARSIZE(patch->part) - VARHDRSZ > JT_RANGE_MAX(jt_range_size))
+		return NULL;
+
+	store_part(rel, patch->part, cmethod, options, &ext);
+	payload = palloc(patch->payload_len);
+	memcpy(payload, patch->payload, patch->payload_len);
+	memcpy(&range, payload + patch->range_offset, sizeof(range));
+	range.extinfo = ext.va_extinfo;
+	range.valueid = ext.va_valueid;
+	memcpy(payload + patch->range_offset, &range, sizeof(range));
+
+	/* the old value's TOAST bytes, less the part replaced, plus the new */
+	VARATT_CUSTOM_GET_HEADER(oldheader, patch->old_pointer);
+	memcpy(&oldrange, VARDATA_CUSTOM(patch->old_pointer) + patch->range_offset,
+		   sizeof(oldrange));
+	stored_outside = oldheader.va_storedsize - oldheader.va_size -
+		(oldrange.extinfo & VARLENA_EXTSIZE_MASK) +
+		VARATT_EXTERNAL_GET_EXTSIZE(ext);
+
+	elog(DEBUG1, "jsonb_toaster: stored the changed part, kept the %u others",
+		 hdr.nparts - 1);
+	return make_pointer(&hdr, payload + sizeof(JtSkeletonHeader), rawsize,
+						stored_outside);
+}
+
 /*
  * Cut the document, check that it flattens back exactly, write its parts
  * and return the pointer; NULL to leave the value to standard TOAST.
@@ -181,13 +274,22 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	int32		target;
 	uint64		stored_outside = 0;
 	JtSkeletonHeader hdr;
-	varatt_custom header = {0};
-	struct varlena *result;
-	Size		size;
 	JtOldParts *old;
+	const JtPatch *patch;
+	struct varlena *result;
+
+	target = Max(Min(budget, jt_inline_budget), 0);
+	if (!CompressionMethodIsValid(cmethod))
+		cmethod = default_toast_compression;
+
+	/* jsonb_set(), - or || changed one part of the value replaced */
+	patch = jt_patch_for(value, oldvalue);
+	if (patch != NULL &&
+		(result = store_patch(rel, patch, cmethod, VARSIZE(value), target,
+							  options)) != NULL)
+		return result;
 
 	doc = detoast_attr(value);
-	target = Max(Min(budget, jt_inline_budget), 0);
 	if (!jt_build_skeleton(doc, target, (uint32) jt_range_size, &res))
 		return NULL;
 	if (!skeleton_gives_back(&res, doc, toastrelid))
@@ -205,14 +307,10 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 		return NULL;
 	}
 
-	if (!CompressionMethodIsValid(cmethod))
-		cmethod = default_toast_compression;
 	old = jt_old_parts_open(rel, oldvalue);
 	for (uint32 i = 0; i < res.nparts; i++)
 	{
 		struct varlena *raw = res.parts[i].raw;
-		Datum		compressed;
-		Datum		stored;
 		varatt_external ext;
 
 		/* a part the old value has already: take it over */
@@ -231,34 +329,15 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 			}
 		}
 
-		compressed = toast_compress_datum(PointerGetDatum(raw), cmethod);
-		stored = toast_save_datum(rel, DatumGetPointer(compressed) ?
-								  compressed : PointerGetDatum(raw),
-								  NULL, options);
-		VARATT_EXTERNAL_GET_POINTER(ext, DatumGetPointer(stored));
+		store_part(rel, raw, cmethod, options, &ext);
 		jt_build_set_stored(&res, i, ext.va_extinfo, ext.va_valueid);
 		stored_outside += VARATT_EXTERNAL_GET_EXTSIZE(ext);
-		pfree(DatumGetPointer(stored));
-		if (DatumGetPointer(compressed))
-			pfree(DatumGetPointer(compressed));
 	}
 
-	size = VARHDRSZ_CUSTOM + sizeof(JtSkeletonHeader) + res.tree.len;
-	header.va_size = size;
-	header.va_rawsize = VARSIZE(doc);
-	header.va_storedsize = size + stored_outside;
-	header.va_toasterid = JSONB_TOASTER_ID;
-	header.va_version = JT_SKELETON_VERSION;
 	hdr.toastrelid = toastrelid;
 	hdr.nparts = res.nparts;
 	hdr.tree_size = res.tree.len;
-
-	result = palloc(size);
-	SET_VARTAG_EXTERNAL(result, VARTAG_CUSTOM);
-	memcpy(VARDATA_EXTERNAL(result), &header, offsetof(varatt_custom, va_data));
-	memcpy(VARDATA_CUSTOM(result), &hdr, sizeof(hdr));
-	memcpy(VARDATA_CUSTOM(result) + sizeof(hdr), res.tree.data, res.tree.len);
-	return result;
+	return make_pointer(&hdr, res.tree.data, VARSIZE(doc), stored_outside);
 }
 
 static struct varlena *

@@ -1,0 +1,165 @@
+--
+-- jsonb_set(), jsonb - text and jsonb || jsonb on a stored document whose
+-- root object is split into parts (patched servers only): run on the one
+-- part they change, with the builtins' results byte for byte, and the
+-- UPDATE stores that part alone.
+--
+CREATE EXTENSION IF NOT EXISTS jsonb_toaster;
+CREATE EXTENSION IF NOT EXISTS jsonb_toaster_test;
+
+-- TOAST rows equal the chunks of the live values, each value counted once
+CREATE FUNCTION toast_ok(rel regclass) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE live bigint; stored bigint;
+BEGIN
+	EXECUTE format('SELECT coalesce(sum(chunks), 0) FROM (SELECT DISTINCT p.value_id, p.chunks FROM %s, jsonb_toaster_parts(jb) p) v', rel)
+		INTO live;
+	EXECUTE format('SELECT count(*) FROM %s',
+				   (SELECT reltoastrelid::regclass FROM pg_class WHERE oid = rel))
+		INTO stored;
+	RETURN CASE WHEN stored = live THEN 'ok'
+		ELSE format('%s TOAST rows, %s live chunks', stored, live) END;
+END $$;
+-- 300 keys k001..k300 with values of every kind
+CREATE FUNCTION doc(id int) RETURNS jsonb LANGUAGE sql AS $$
+	SELECT jsonb_object_agg(format('k%s', lpad(i::text, 3, '0')),
+		CASE i % 6
+			WHEN 0 THEN to_jsonb(repeat(chr(97 + i % 26), 10 + i % 13))
+			WHEN 1 THEN to_jsonb(i * 1000003 + id)
+			WHEN 2 THEN to_jsonb((i + id) / 7.0)
+			WHEN 3 THEN jsonb_build_object('n', i, 'tags', jsonb_build_array('x', i, NULL))
+			WHEN 4 THEN to_jsonb(i % 4 = 0)
+			ELSE 'null'::jsonb
+		END)
+	FROM generate_series(1, 300) i
+$$;
+
+-- the root's values are all short: the whole root leaves the row, split in
+-- ranges whose directory fits the inline budget
+SET jsonb_toaster.range_size = 512;
+SET jsonb_toaster.inline_budget = 1000;
+CREATE TABLE t (id int PRIMARY KEY, jb jsonb);
+ALTER TABLE t ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+INSERT INTO t SELECT i, doc(i) FROM generate_series(1, 3) i;
+CREATE TABLE plain AS SELECT * FROM t;	-- not opted in: standard jsonb
+SELECT (jsonb_toaster_storage(jb)).form, count(*) > 5 AS split,
+	bool_and(p.path = '{}') AS root_parts
+FROM t, jsonb_toaster_parts(jb) p GROUP BY t.id, 1 ORDER BY t.id;
+
+-- each expression, on the stored value and with the builtins on the
+-- standard copy: the same bytes, and whether one part was changed
+CREATE TABLE cases (n serial, expr text);
+INSERT INTO cases (expr) VALUES
+	($$jsonb_set(jb, '{k150}', '"replaced"')$$),
+	($$jsonb_set(jb, '{k150}', '{"a": [1, 2.5, "x"]}')$$),
+	($$jsonb_set(jb, '{k151}', '12345678901234567890.5')$$),
+	($$jsonb_set(jb, '{k152}', 'null')$$),
+	($$jsonb_set(jb, '{k150a}', 'true')$$),
+	($$jsonb_set(jb, '{k150a}', 'true', false)$$),
+	($$jsonb_set(jb, '{a}', '1')$$),
+	($$jsonb_set(jb, '{zzz}', '"last"')$$),
+	($$jsonb_set(jb, '{k153,n}', '0')$$),
+	($$jsonb_set(jb, '{k153,tags,-1}', '"y"')$$),
+	($$jsonb_set(jb, '{k153,tags,x}', '"y"')$$),
+	($$jsonb_set(jb, '{}', '1')$$),
+	($$jsonb_set(jb, ARRAY['k150', NULL], '1')$$),
+	($$jsonb_set(jb, '{{k150}}', '1')$$),
+	($$jb - 'k150'$$),
+	($$jb - 'k001'$$),
+	($$jb - 'nope'$$),
+	($$jb || '{"k150": "merged"}'$$),
+	($$jb || '{"k150b": [1], "k150c": {}}'$$),
+	($$jb || '{"k001": 1, "k300": 2}'$$),
+	($$jb || '{}'$$),
+	($$jb || '[1]'$$),
+	($$jb || '"s"'$$),
+	($$jb || jb$$);
+CREATE FUNCTION compare(expr text) RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE ours bytea; theirs bytea; err text; builtin_err text;
+BEGIN
+	BEGIN
+		EXECUTE format('SELECT jt_test_flat_bytes(%s) FROM t WHERE id = 2', expr) INTO ours;
+	EXCEPTION WHEN OTHERS THEN err := SQLERRM;
+	END;
+	BEGIN
+		EXECUTE format('SELECT jt_test_flat_bytes(%s) FROM plain WHERE id = 2', expr) INTO theirs;
+	EXCEPTION WHEN OTHERS THEN builtin_err := SQLERRM;
+	END;
+	RETURN ours IS NOT DISTINCT FROM theirs AND err IS NOT DISTINCT FROM builtin_err;
+END $$;
+-- DEBUG1 says when a part was changed in place
+SET client_min_messages = debug1;
+SELECT n, expr, compare(expr) AS same FROM cases ORDER BY n;
+RESET client_min_messages;
+
+-- an UPDATE stores the changed part, and keeps the others' value ids
+CREATE TABLE parts_before AS SELECT t.id, p.value_id FROM t, jsonb_toaster_parts(jb) p;
+SET client_min_messages = debug1;
+UPDATE t SET jb = jsonb_set(jb, '{k150}', '"updated"') WHERE id = 1;
+UPDATE t SET jb = jb - 'k200' WHERE id = 2;
+UPDATE t SET jb = jb || '{"k100x": [true]}' WHERE id = 3;
+RESET client_min_messages;
+SELECT t.id, count(*) FILTER (WHERE p.value_id IN (SELECT value_id FROM parts_before b WHERE b.id = t.id)) AS kept,
+	count(*) FILTER (WHERE p.value_id NOT IN (SELECT value_id FROM parts_before b WHERE b.id = t.id)) AS new
+FROM t, jsonb_toaster_parts(jb) p GROUP BY t.id ORDER BY t.id;
+UPDATE plain SET jb = jsonb_set(jb, '{k150}', '"updated"') WHERE id = 1;
+UPDATE plain SET jb = jb - 'k200' WHERE id = 2;
+UPDATE plain SET jb = jb || '{"k100x": [true]}' WHERE id = 3;
+SELECT t.id, jt_test_flat_bytes(t.jb) = jt_test_flat_bytes(p.jb) AS same
+FROM t JOIN plain p USING (id) ORDER BY id;
+
+-- many updates of one row, in one transaction and in several, with
+-- savepoints and an abort: the stored value follows the standard copy
+BEGIN;
+UPDATE t SET jb = jsonb_set(jb, '{k010}', to_jsonb(id * 10)) WHERE id < 3;
+UPDATE t SET jb = jsonb_set(jb, '{k010}', to_jsonb(id * 11)) WHERE id < 3;
+SAVEPOINT s;
+UPDATE t SET jb = jb - 'k011';
+ROLLBACK TO SAVEPOINT s;
+UPDATE t SET jb = jb || '{"k012": "twelve"}';
+COMMIT;
+BEGIN;
+UPDATE t SET jb = jb - 'k013';
+ROLLBACK;
+UPDATE plain SET jb = jsonb_set(jb, '{k010}', to_jsonb(id * 11)) WHERE id < 3;
+UPDATE plain SET jb = jb || '{"k012": "twelve"}';
+SELECT t.id, jt_test_flat_bytes(t.jb) = jt_test_flat_bytes(p.jb) AS same
+FROM t JOIN plain p USING (id) ORDER BY id;
+
+-- the general path takes a part that would grow past the largest range,
+-- a value made from another row's (the toaster does not use those
+-- patches), and a part that would lose its first key, which the skeleton's
+-- directory names (no patch)
+SELECT format('k%s', lpad((sum(count) + 1)::text, 3, '0')) AS first_key
+FROM t, jsonb_toaster_parts(jb) p WHERE t.id = 3 AND p.range < 5 \gset
+SELECT :'first_key' AS first_key_of_part_6;
+SET client_min_messages = debug1;
+UPDATE t SET jb = jsonb_set(jb, '{k150}', to_jsonb(repeat('x', 3000))) WHERE id = 1;
+UPDATE t SET jb = (SELECT jsonb_set(o.jb, '{k020}', '0') FROM t o WHERE o.id = 1) WHERE id = 2;
+UPDATE t SET jb = jb - :'first_key' WHERE id = 3;
+RESET client_min_messages;
+UPDATE plain SET jb = jsonb_set(jb, '{k150}', to_jsonb(repeat('x', 3000))) WHERE id = 1;
+UPDATE plain SET jb = (SELECT jsonb_set(o.jb, '{k020}', '0') FROM plain o WHERE o.id = 1) WHERE id = 2;
+UPDATE plain SET jb = jb - :'first_key' WHERE id = 3;
+SELECT t.id, jt_test_flat_bytes(t.jb) = jt_test_flat_bytes(p.jb) AS same
+FROM t JOIN plain p USING (id) ORDER BY id;
+
+-- nothing leaked, nothing lost
+VACUUM t;
+SELECT toast_ok('t');
+DELETE FROM t;
+VACUUM t;
+SELECT toast_ok('t');
+
+-- with the builtins not overridden, nothing is changed in place
+SET jsonb_toaster.override_builtins = off;
+INSERT INTO t SELECT * FROM plain;
+SET client_min_messages = debug1;
+UPDATE t SET jb = jsonb_set(jb, '{k150}', '"off"') WHERE id = 1;
+RESET client_min_messages;
+RESET jsonb_toaster.override_builtins;
+
+DROP TABLE t, plain, cases, parts_before;
+DROP FUNCTION toast_ok(regclass), doc(int), compare(text);
+DROP EXTENSION jsonb_toaster_test;
+RESET jsonb_toaster.range_size;
+RESET jsonb_toaster.inline_budget;

@@ -1,0 +1,470 @@
+/*-------------------------------------------------------------------------
+ *
+ * partial_update.c
+ *	  jsonb_set(), - and || on a stored document, run on the one part they
+ *	  change (patched servers only).
+ *
+ * "UPDATE t SET js = jsonb_set(js, '{k}', v)" on a document whose root
+ * object the toaster split into ranges of keys changes one range.  The
+ * builtin flattens the document, rebuilds all of it with the change, and
+ * the toaster then cuts the result again, hashes every part and compares
+ * each with the old value's.  Here the builtin is run on the one part whose
+ * range holds the key, the document is flattened once with that part in
+ * place of the stored one, and the toaster is told which part changed: it
+ * stores that part alone and keeps the value ids of the others (toaster.c).
+ *
+ * Why the result is the builtin's: the root's keys are sorted, and each
+ * range holds the keys from its first key (kept in the skeleton's
+ * directory) up to the next range's first.  jsonb_set() with a path whose
+ * first key falls in a range, jsonb - key, and jsonb || object whose keys
+ * all fall in one range change the pairs of that range only, and do to
+ * them exactly what they do within the whole object.  Flattening puts the
+ * pairs back together in the form jsonb always writes.
+ *
+ * Anything else is left to the builtin: a root that is not an object kept
+ * in parts, a path with NULLs, keys of the right operand in several
+ * ranges, a changed part that is empty or whose first key is no longer the
+ * one the directory names.
+ *
+ * The result is an ordinary flat jsonb, as the builtin's, so it can go
+ * wherever a jsonb goes.  The patch is kept for the toaster until the next
+ * call, the end of the transaction, or the abort of a subtransaction; the
+ * toaster uses it only for the very bytes made here, replacing the very
+ * pointer they were made from (jt_patch_for()).
+ *
+ * Copyright (c) 2026, jsonb_toaster developers
+ *
+ * src/partial_update.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#ifdef JT_CUSTOM_TOAST
+
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "common/hashfn.h"
+#include "utils/array.h"
+#include "utils/fmgrprotos.h"
+#include "utils/jsonb.h"
+#include "utils/memutils.h"
+
+#include "jsonb_writer.h"
+#include "partial_update.h"
+#include "toaster.h"
+
+/* patches of larger documents are not kept: bounded memory */
+#define MAX_KEPT_BYTES	(1024 * 1024)
+
+/* The last patch made, kept for the toaster; none when document is NULL. */
+static MemoryContext patch_cxt = NULL;
+static JtPatch last_patch;
+static struct varlena *last_document = NULL;
+static bool callbacks_registered = false;
+
+static void
+forget_patch(void)
+{
+	if (last_document)
+		MemoryContextReset(patch_cxt);
+	last_document = NULL;
+}
+
+static void
+xact_callback(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
+		event == XACT_EVENT_PARALLEL_COMMIT ||
+		event == XACT_EVENT_PARALLEL_ABORT || event == XACT_EVENT_PREPARE)
+		forget_patch();
+}
+
+static void
+subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+				 SubTransactionId parentSubid, void *arg)
+{
+	if (event == SUBXACT_EVENT_ABORT_SUB)
+		forget_patch();
+}
+
+/*
+ * Is the value stored by the toaster with its root object kept in parts?
+ * Then parse it into skel and ref.
+ */
+static bool
+open_split_object(Datum value, JtSkeleton *skel, JtRef *ref)
+{
+	struct varlena *attr = (struct varlena *) DatumGetPointer(value);
+
+	if (!VARATT_IS_EXTERNAL_CUSTOM(attr) ||
+		custom_toaster_id(attr) != JSONB_TOASTER_ID)
+		return false;
+	jt_parse_pointer(attr, skel);
+	if (skel->root.kind != JT_NODE_REF || !jt_node_is_object(&skel->root))
+		return false;
+	jt_skeleton_read_ref(skel, &skel->root, ref);
+	/* the root's parts are the only ones, in directory order */
+	return skel->hdr.nparts == ref->nranges;
+}
+
+static uint32
+range_of_key(const JtRef *ref, text *key)
+{
+	return jt_ref_range_for_key(ref, VARDATA_ANY(key), VARSIZE_ANY_EXHDR(key));
+}
+
+static struct varlena *
+fetch_part(JtSkeleton *skel, const JtRef *ref, uint32 r)
+{
+	bool		should_free;
+
+	return jt_fetch_stored_part(NULL, r, &ref->ranges[r],
+								skel->hdr.toastrelid, &should_free);
+}
+
+/* Part fetcher: the changed part from memory, the others from TOAST. */
+typedef struct PatchedParts
+{
+	uint32		partno;
+	struct varlena *part;
+} PatchedParts;
+
+static struct varlena *
+fetch_patched_part(void *arg, uint32 partno, const JtRefRange *range,
+				   Oid toastrelid, bool *should_free)
+{
+	PatchedParts *pp = (PatchedParts *) arg;
+
+	if (partno == pp->partno)
+	{
+		*should_free = false;
+		return pp->part;
+	}
+	return jt_fetch_stored_part(NULL, partno, range, toastrelid, should_free);
+}
+
+/*
+ * A part with one key of its object set to a value (a node of vsrc), added
+ * if create and missing, or removed when vnode is NULL: the pairs around
+ * it are copied as they are.  The part itself when nothing changes.
+ */
+static struct varlena *
+splice_part(struct varlena *part, const char *key, uint32 keylen,
+			JtSource *vsrc, const JtNode *vnode, bool create)
+{
+	JtSource	src;
+	JtNode		root;
+	JtWriter	w;
+	StringInfoData buf;
+	uint32		n;
+	uint32		i;
+	uint32		after;
+	bool		found;
+
+	jt_memory_source(&src, VARDATA(part), VARSIZE(part) - VARHDRSZ, false);
+	jt_nav_root(&src, &root);
+	n = jt_node_count(&root);
+	found = jt_nav_object_find(&src, &root, key, keylen, &i);
+	if (!found && (vnode == NULL || !create))
+		return part;
+	/* the pairs after the one set, added or removed */
+	after = found ? n - i - 1 : n - i;
+
+	initStringInfo(&buf);
+	appendStringInfoSpaces(&buf, VARHDRSZ);
+	jt_writer_begin(&w, &buf, (root.header & ~JT_CONTAINER_COUNT_MASK) |
+					(n - (found ? 1 : 0) + (vnode ? 1 : 0)));
+	jt_copy_entries(&w, &src, &root, 0, i);
+	if (vnode)
+		jt_writer_entry(&w, JT_JENTRY_STRING, key, keylen);
+	jt_copy_entries(&w, &src, &root, n - after, after);
+	jt_copy_entries(&w, &src, &root, n, i);
+	if (vnode)
+		jt_writer_entry(&w, jt_node_entry_type(vnode),
+						jt_source_read(vsrc, vnode->offset, vnode->length),
+						vnode->length);
+	jt_copy_entries(&w, &src, &root, 2 * n - after, after);
+	jt_writer_end(&w);
+	SET_VARSIZE(buf.data, buf.len);
+	return (struct varlena *) buf.data;
+}
+
+/* The value of a jsonb datum as a node: a raw scalar's element, or the root. */
+static void
+jsonb_value_node(Jsonb *value, JtSource *src, JtNode *node)
+{
+	JtNode		root;
+
+	jt_memory_source(src, (const char *) &value->root,
+					 VARSIZE(value) - VARHDRSZ, false);
+	jt_nav_root(src, &root);
+	if (jt_node_is_scalar_root(&root))
+		jt_nav_entry(src, &root, 0, node);
+	else
+		*node = root;
+}
+
+static void
+keep_patch(const struct varlena *pointer, const char *payload,
+		   uint32 payload_len, uint32 range_offset,
+		   const struct varlena *part, const struct varlena *document)
+{
+	Size		pointer_size = VARSIZE_EXTERNAL(pointer);
+	MemoryContext old;
+
+	forget_patch();
+	if (pointer_size + payload_len + VARSIZE(part) + VARSIZE(document) >
+		MAX_KEPT_BYTES)
+		return;
+	if (!callbacks_registered)
+	{
+		RegisterXactCallback(xact_callback, NULL);
+		RegisterSubXactCallback(subxact_callback, NULL);
+		callbacks_registered = true;
+	}
+	if (patch_cxt == NULL)
+		patch_cxt = AllocSetContextCreate(TopMemoryContext,
+										  "jsonb_toaster partial update",
+										  ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(patch_cxt);
+	last_patch.old_pointer = palloc(pointer_size);
+	memcpy((char *) last_patch.old_pointer, pointer, pointer_size);
+	last_patch.payload = palloc(payload_len);
+	memcpy((char *) last_patch.payload, payload, payload_len);
+	last_patch.payload_len = payload_len;
+	last_patch.range_offset = range_offset;
+	last_patch.part = palloc(VARSIZE(part));
+	memcpy((char *) last_patch.part, part, VARSIZE(part));
+	last_document = palloc(VARSIZE(document));
+	memcpy(last_document, document, VARSIZE(document));
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * The document made by putting newpart in place of part r of the stored
+ * value (a pointer parsed into skel and ref), or NULL when the skeleton
+ * cannot stay as it is: newpart empty, or starting with another key than
+ * the one the directory names.
+ */
+static struct varlena *
+apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
+			uint32 r, struct varlena *newpart)
+{
+	JtSource	src;
+	JtNode		root;
+	JtSkeleton	patched;
+	JtRefHeader rh;
+	JtRefRange	range;
+	PatchedParts pp;
+	char	   *payload;
+	uint32		payload_len;
+	uint32		ref_offset;
+	uint32		range_offset;
+	uint32		count;
+	struct varlena *document;
+
+	/* the builtin's result is plain, and an object like its argument */
+	jt_memory_source(&src, VARDATA(newpart), VARSIZE(newpart) - VARHDRSZ,
+					 false);
+	jt_nav_root(&src, &root);
+	if (!jt_node_is_object(&root) || jt_node_count(&root) == 0)
+		return NULL;
+	if (r > 0)
+	{
+		JtNode		key;
+		const JtRefRange *old = &ref->ranges[r];
+
+		jt_nav_entry(&src, &root, 0, &key);
+		if (jt_key_cmp(jt_source_read(&src, key.offset, key.length), key.length,
+					   ref->refdata + old->key_offset, old->key_length) != 0)
+			return NULL;
+	}
+	count = (ref->header & JT_CONTAINER_COUNT_MASK) -
+		(ref->ranges[r].header & JT_CONTAINER_COUNT_MASK) +
+		jt_node_count(&root);
+	if (count > JT_CONTAINER_COUNT_MASK)
+		return NULL;
+
+	/* the stored payload, with the count and the part's entry rewritten */
+	payload_len = sizeof(JtSkeletonHeader) + skel->hdr.tree_size;
+	payload = palloc(payload_len);
+	memcpy(payload, VARDATA_CUSTOM(pointer), payload_len);
+	ref_offset = sizeof(JtSkeletonHeader) + skel->root.offset;
+	memcpy(&rh, payload + ref_offset, sizeof(rh));
+	rh.header = (rh.header & ~JT_CONTAINER_COUNT_MASK) | count;
+	memcpy(payload + ref_offset, &rh, sizeof(rh));
+
+	range_offset = ref_offset + sizeof(JtRefHeader) + r * sizeof(JtRefRange);
+	memcpy(&range, payload + range_offset, sizeof(range));
+	range.rawsize = VARSIZE(newpart);
+	/* not stored yet: sized as an uncompressed value, with no value id */
+	range.extinfo = VARSIZE(newpart) - VARHDRSZ;
+	range.valueid = InvalidOid;
+	range.header = root.header;
+	range.hash = hash_bytes((const unsigned char *) VARDATA(newpart),
+							VARSIZE(newpart) - VARHDRSZ);
+	memcpy(payload + range_offset, &range, sizeof(range));
+
+	/* checks the new directory as any stored one, then flattens */
+	jt_skeleton_parse(&patched, payload, payload_len);
+	pp.partno = r;
+	pp.part = newpart;
+	document = jt_skeleton_flatten(&patched, fetch_patched_part, &pp);
+
+	keep_patch(pointer, payload, payload_len, range_offset, newpart, document);
+	elog(DEBUG1, "jsonb_toaster: changed part %u of %u in place", r + 1,
+		 ref->nranges);
+	pfree(payload);
+	return document;
+}
+
+/* jsonb_set(jsonb, text[], jsonb, boolean) */
+Datum
+jt_jsonb_set(PG_FUNCTION_ARGS)
+{
+	JtSkeleton	skel;
+	JtRef		ref;
+	ArrayType  *path;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			npath;
+	text	   *key;
+	uint32		r;
+	struct varlena *part;
+	struct varlena *result;
+
+	if (!open_split_object(PG_GETARG_DATUM(0), &skel, &ref))
+		return jsonb_set(fcinfo);
+	path = PG_GETARG_ARRAYTYPE_P(1);
+	if (ARR_NDIM(path) > 1)
+		return jsonb_set(fcinfo);	/* which reports it */
+	deconstruct_array_builtin(path, TEXTOID, &elems, &nulls, &npath);
+	if (npath == 0 || array_contains_nulls(path))
+		return jsonb_set(fcinfo);
+
+	key = DatumGetTextPP(elems[0]);
+	r = range_of_key(&ref, key);
+	part = fetch_part(&skel, &ref, r);
+	if (npath == 1)
+	{
+		Jsonb	   *value = PG_GETARG_JSONB_P(2);
+		JtSource	vsrc;
+		JtNode		vnode;
+
+		jsonb_value_node(value, &vsrc, &vnode);
+		part = splice_part(part, VARDATA_ANY(key), VARSIZE_ANY_EXHDR(key),
+						   &vsrc, &vnode, PG_GETARG_BOOL(3));
+	}
+	else
+		part = (struct varlena *) DatumGetPointer(
+			DirectFunctionCall4(jsonb_set, PointerGetDatum(part),
+								PG_GETARG_DATUM(1), PG_GETARG_DATUM(2),
+								PG_GETARG_DATUM(3)));
+	result = apply_patch((struct varlena *) PG_GETARG_POINTER(0), &skel, &ref,
+						 r, part);
+	if (result == NULL)
+		return jsonb_set(fcinfo);
+	PG_RETURN_POINTER(result);
+}
+
+/* jsonb - text */
+Datum
+jt_jsonb_delete(PG_FUNCTION_ARGS)
+{
+	JtSkeleton	skel;
+	JtRef		ref;
+	text	   *key;
+	uint32		r;
+	struct varlena *part;
+	struct varlena *result;
+
+	if (!open_split_object(PG_GETARG_DATUM(0), &skel, &ref))
+		return jsonb_delete(fcinfo);
+	key = PG_GETARG_TEXT_PP(1);
+	r = range_of_key(&ref, key);
+	part = splice_part(fetch_part(&skel, &ref, r), VARDATA_ANY(key),
+					   VARSIZE_ANY_EXHDR(key), NULL, NULL, false);
+	result = apply_patch((struct varlena *) PG_GETARG_POINTER(0), &skel, &ref,
+						 r, part);
+	if (result == NULL)
+		return jsonb_delete(fcinfo);
+	PG_RETURN_POINTER(result);
+}
+
+/* jsonb || jsonb, when the right operand is an object */
+Datum
+jt_jsonb_concat(PG_FUNCTION_ARGS)
+{
+	JtSkeleton	skel;
+	JtRef		ref;
+	Jsonb	   *right;
+	JtSource	src;
+	JtNode		root;
+	JtNode		first;
+	JtNode		last;
+	uint32		count;
+	uint32		r;
+	struct varlena *part;
+	struct varlena *result;
+
+	if (!open_split_object(PG_GETARG_DATUM(0), &skel, &ref))
+		return jsonb_concat(fcinfo);
+	right = PG_GETARG_JSONB_P(1);
+	count = JB_ROOT_COUNT(right);
+	if (!JB_ROOT_IS_OBJECT(right) || count == 0)
+		return jsonb_concat(fcinfo);
+
+	/* keys are sorted: the first and the last in one range, all are */
+	jt_memory_source(&src, (const char *) &right->root,
+					 VARSIZE(right) - VARHDRSZ, false);
+	jt_nav_root(&src, &root);
+	jt_nav_entry(&src, &root, 0, &first);
+	jt_nav_entry(&src, &root, count - 1, &last);
+	r = jt_ref_range_for_key(&ref, jt_source_read(&src, first.offset, first.length),
+							 first.length);
+	if (jt_ref_range_for_key(&ref, jt_source_read(&src, last.offset, last.length),
+							 last.length) != r)
+		return jsonb_concat(fcinfo);
+
+	part = fetch_part(&skel, &ref, r);
+	if (count == 1)
+	{
+		/* one key: set it, as jsonb_set(left, '{key}', value) would */
+		JtNode		value;
+
+		jt_nav_entry(&src, &root, 1, &value);
+		part = splice_part(part, jt_source_read(&src, first.offset, first.length),
+						   first.length, &src, &value, true);
+	}
+	else
+		part = (struct varlena *) DatumGetPointer(
+			DirectFunctionCall2(jsonb_concat, PointerGetDatum(part),
+								PointerGetDatum(right)));
+	result = apply_patch((struct varlena *) PG_GETARG_POINTER(0), &skel, &ref,
+						 r, part);
+	if (result == NULL)
+		return jsonb_concat(fcinfo);
+	PG_RETURN_POINTER(result);
+}
+
+/*
+ * The patch that made value, if value is the document the last patch made,
+ * byte for byte, and oldvalue the pointer it was made from; NULL if not.
+ * The caller must not keep it past its next call into this file.
+ */
+const JtPatch *
+jt_patch_for(const struct varlena *value, const struct varlena *oldvalue)
+{
+	if (last_document == NULL || oldvalue == NULL ||
+		VARATT_IS_EXTENDED(value) ||
+		!VARATT_IS_EXTERNAL_CUSTOM(oldvalue) ||
+		VARSIZE(value) != VARSIZE(last_document) ||
+		VARSIZE_EXTERNAL(oldvalue) != VARSIZE_EXTERNAL(last_patch.old_pointer) ||
+		memcmp(oldvalue, last_patch.old_pointer, VARSIZE_EXTERNAL(oldvalue)) != 0 ||
+		memcmp(value, last_document, VARSIZE(value)) != 0)
+		return NULL;
+	return &last_patch;
+}
+
+#endif							/* JT_CUSTOM_TOAST */

@@ -1,0 +1,44 @@
+/*-------------------------------------------------------------------------
+ *
+ * partial_update.h
+ *	  jsonb_set(), - and || on a stored document, run on the one part they
+ *	  change (patched servers only).
+ *
+ * Copyright (c) 2026, jsonb_toaster developers
+ *
+ * src/partial_update.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef JSONB_TOASTER_PARTIAL_UPDATE_H
+#define JSONB_TOASTER_PARTIAL_UPDATE_H
+
+#ifdef JT_CUSTOM_TOAST
+#include "fmgr.h"
+
+#include "skeleton.h"
+
+/*
+ * A document made from a stored value by changing one part: the stored
+ * value's skeleton with that part's directory entry rewritten, and the new
+ * part.  The entry's value id is invalid until the toaster stores it.
+ */
+typedef struct JtPatch
+{
+	const char *payload;		/* JtSkeletonHeader and tree */
+	uint32		payload_len;
+	uint32		range_offset;	/* the changed JtRefRange, in the payload */
+	const struct varlena *part; /* its new content, a jsonb datum */
+	const struct varlena *old_pointer;	/* the value it was made from */
+} JtPatch;
+
+/* same arguments, results and errors as the builtins of the same name */
+extern Datum jt_jsonb_set(PG_FUNCTION_ARGS);
+extern Datum jt_jsonb_delete(PG_FUNCTION_ARGS);
+extern Datum jt_jsonb_concat(PG_FUNCTION_ARGS);
+
+extern const JtPatch *jt_patch_for(const struct varlena *value,
+								   const struct varlena *oldvalue);
+#endif
+
+#endif							/* JSONB_TOASTER_PARTIAL_UPDATE_H */
