@@ -1,5 +1,5 @@
 --
--- jsonb_set(), jsonb - text and jsonb || jsonb on a stored document whose
+-- jsonb_set(), #-, jsonb - text and jsonb || jsonb on a stored document whose
 -- root object is split into parts (patched servers only): run on the one
 -- part they change, with the builtins' results byte for byte, and the
 -- UPDATE stores that part alone.
@@ -63,6 +63,12 @@ INSERT INTO cases (expr) VALUES
 	($$jsonb_set(jb, '{}', '1')$$),
 	($$jsonb_set(jb, ARRAY['k150', NULL], '1')$$),
 	($$jsonb_set(jb, '{{k150}}', '1')$$),
+	($$jb #- '{k150}'$$),
+	($$jb #- '{k153,tags,0}'$$),
+	($$jb #- '{k153,tags,x}'$$),
+	($$jb #- '{nope,x}'$$),
+	($$jb #- '{}'$$),
+	($$jb #- ARRAY[NULL]$$),
 	($$jb - 'k150'$$),
 	($$jb - 'k001'$$),
 	($$jb - 'nope'$$),
@@ -116,12 +122,14 @@ SAVEPOINT s;
 UPDATE t SET jb = jb - 'k011';
 ROLLBACK TO SAVEPOINT s;
 UPDATE t SET jb = jb || '{"k012": "twelve"}';
+UPDATE t SET jb = jb #- '{k153,tags}';
 COMMIT;
 BEGIN;
 UPDATE t SET jb = jb - 'k013';
 ROLLBACK;
 UPDATE plain SET jb = jsonb_set(jb, '{k010}', to_jsonb(id * 11)) WHERE id < 3;
 UPDATE plain SET jb = jb || '{"k012": "twelve"}';
+UPDATE plain SET jb = jb #- '{k153,tags}';
 SELECT t.id, jt_test_flat_bytes(t.jb) = jt_test_flat_bytes(p.jb) AS same
 FROM t JOIN plain p USING (id) ORDER BY id;
 

@@ -62,6 +62,7 @@ JT_OVERRIDE(jsonb_exists, jt_exists)
 JT_OVERRIDE(jsonb_exists_any, jt_exists_any)
 JT_OVERRIDE(jsonb_exists_all, jt_exists_all)
 JT_OVERRIDE(jsonb_set, jt_jsonb_set)
+JT_OVERRIDE(jsonb_delete_path, jt_jsonb_delete_path)
 JT_OVERRIDE(jsonb_delete, jt_jsonb_delete)
 JT_OVERRIDE(jsonb_concat, jt_jsonb_concat)
 
@@ -81,6 +82,7 @@ static const struct
 	{F_JSONB_EXISTS_ANY, override_jsonb_exists_any},
 	{F_JSONB_EXISTS_ALL, override_jsonb_exists_all},
 	{F_JSONB_SET, override_jsonb_set},
+	{F_JSONB_DELETE_PATH, override_jsonb_delete_path},
 	{F_JSONB_DELETE_JSONB_TEXT, override_jsonb_delete},
 	{F_JSONB_CONCAT, override_jsonb_concat},
 };
@@ -91,7 +93,7 @@ jt_overrides_init(void)
 	DefineCustomBoolVariable(JSONB_TOASTER_GUC_PREFIX ".override_builtins",
 							 "Serves the builtin jsonb accessors with jsonb_toaster's, which read only what they need.",
 							 "When on, ->, ->>, #>, #>>, ?, ?| and ?& (and their functions) "
-							 "are served by jsonb_toaster's accessors, and jsonb_set(), "
+							 "are served by jsonb_toaster's accessors, and jsonb_set(), #-, "
 							 "jsonb - text and || change only the part of a stored document "
 							 "they touch; the results are the same.  Works only with the "
 							 "library in shared_preload_libraries.",

@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * partial_update.c
- *	  jsonb_set(), - and || on a stored document, run on the one part they
- *	  change (patched servers only).
+ *	  jsonb_set(), #-, - and || on a stored document, run on the one part
+ *	  they change (patched servers only).
  *
  * "UPDATE t SET js = jsonb_set(js, '{k}', v)" on a document whose root
  * object the toaster split into ranges of keys changes one range.  The
@@ -15,10 +15,10 @@
  *
  * Why the result is the builtin's: the root's keys are sorted, and each
  * range holds the keys from its first key (kept in the skeleton's
- * directory) up to the next range's first.  jsonb_set() with a path whose
- * first key falls in a range, jsonb - key, and jsonb || object whose keys
- * all fall in one range change the pairs of that range only, and do to
- * them exactly what they do within the whole object.  Flattening puts the
+ * directory) up to the next range's first.  jsonb_set() and #- with a
+ * path whose first key falls in a range, jsonb - key, and jsonb || object
+ * whose keys all fall in one range change the pairs of that range only,
+ * and do to them exactly what they do within the whole object.  Flattening puts the
  * pairs back together in the form jsonb always writes.
  *
  * Anything else is left to the builtin: a root that is not an object kept
@@ -319,9 +319,12 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	return document;
 }
 
-/* jsonb_set(jsonb, text[], jsonb, boolean) */
-Datum
-jt_jsonb_set(PG_FUNCTION_ARGS)
+/*
+ * jsonb_set(jsonb, text[], jsonb, boolean) and jsonb #- text[] (deleting):
+ * the path's first key names the part.
+ */
+static Datum
+change_path(FunctionCallInfo fcinfo, PGFunction builtin, bool deleting)
 {
 	JtSkeleton	skel;
 	JtRef		ref;
@@ -335,18 +338,21 @@ jt_jsonb_set(PG_FUNCTION_ARGS)
 	struct varlena *result;
 
 	if (!open_split_object(PG_GETARG_DATUM(0), &skel, &ref))
-		return jsonb_set(fcinfo);
+		return builtin(fcinfo);
 	path = PG_GETARG_ARRAYTYPE_P(1);
 	if (ARR_NDIM(path) > 1)
-		return jsonb_set(fcinfo);	/* which reports it */
+		return builtin(fcinfo); /* which reports it */
 	deconstruct_array_builtin(path, TEXTOID, &elems, &nulls, &npath);
 	if (npath == 0 || array_contains_nulls(path))
-		return jsonb_set(fcinfo);
+		return builtin(fcinfo);
 
 	key = DatumGetTextPP(elems[0]);
 	r = range_of_key(&ref, key);
 	part = fetch_part(&skel, &ref, r);
-	if (npath == 1)
+	if (npath == 1 && deleting)
+		part = splice_part(part, VARDATA_ANY(key), VARSIZE_ANY_EXHDR(key),
+						   NULL, NULL, false);
+	else if (npath == 1)
 	{
 		Jsonb	   *value = PG_GETARG_JSONB_P(2);
 		JtSource	vsrc;
@@ -356,16 +362,32 @@ jt_jsonb_set(PG_FUNCTION_ARGS)
 		part = splice_part(part, VARDATA_ANY(key), VARSIZE_ANY_EXHDR(key),
 						   &vsrc, &vnode, PG_GETARG_BOOL(3));
 	}
+	else if (deleting)
+		part = (struct varlena *) DatumGetPointer(
+			DirectFunctionCall2(builtin, PointerGetDatum(part),
+								PG_GETARG_DATUM(1)));
 	else
 		part = (struct varlena *) DatumGetPointer(
-			DirectFunctionCall4(jsonb_set, PointerGetDatum(part),
+			DirectFunctionCall4(builtin, PointerGetDatum(part),
 								PG_GETARG_DATUM(1), PG_GETARG_DATUM(2),
 								PG_GETARG_DATUM(3)));
 	result = apply_patch((struct varlena *) PG_GETARG_POINTER(0), &skel, &ref,
 						 r, part);
 	if (result == NULL)
-		return jsonb_set(fcinfo);
+		return builtin(fcinfo);
 	PG_RETURN_POINTER(result);
+}
+
+Datum
+jt_jsonb_set(PG_FUNCTION_ARGS)
+{
+	return change_path(fcinfo, jsonb_set, false);
+}
+
+Datum
+jt_jsonb_delete_path(PG_FUNCTION_ARGS)
+{
+	return change_path(fcinfo, jsonb_delete_path, true);
 }
 
 /* jsonb - text */

@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * partial_update.h
- *	  jsonb_set(), - and || on a stored document, run on the one part they
- *	  change (patched servers only).
+ *	  jsonb_set(), #-, - and || on a stored document, run on the one part
+ *	  they change (patched servers only).
  *
  * Copyright (c) 2026, jsonb_toaster developers
  *
@@ -34,6 +34,7 @@ typedef struct JtPatch
 
 /* same arguments, results and errors as the builtins of the same name */
 extern Datum jt_jsonb_set(PG_FUNCTION_ARGS);
+extern Datum jt_jsonb_delete_path(PG_FUNCTION_ARGS);
 extern Datum jt_jsonb_delete(PG_FUNCTION_ARGS);
 extern Datum jt_jsonb_concat(PG_FUNCTION_ARGS);
 
