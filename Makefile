@@ -27,7 +27,8 @@ OBJS = \
 	src/skeleton_read.o \
 	src/toast_iterator.o \
 	src/toaster.o \
-	src/uninstall.o
+	src/uninstall.o \
+	src/xact_reset.o
 
 EXTENSION = jsonb_toaster
 DATA = jsonb_toaster--0.1.sql

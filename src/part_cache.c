@@ -38,11 +38,11 @@
 
 #ifdef JT_CUSTOM_TOAST
 
-#include "access/xact.h"
 #include "utils/memutils.h"
 
 #include "part_cache.h"
 #include "toaster.h"
+#include "xact_reset.h"
 
 #define MAX_CACHED_BYTES	(1024 * 1024)
 
@@ -60,7 +60,6 @@ static uint32 cache_capacity = 0;	/* the pointer's part count */
 static Size cache_bytes = 0;
 static bool cache_filling = false;	/* a flatten is keeping its parts */
 static uint64 cache_generation = 0; /* counts clears */
-static bool callbacks_registered = false;
 
 static void
 cache_clear(void)
@@ -73,23 +72,6 @@ cache_clear(void)
 	cache_capacity = 0;
 	cache_bytes = 0;
 	cache_generation++;
-}
-
-static void
-xact_callback(XactEvent event, void *arg)
-{
-	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
-		event == XACT_EVENT_PARALLEL_COMMIT ||
-		event == XACT_EVENT_PARALLEL_ABORT || event == XACT_EVENT_PREPARE)
-		cache_clear();
-}
-
-static void
-subxact_callback(SubXactEvent event, SubTransactionId mySubid,
-				 SubTransactionId parentSubid, void *arg)
-{
-	if (event == SUBXACT_EVENT_ABORT_SUB)
-		cache_clear();
 }
 
 /*
@@ -144,12 +126,7 @@ jt_flatten_pointer(struct varlena *attr)
 	if (skel.hdr.nparts == 0)
 		return jt_skeleton_flatten(&skel, jt_fetch_stored_part, NULL);
 
-	if (!callbacks_registered)
-	{
-		RegisterXactCallback(xact_callback, NULL);
-		RegisterSubXactCallback(subxact_callback, NULL);
-		callbacks_registered = true;
-	}
+	jt_reset_at_xact_end(cache_clear);
 	if (cache_cxt == NULL)
 		cache_cxt = AllocSetContextCreate(TopMemoryContext,
 										  "jsonb_toaster part cache",

@@ -42,7 +42,6 @@
 
 #ifdef JT_CUSTOM_TOAST
 
-#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "common/hashfn.h"
 #include "utils/array.h"
@@ -53,6 +52,7 @@
 #include "jsonb_writer.h"
 #include "partial_update.h"
 #include "toaster.h"
+#include "xact_reset.h"
 
 /* patches of larger documents are not kept: bounded memory */
 #define MAX_KEPT_BYTES	(1024 * 1024)
@@ -61,7 +61,6 @@
 static MemoryContext patch_cxt = NULL;
 static JtPatch last_patch;
 static struct varlena *last_document = NULL;
-static bool callbacks_registered = false;
 
 static void
 forget_patch(void)
@@ -69,23 +68,6 @@ forget_patch(void)
 	if (last_document)
 		MemoryContextReset(patch_cxt);
 	last_document = NULL;
-}
-
-static void
-xact_callback(XactEvent event, void *arg)
-{
-	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
-		event == XACT_EVENT_PARALLEL_COMMIT ||
-		event == XACT_EVENT_PARALLEL_ABORT || event == XACT_EVENT_PREPARE)
-		forget_patch();
-}
-
-static void
-subxact_callback(SubXactEvent event, SubTransactionId mySubid,
-				 SubTransactionId parentSubid, void *arg)
-{
-	if (event == SUBXACT_EVENT_ABORT_SUB)
-		forget_patch();
 }
 
 /*
@@ -217,12 +199,7 @@ keep_patch(const struct varlena *pointer, const char *payload,
 	if (pointer_size + payload_len + VARSIZE(part) + VARSIZE(document) >
 		MAX_KEPT_BYTES)
 		return;
-	if (!callbacks_registered)
-	{
-		RegisterXactCallback(xact_callback, NULL);
-		RegisterSubXactCallback(subxact_callback, NULL);
-		callbacks_registered = true;
-	}
+	jt_reset_at_xact_end(forget_patch);
 	if (patch_cxt == NULL)
 		patch_cxt = AllocSetContextCreate(TopMemoryContext,
 										  "jsonb_toaster partial update",
