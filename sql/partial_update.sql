@@ -1,8 +1,8 @@
 --
--- jsonb_set(), #-, jsonb - text and jsonb || jsonb on a stored document whose
--- root object is split into parts (patched servers only): run on the one
--- part they change, with the builtins' results byte for byte, and the
--- UPDATE stores that part alone.
+-- jsonb_set(), #-, jsonb - text and jsonb || jsonb on a stored document
+-- (patched servers only): run on the one part they change, or on the
+-- skeleton's tree, with the builtins' results byte for byte, and the
+-- UPDATE stores that part (or the tree) alone.
 --
 CREATE EXTENSION IF NOT EXISTS jsonb_toaster;
 CREATE EXTENSION IF NOT EXISTS jsonb_toaster_test;
@@ -79,15 +79,16 @@ INSERT INTO cases (expr) VALUES
 	($$jb || '[1]'$$),
 	($$jb || '"s"'$$),
 	($$jb || jb$$);
-CREATE FUNCTION compare(expr text) RETURNS boolean LANGUAGE plpgsql AS $$
+CREATE FUNCTION compare(expr text, tab text = 't', copy text = 'plain')
+RETURNS boolean LANGUAGE plpgsql AS $$
 DECLARE ours bytea; theirs bytea; err text; builtin_err text;
 BEGIN
 	BEGIN
-		EXECUTE format('SELECT jt_test_flat_bytes(%s) FROM t WHERE id = 2', expr) INTO ours;
+		EXECUTE format('SELECT jt_test_flat_bytes(%s) FROM %I WHERE id = 2', expr, tab) INTO ours;
 	EXCEPTION WHEN OTHERS THEN err := SQLERRM;
 	END;
 	BEGIN
-		EXECUTE format('SELECT jt_test_flat_bytes(%s) FROM plain WHERE id = 2', expr) INTO theirs;
+		EXECUTE format('SELECT jt_test_flat_bytes(%s) FROM %I WHERE id = 2', expr, copy) INTO theirs;
 	EXCEPTION WHEN OTHERS THEN builtin_err := SQLERRM;
 	END;
 	RETURN ours IS NOT DISTINCT FROM theirs AND err IS NOT DISTINCT FROM builtin_err;
@@ -158,6 +159,60 @@ DELETE FROM t;
 VACUUM t;
 SELECT toast_ok('t');
 
+-- a root kept in the skeleton's tree (short fields in the row, long values
+-- in parts): setting, adding or removing a short field changes the tree
+-- alone, and the UPDATE keeps every part
+RESET jsonb_toaster.range_size;
+RESET jsonb_toaster.inline_budget;
+CREATE TABLE r (id int PRIMARY KEY, jb jsonb);
+ALTER TABLE r ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+INSERT INTO r SELECT i, jsonb_build_object('id', i, 'status', 'new', 'n', i * 1.5,
+	'big', (SELECT jsonb_agg(md5((i * 1000 + j)::text)) FROM generate_series(1, 200) j),
+	'meta', jsonb_build_object('a', 1))
+FROM generate_series(1, 2) i;
+CREATE TABLE rplain AS SELECT * FROM r;
+SELECT (jsonb_toaster_storage(jb)).form, array_agg(p.path) AS parts
+FROM r, jsonb_toaster_parts(jb) p GROUP BY r.id, 1 ORDER BY r.id;
+CREATE TABLE rcases (n serial, expr text);
+INSERT INTO rcases (expr) VALUES
+	($$jsonb_set(jb, '{status}', '"done"')$$),
+	($$jsonb_set(jb, '{added}', '[1, {"x": null}]')$$),
+	($$jsonb_set(jb, '{added}', '1', false)$$),
+	($$jsonb_set(jb, '{n}', '12345678901234567890.123')$$),
+	($$jsonb_set(jb, '{big}', '0')$$),
+	($$jsonb_set(jb, '{meta}', '0')$$),
+	($$jsonb_set(jb, '{meta,a}', '2')$$),
+	($$jb - 'status'$$),
+	($$jb - 'big'$$),
+	($$jb #- '{status}'$$),
+	($$jb #- '{meta,a}'$$),
+	($$jb || '{"status": "merged"}'$$),
+	($$jb || '{"status": 1, "id": 2}'$$);
+SET client_min_messages = debug1;
+SELECT n, expr, compare(expr, 'r', 'rplain') AS same FROM rcases ORDER BY n;
+RESET client_min_messages;
+CREATE TABLE rparts_before AS SELECT r.id, p.value_id FROM r, jsonb_toaster_parts(jb) p;
+SET client_min_messages = debug1;
+UPDATE r SET jb = jsonb_set(jb, '{status}', '"done"') WHERE id = 1;
+UPDATE r SET jb = jb || '{"added": {"x": [1, 2]}}' WHERE id = 2;
+RESET client_min_messages;
+SELECT r.id, count(*) FILTER (WHERE p.value_id IN (SELECT value_id FROM rparts_before b WHERE b.id = r.id)) AS kept,
+	count(*) FILTER (WHERE p.value_id NOT IN (SELECT value_id FROM rparts_before b WHERE b.id = r.id)) AS new
+FROM r, jsonb_toaster_parts(jb) p GROUP BY r.id ORDER BY r.id;
+-- a field too long for the row: the general path moves it out
+SET client_min_messages = debug1;
+UPDATE r SET jb = jsonb_set(jb, '{status}', to_jsonb(repeat('y', 5000))) WHERE id = 2;
+RESET client_min_messages;
+UPDATE rplain SET jb = jsonb_set(jb, '{status}', '"done"') WHERE id = 1;
+UPDATE rplain SET jb = jb || '{"added": {"x": [1, 2]}}' WHERE id = 2;
+UPDATE rplain SET jb = jsonb_set(jb, '{status}', to_jsonb(repeat('y', 5000))) WHERE id = 2;
+SELECT r.id, jt_test_flat_bytes(r.jb) = jt_test_flat_bytes(p.jb) AS same,
+	(SELECT count(*) FROM jsonb_toaster_parts(r.jb)) AS parts
+FROM r JOIN rplain p USING (id) ORDER BY id;
+VACUUM r;
+SELECT toast_ok('r');
+DROP TABLE r, rplain, rcases, rparts_before;
+
 -- with the builtins not overridden, nothing is changed in place
 SET jsonb_toaster.override_builtins = off;
 INSERT INTO t SELECT * FROM plain;
@@ -167,7 +222,7 @@ RESET client_min_messages;
 RESET jsonb_toaster.override_builtins;
 
 DROP TABLE t, plain, cases, parts_before;
-DROP FUNCTION toast_ok(regclass), doc(int), compare(text);
+DROP FUNCTION toast_ok(regclass), doc(int), compare(text, text, text);
 DROP EXTENSION jsonb_toaster_test;
 RESET jsonb_toaster.range_size;
 RESET jsonb_toaster.inline_budget;

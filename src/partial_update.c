@@ -21,10 +21,15 @@
  * and do to them exactly what they do within the whole object.  Flattening puts the
  * pairs back together in the form jsonb always writes.
  *
- * Anything else is left to the builtin: a root that is not an object kept
- * in parts, a path with NULLs, keys of the right operand in several
- * ranges, a changed part that is empty or whose first key is no longer the
- * one the directory names.
+ * A root object kept in the skeleton's tree (short fields in the row, the
+ * long ones in parts) is changed there: a key whose value is a scalar, or
+ * missing, is set, added or removed in the tree, and every part stays.
+ *
+ * Anything else is left to the builtin: a root that is neither, a path
+ * with NULLs, keys of the right operand in several ranges, a changed part
+ * that is empty or whose first key is no longer the one the directory
+ * names, a longer path or several keys in the tree, a key of the tree
+ * whose value is a container or a reference.
  *
  * The result is an ordinary flat jsonb, as the builtin's, so it can go
  * wherever a jsonb goes.  The patch is kept for the toaster until the next
@@ -70,24 +75,31 @@ forget_patch(void)
 	last_document = NULL;
 }
 
-/*
- * Is the value stored by the toaster with its root object kept in parts?
- * Then parse it into skel and ref.
- */
-static bool
-open_split_object(Datum value, JtSkeleton *skel, JtRef *ref)
+/* What the functions here can do with their first argument. */
+typedef enum StoredShape
+{
+	SHAPE_OTHER,				/* not stored by the toaster, or no object */
+	SHAPE_SPLIT_ROOT,			/* the root object is split into parts */
+	SHAPE_TREE_ROOT,			/* the root object is in the tree */
+} StoredShape;
+
+/* Parse a value stored by the toaster into skel (and ref, if split). */
+static StoredShape
+open_stored(Datum value, JtSkeleton *skel, JtRef *ref)
 {
 	struct varlena *attr = (struct varlena *) DatumGetPointer(value);
 
 	if (!VARATT_IS_EXTERNAL_CUSTOM(attr) ||
 		custom_toaster_id(attr) != JSONB_TOASTER_ID)
-		return false;
+		return SHAPE_OTHER;
 	jt_parse_pointer(attr, skel);
-	if (skel->root.kind != JT_NODE_REF || !jt_node_is_object(&skel->root))
-		return false;
+	if (!jt_node_is_object(&skel->root))
+		return SHAPE_OTHER;
+	if (skel->root.kind == JT_NODE_CONTAINER)
+		return SHAPE_TREE_ROOT;
 	jt_skeleton_read_ref(skel, &skel->root, ref);
 	/* the root's parts are the only ones, in directory order */
-	return skel->hdr.nparts == ref->nranges;
+	return skel->hdr.nparts == ref->nranges ? SHAPE_SPLIT_ROOT : SHAPE_OTHER;
 }
 
 static uint32
@@ -127,49 +139,95 @@ fetch_patched_part(void *arg, uint32 partno, const JtRefRange *range,
 }
 
 /*
- * A part with one key of its object set to a value (a node of vsrc), added
- * if create and missing, or removed when vnode is NULL: the pairs around
- * it are copied as they are.  The part itself when nothing changes.
+ * Copy count entries of a container, from entry first on.  A skeleton's
+ * tree holds references, which the copier of plain containers rejects:
+ * its few entries are copied one by one.
  */
+static void
+copy_entries(JtWriter *w, JtSource *src, const JtNode *container,
+			 uint32 first, uint32 count)
+{
+	JtEntryIter it;
+	JtNode		entry;
+
+	if (!src->refs_allowed)
+	{
+		jt_copy_entries(w, src, container, first, count);
+		return;
+	}
+	jt_nav_iter_begin(src, container, &it);
+	jt_nav_iter_seek(src, &it, first);
+	for (uint32 i = 0; i < count; i++)
+	{
+		if (!jt_nav_iter_next(src, &it, &entry))
+			jt_nav_corrupt(src, "a container has fewer entries than its count");
+		jt_writer_entry(w, jt_node_entry_type(&entry),
+						jt_source_read(src, entry.offset, entry.length),
+						entry.length);
+	}
+}
+
+/*
+ * An object of src with one key set to a value (a node of vsrc), added if
+ * create and missing, or removed when vnode is NULL: the pairs around it
+ * are copied as they are.  The object is written after four bytes left
+ * for the caller (a varlena header, or a tree's root JEntry).  NULL when
+ * nothing changes.
+ */
+static char *
+splice_object(JtSource *src, const JtNode *object, const char *key,
+			  uint32 keylen, JtSource *vsrc, const JtNode *vnode, bool create,
+			  uint32 *len)
+{
+	JtWriter	w;
+	StringInfoData buf;
+	uint32		n = jt_node_count(object);
+	uint32		i;
+	uint32		after;
+	bool		found;
+
+	found = jt_nav_object_find(src, object, key, keylen, &i);
+	if (!found && (vnode == NULL || !create))
+		return NULL;
+	/* the pairs after the one set, added or removed */
+	after = found ? n - i - 1 : n - i;
+
+	initStringInfo(&buf);
+	appendStringInfoSpaces(&buf, sizeof(uint32));
+	jt_writer_begin(&w, &buf, (object->header & ~JT_CONTAINER_COUNT_MASK) |
+					(n - (found ? 1 : 0) + (vnode ? 1 : 0)));
+	copy_entries(&w, src, object, 0, i);
+	if (vnode)
+		jt_writer_entry(&w, JT_JENTRY_STRING, key, keylen);
+	copy_entries(&w, src, object, n - after, after);
+	copy_entries(&w, src, object, n, i);
+	if (vnode)
+		jt_writer_entry(&w, jt_node_entry_type(vnode),
+						jt_source_read(vsrc, vnode->offset, vnode->length),
+						vnode->length);
+	copy_entries(&w, src, object, 2 * n - after, after);
+	jt_writer_end(&w);
+	*len = buf.len;
+	return buf.data;
+}
+
+/* A part (an object) spliced as splice_object() says; itself if unchanged. */
 static struct varlena *
 splice_part(struct varlena *part, const char *key, uint32 keylen,
 			JtSource *vsrc, const JtNode *vnode, bool create)
 {
 	JtSource	src;
 	JtNode		root;
-	JtWriter	w;
-	StringInfoData buf;
-	uint32		n;
-	uint32		i;
-	uint32		after;
-	bool		found;
+	char	   *spliced;
+	uint32		len;
 
 	jt_memory_source(&src, VARDATA(part), VARSIZE(part) - VARHDRSZ, false);
 	jt_nav_root(&src, &root);
-	n = jt_node_count(&root);
-	found = jt_nav_object_find(&src, &root, key, keylen, &i);
-	if (!found && (vnode == NULL || !create))
+	spliced = splice_object(&src, &root, key, keylen, vsrc, vnode, create, &len);
+	if (spliced == NULL)
 		return part;
-	/* the pairs after the one set, added or removed */
-	after = found ? n - i - 1 : n - i;
-
-	initStringInfo(&buf);
-	appendStringInfoSpaces(&buf, VARHDRSZ);
-	jt_writer_begin(&w, &buf, (root.header & ~JT_CONTAINER_COUNT_MASK) |
-					(n - (found ? 1 : 0) + (vnode ? 1 : 0)));
-	jt_copy_entries(&w, &src, &root, 0, i);
-	if (vnode)
-		jt_writer_entry(&w, JT_JENTRY_STRING, key, keylen);
-	jt_copy_entries(&w, &src, &root, n - after, after);
-	jt_copy_entries(&w, &src, &root, n, i);
-	if (vnode)
-		jt_writer_entry(&w, jt_node_entry_type(vnode),
-						jt_source_read(vsrc, vnode->offset, vnode->length),
-						vnode->length);
-	jt_copy_entries(&w, &src, &root, 2 * n - after, after);
-	jt_writer_end(&w);
-	SET_VARSIZE(buf.data, buf.len);
-	return (struct varlena *) buf.data;
+	SET_VARSIZE(spliced, len);
+	return (struct varlena *) spliced;
 }
 
 /* The value of a jsonb datum as a node: a raw scalar's element, or the root. */
@@ -196,8 +254,8 @@ keep_patch(const struct varlena *pointer, const char *payload,
 	MemoryContext old;
 
 	forget_patch();
-	if (pointer_size + payload_len + VARSIZE(part) + VARSIZE(document) >
-		MAX_KEPT_BYTES)
+	if (pointer_size + payload_len + (part ? VARSIZE(part) : 0) +
+		VARSIZE(document) > MAX_KEPT_BYTES)
 		return;
 	jt_reset_at_xact_end(forget_patch);
 	if (patch_cxt == NULL)
@@ -211,8 +269,12 @@ keep_patch(const struct varlena *pointer, const char *payload,
 	memcpy((char *) last_patch.payload, payload, payload_len);
 	last_patch.payload_len = payload_len;
 	last_patch.range_offset = range_offset;
-	last_patch.part = palloc(VARSIZE(part));
-	memcpy((char *) last_patch.part, part, VARSIZE(part));
+	last_patch.part = NULL;
+	if (part)
+	{
+		last_patch.part = palloc(VARSIZE(part));
+		memcpy((char *) last_patch.part, part, VARSIZE(part));
+	}
 	last_document = palloc(VARSIZE(document));
 	memcpy(last_document, document, VARSIZE(document));
 	MemoryContextSwitchTo(old);
@@ -297,14 +359,86 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 }
 
 /*
+ * The document made by setting, adding or removing a key of the root
+ * object kept in a skeleton's tree: the parts stay as they are.  NULL when
+ * the key's value is a container or a reference (parts below it would
+ * change), or when nothing changes.
+ */
+static struct varlena *
+apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, const char *key,
+				 uint32 keylen, JtSource *vsrc, const JtNode *vnode,
+				 bool create)
+{
+	JtNode		current;
+	JtSkeletonHeader hdr;
+	JtSkeleton	patched;
+	char	   *tree;
+	uint32		tree_len;
+	uint32		root_entry;
+	char	   *payload;
+	uint32		payload_len;
+	struct varlena *document;
+
+	if (jt_nav_object_get(&skel->src, &skel->root, key, keylen, &current) &&
+		(current.kind == JT_NODE_CONTAINER || current.kind == JT_NODE_REF))
+		return NULL;
+	tree = splice_object(&skel->src, &skel->root, key, keylen, vsrc, vnode,
+						 create, &tree_len);
+	if (tree == NULL)
+		return NULL;
+	root_entry = JT_JENTRY_CONTAINER | (tree_len - sizeof(uint32));
+	memcpy(tree, &root_entry, sizeof(uint32));
+
+	hdr = skel->hdr;
+	hdr.tree_size = tree_len;
+	payload_len = sizeof(JtSkeletonHeader) + tree_len;
+	payload = palloc(payload_len);
+	memcpy(payload, &hdr, sizeof(hdr));
+	memcpy(payload + sizeof(hdr), tree, tree_len);
+
+	/* checks the new tree as any stored one, then flattens */
+	jt_skeleton_parse(&patched, payload, payload_len);
+	document = jt_skeleton_flatten(&patched, jt_fetch_stored_part, NULL);
+
+	keep_patch(pointer, payload, payload_len, 0, NULL, document);
+	elog(DEBUG1, "jsonb_toaster: changed the skeleton's tree in place");
+	pfree(payload);
+	pfree(tree);
+	return document;
+}
+
+/*
+ * Set, add or remove one key of the root object of a stored value: in its
+ * part, or in its tree.  NULL if the skeleton cannot stay as it is.
+ */
+static struct varlena *
+change_key(struct varlena *pointer, StoredShape shape, JtSkeleton *skel,
+		   JtRef *ref, const char *key, uint32 keylen, JtSource *vsrc,
+		   const JtNode *vnode, bool create)
+{
+	uint32		r;
+	struct varlena *part;
+
+	if (shape == SHAPE_TREE_ROOT)
+		return apply_tree_patch(pointer, skel, key, keylen, vsrc, vnode,
+								create);
+	r = jt_ref_range_for_key(ref, key, keylen);
+	part = splice_part(fetch_part(skel, ref, r), key, keylen, vsrc, vnode,
+					   create);
+	return apply_patch(pointer, skel, ref, r, part);
+}
+
+/*
  * jsonb_set(jsonb, text[], jsonb, boolean) and jsonb #- text[] (deleting):
  * the path's first key names the part.
  */
 static Datum
 change_path(FunctionCallInfo fcinfo, PGFunction builtin, bool deleting)
 {
+	struct varlena *pointer = (struct varlena *) PG_GETARG_POINTER(0);
 	JtSkeleton	skel;
 	JtRef		ref;
+	StoredShape shape;
 	ArrayType  *path;
 	Datum	   *elems;
 	bool	   *nulls;
@@ -314,7 +448,8 @@ change_path(FunctionCallInfo fcinfo, PGFunction builtin, bool deleting)
 	struct varlena *part;
 	struct varlena *result;
 
-	if (!open_split_object(PG_GETARG_DATUM(0), &skel, &ref))
+	shape = open_stored(PG_GETARG_DATUM(0), &skel, &ref);
+	if (shape == SHAPE_OTHER)
 		return builtin(fcinfo);
 	path = PG_GETARG_ARRAYTYPE_P(1);
 	if (ARR_NDIM(path) > 1)
@@ -322,13 +457,11 @@ change_path(FunctionCallInfo fcinfo, PGFunction builtin, bool deleting)
 	deconstruct_array_builtin(path, TEXTOID, &elems, &nulls, &npath);
 	if (npath == 0 || array_contains_nulls(path))
 		return builtin(fcinfo);
-
 	key = DatumGetTextPP(elems[0]);
-	r = range_of_key(&ref, key);
-	part = fetch_part(&skel, &ref, r);
+
 	if (npath == 1 && deleting)
-		part = splice_part(part, VARDATA_ANY(key), VARSIZE_ANY_EXHDR(key),
-						   NULL, NULL, false);
+		result = change_key(pointer, shape, &skel, &ref, VARDATA_ANY(key),
+							VARSIZE_ANY_EXHDR(key), NULL, NULL, false);
 	else if (npath == 1)
 	{
 		Jsonb	   *value = PG_GETARG_JSONB_P(2);
@@ -336,20 +469,28 @@ change_path(FunctionCallInfo fcinfo, PGFunction builtin, bool deleting)
 		JtNode		vnode;
 
 		jsonb_value_node(value, &vsrc, &vnode);
-		part = splice_part(part, VARDATA_ANY(key), VARSIZE_ANY_EXHDR(key),
-						   &vsrc, &vnode, PG_GETARG_BOOL(3));
+		result = change_key(pointer, shape, &skel, &ref, VARDATA_ANY(key),
+							VARSIZE_ANY_EXHDR(key), &vsrc, &vnode,
+							PG_GETARG_BOOL(3));
 	}
-	else if (deleting)
-		part = (struct varlena *) DatumGetPointer(
-			DirectFunctionCall2(builtin, PointerGetDatum(part),
-								PG_GETARG_DATUM(1)));
+	else if (shape == SHAPE_SPLIT_ROOT)
+	{
+		/* a longer path: the builtin, on the part */
+		r = range_of_key(&ref, key);
+		part = fetch_part(&skel, &ref, r);
+		if (deleting)
+			part = (struct varlena *) DatumGetPointer(
+				DirectFunctionCall2(builtin, PointerGetDatum(part),
+									PG_GETARG_DATUM(1)));
+		else
+			part = (struct varlena *) DatumGetPointer(
+				DirectFunctionCall4(builtin, PointerGetDatum(part),
+									PG_GETARG_DATUM(1), PG_GETARG_DATUM(2),
+									PG_GETARG_DATUM(3)));
+		result = apply_patch(pointer, &skel, &ref, r, part);
+	}
 	else
-		part = (struct varlena *) DatumGetPointer(
-			DirectFunctionCall4(builtin, PointerGetDatum(part),
-								PG_GETARG_DATUM(1), PG_GETARG_DATUM(2),
-								PG_GETARG_DATUM(3)));
-	result = apply_patch((struct varlena *) PG_GETARG_POINTER(0), &skel, &ref,
-						 r, part);
+		result = NULL;
 	if (result == NULL)
 		return builtin(fcinfo);
 	PG_RETURN_POINTER(result);
@@ -373,19 +514,17 @@ jt_jsonb_delete(PG_FUNCTION_ARGS)
 {
 	JtSkeleton	skel;
 	JtRef		ref;
+	StoredShape shape;
 	text	   *key;
-	uint32		r;
-	struct varlena *part;
 	struct varlena *result;
 
-	if (!open_split_object(PG_GETARG_DATUM(0), &skel, &ref))
+	shape = open_stored(PG_GETARG_DATUM(0), &skel, &ref);
+	if (shape == SHAPE_OTHER)
 		return jsonb_delete(fcinfo);
 	key = PG_GETARG_TEXT_PP(1);
-	r = range_of_key(&ref, key);
-	part = splice_part(fetch_part(&skel, &ref, r), VARDATA_ANY(key),
-					   VARSIZE_ANY_EXHDR(key), NULL, NULL, false);
-	result = apply_patch((struct varlena *) PG_GETARG_POINTER(0), &skel, &ref,
-						 r, part);
+	result = change_key((struct varlena *) PG_GETARG_POINTER(0), shape,
+						&skel, &ref, VARDATA_ANY(key), VARSIZE_ANY_EXHDR(key),
+						NULL, NULL, false);
 	if (result == NULL)
 		return jsonb_delete(fcinfo);
 	PG_RETURN_POINTER(result);
@@ -395,53 +534,58 @@ jt_jsonb_delete(PG_FUNCTION_ARGS)
 Datum
 jt_jsonb_concat(PG_FUNCTION_ARGS)
 {
+	struct varlena *pointer = (struct varlena *) PG_GETARG_POINTER(0);
 	JtSkeleton	skel;
 	JtRef		ref;
+	StoredShape shape;
 	Jsonb	   *right;
 	JtSource	src;
 	JtNode		root;
 	JtNode		first;
 	JtNode		last;
+	const char *key;
 	uint32		count;
 	uint32		r;
 	struct varlena *part;
-	struct varlena *result;
+	struct varlena *result = NULL;
 
-	if (!open_split_object(PG_GETARG_DATUM(0), &skel, &ref))
+	shape = open_stored(PG_GETARG_DATUM(0), &skel, &ref);
+	if (shape == SHAPE_OTHER)
 		return jsonb_concat(fcinfo);
 	right = PG_GETARG_JSONB_P(1);
 	count = JB_ROOT_COUNT(right);
 	if (!JB_ROOT_IS_OBJECT(right) || count == 0)
 		return jsonb_concat(fcinfo);
 
-	/* keys are sorted: the first and the last in one range, all are */
 	jt_memory_source(&src, (const char *) &right->root,
 					 VARSIZE(right) - VARHDRSZ, false);
 	jt_nav_root(&src, &root);
 	jt_nav_entry(&src, &root, 0, &first);
-	jt_nav_entry(&src, &root, count - 1, &last);
-	r = jt_ref_range_for_key(&ref, jt_source_read(&src, first.offset, first.length),
-							 first.length);
-	if (jt_ref_range_for_key(&ref, jt_source_read(&src, last.offset, last.length),
-							 last.length) != r)
-		return jsonb_concat(fcinfo);
-
-	part = fetch_part(&skel, &ref, r);
+	key = jt_source_read(&src, first.offset, first.length);
 	if (count == 1)
 	{
 		/* one key: set it, as jsonb_set(left, '{key}', value) would */
 		JtNode		value;
 
 		jt_nav_entry(&src, &root, 1, &value);
-		part = splice_part(part, jt_source_read(&src, first.offset, first.length),
-						   first.length, &src, &value, true);
+		result = change_key(pointer, shape, &skel, &ref, key, first.length,
+							&src, &value, true);
 	}
-	else
-		part = (struct varlena *) DatumGetPointer(
-			DirectFunctionCall2(jsonb_concat, PointerGetDatum(part),
-								PointerGetDatum(right)));
-	result = apply_patch((struct varlena *) PG_GETARG_POINTER(0), &skel, &ref,
-						 r, part);
+	else if (shape == SHAPE_SPLIT_ROOT)
+	{
+		/* keys are sorted: the first and the last in one range, all are */
+		jt_nav_entry(&src, &root, count - 1, &last);
+		r = jt_ref_range_for_key(&ref, key, first.length);
+		if (jt_ref_range_for_key(&ref, jt_source_read(&src, last.offset, last.length),
+								 last.length) == r)
+		{
+			part = (struct varlena *) DatumGetPointer(
+				DirectFunctionCall2(jsonb_concat,
+									PointerGetDatum(fetch_part(&skel, &ref, r)),
+									PointerGetDatum(right)));
+			result = apply_patch(pointer, &skel, &ref, r, part);
+		}
+	}
 	if (result == NULL)
 		return jsonb_concat(fcinfo);
 	PG_RETURN_POINTER(result);

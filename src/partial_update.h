@@ -21,14 +21,15 @@
 /*
  * A document made from a stored value by changing one part: the stored
  * value's skeleton with that part's directory entry rewritten, and the new
- * part.  The entry's value id is invalid until the toaster stores it.
+ * part; the entry's value id is invalid until the toaster stores it.  Or
+ * made by changing the skeleton's tree alone: no part.
  */
 typedef struct JtPatch
 {
 	const char *payload;		/* JtSkeletonHeader and tree */
 	uint32		payload_len;
 	uint32		range_offset;	/* the changed JtRefRange, in the payload */
-	const struct varlena *part; /* its new content, a jsonb datum */
+	const struct varlena *part; /* its new content, a jsonb datum; or NULL */
 	const struct varlena *old_pointer;	/* the value it was made from */
 } JtPatch;
 

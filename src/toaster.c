@@ -210,11 +210,12 @@ make_pointer(const JtSkeletonHeader *hdr, const char *tree, int32 rawsize,
 }
 
 /*
- * Store a document that jsonb_set(), - or || made from the value it
- * replaces by changing one part (partial_update.c): write that part, keep
- * the others' value ids.  The document is what the patched skeleton
- * flattens to, since that is how it was made.  NULL, for the general path,
- * when the skeleton no longer fits or the part has outgrown a range.
+ * Store a document that jsonb_set(), #-, - or || made from the value it
+ * replaces by changing one part or the skeleton's tree (partial_update.c):
+ * write that part, keep the others' value ids.  The document is what the
+ * patched skeleton flattens to, since that is how it was made.  NULL, for
+ * the general path, when the skeleton no longer fits or the part has
+ * outgrown a range.
  */
 static struct varlena *
 store_patch(Relation rel, const JtPatch *patch, char cmethod, int32 rawsize,
@@ -234,8 +235,21 @@ store_patch(Relation rel, const JtPatch *patch, char cmethod, int32 rawsize,
 	memcpy(&hdr, patch->payload, sizeof(hdr));
 	if (hdr.toastrelid != rel->rd_rel->reltoastrelid ||
 		hdr.tree_size > (uint32) target ||
-		VARSIZE(patch->part) - VARHDRSZ > JT_RANGE_MAX(jt_range_size))
+		(patch->part &&
+		 VARSIZE(patch->part) - VARHDRSZ > JT_RANGE_MAX(jt_range_size)))
 		return NULL;
+
+	/* the old value's TOAST bytes */
+	VARATT_CUSTOM_GET_HEADER(oldheader, patch->old_pointer);
+	stored_outside = oldheader.va_storedsize - oldheader.va_size;
+	if (patch->part == NULL)
+	{
+		/* only the tree changed */
+		elog(DEBUG1, "jsonb_toaster: stored the changed skeleton, kept its %u parts",
+			 hdr.nparts);
+		return make_pointer(&hdr, patch->payload + sizeof(JtSkeletonHeader),
+							rawsize, stored_outside);
+	}
 
 	store_part(rel, patch->part, cmethod, options, &ext);
 	payload = palloc(patch->payload_len);
@@ -245,13 +259,11 @@ store_patch(Relation rel, const JtPatch *patch, char cmethod, int32 rawsize,
 	range.valueid = ext.va_valueid;
 	memcpy(payload + patch->range_offset, &range, sizeof(range));
 
-	/* the old value's TOAST bytes, less the part replaced, plus the new */
-	VARATT_CUSTOM_GET_HEADER(oldheader, patch->old_pointer);
+	/* less the part replaced, plus the new */
 	memcpy(&oldrange, VARDATA_CUSTOM(patch->old_pointer) + patch->range_offset,
 		   sizeof(oldrange));
-	stored_outside = oldheader.va_storedsize - oldheader.va_size -
-		(oldrange.extinfo & VARLENA_EXTSIZE_MASK) +
-		VARATT_EXTERNAL_GET_EXTSIZE(ext);
+	stored_outside += VARATT_EXTERNAL_GET_EXTSIZE(ext) -
+		(oldrange.extinfo & VARLENA_EXTSIZE_MASK);
 
 	elog(DEBUG1, "jsonb_toaster: stored the changed part, kept the %u others",
 		 hdr.nparts - 1);
