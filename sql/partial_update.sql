@@ -108,6 +108,14 @@ RESET client_min_messages;
 SELECT t.id, count(*) FILTER (WHERE p.value_id IN (SELECT value_id FROM parts_before b WHERE b.id = t.id)) AS kept,
 	count(*) FILTER (WHERE p.value_id NOT IN (SELECT value_id FROM parts_before b WHERE b.id = t.id)) AS new
 FROM t, jsonb_toaster_parts(jb) p GROUP BY t.id ORDER BY t.id;
+-- one that changes nothing keeps every part
+DELETE FROM parts_before;
+INSERT INTO parts_before SELECT t.id, p.value_id FROM t, jsonb_toaster_parts(jb) p WHERE t.id = 1;
+SET client_min_messages = debug1;
+UPDATE t SET jb = jb - 'k150x' WHERE id = 1;
+RESET client_min_messages;
+SELECT count(*) AS parts, count(*) FILTER (WHERE p.value_id IN (SELECT value_id FROM parts_before)) AS kept
+FROM t, jsonb_toaster_parts(jb) p WHERE t.id = 1;
 UPDATE plain SET jb = jsonb_set(jb, '{k150}', '"updated"') WHERE id = 1;
 UPDATE plain SET jb = jb - 'k200' WHERE id = 2;
 UPDATE plain SET jb = jb || '{"k100x": [true]}' WHERE id = 3;

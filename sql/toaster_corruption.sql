@@ -75,9 +75,11 @@ END $$;
 -- Wide documents, split into many parts: arrays of 5000 numerics, of
 -- strings of odd lengths (so that parts start out of step with the 4-byte
 -- alignment of the glued container), of small objects, an array of mixed
--- values that is the whole document (the root leaves the row), and an
--- object of 5000 keys with mixed values.  Each but the root has a short
--- field "k" that stays in the skeleton, and the wide container "w".
+-- values that is the whole document (the root leaves the row), an object
+-- of 5000 keys with mixed values, and such an object as the whole
+-- document ("root object", which jsonb_set(), #-, - and || change one part
+-- of).  Each but the roots has a short field "k" that stays in the
+-- skeleton, and the wide container "w".
 SET jsonb_toaster.range_size = 1024;
 CREATE TABLE orig (doc text PRIMARY KEY, jb jsonb);
 INSERT INTO orig
@@ -97,7 +99,11 @@ UNION ALL
 SELECT 'object', jsonb_build_object('k', 'a short value',
   'w', (SELECT jsonb_object_agg('k' || i, CASE i % 4 WHEN 0 THEN to_jsonb(i * 1.5) WHEN 1 THEN to_jsonb(repeat('v', i % 3))
                                             WHEN 2 THEN 'null'::jsonb ELSE jsonb_build_object('n', i) END)
-        FROM generate_series(0, 4999) i));
+        FROM generate_series(0, 4999) i))
+UNION ALL
+SELECT 'root object', (SELECT jsonb_object_agg('k' || i, CASE i % 4 WHEN 0 THEN to_jsonb(i * 1.5) WHEN 1 THEN to_jsonb(repeat('v', i % 3))
+                                                WHEN 2 THEN 'null'::jsonb ELSE jsonb_build_object('n', i) END)
+                       FROM generate_series(0, 4999) i);
 
 -- The stored documents and, in the same table so in the same TOAST
 -- relation, the bytes that stand for damaged parts.
@@ -246,10 +252,11 @@ GROUP BY c.ord, c.kase ORDER BY c.ord;
 CREATE VIEW forged AS
 SELECT t.doc, c.ord, c.kase, t.partno, r.b,
   jt_test_skeleton_replace_part(d.jb, t.partno::int, r.b) AS jb, o.jb AS genuine,
-  CASE WHEN t.doc = 'root' THEN '' ELSE '-> ''w'' ' END AS w,
-  CASE WHEN t.doc = 'root' THEN '{' ELSE '{w,' END AS path,
+  CASE WHEN t.doc LIKE 'root%' THEN '' ELSE '-> ''w'' ' END AS w,
+  CASE WHEN t.doc LIKE 'root%' THEN '{' ELSE '{w,' END AS path,
   CASE WHEN t.v = 0 THEN (t.first_elem + e.i)::text
-    ELSE (SELECT k FROM jsonb_object_keys(o.jb -> 'w') WITH ORDINALITY x(k, n)
+    ELSE (SELECT k FROM jsonb_object_keys(CASE WHEN t.doc LIKE 'root%' THEN o.jb ELSE o.jb -> 'w' END)
+            WITH ORDINALITY x(k, n)
           WHERE n = t.first_elem + e.i + 1)
   END AS elem
 FROM target t
@@ -275,7 +282,9 @@ WHERE f.kase = 'intact' ORDER BY 1;
 -- and =; -> 'k' reads only the skeleton's tree; -> 'w' flattens the wide
 -- container alone, gluing its parts (for "root", the container is the
 -- document); -> 'w' -> elem looks the damaged entry up in that; #> finds
--- the damaged part through the directory and reads the entry there.
+-- the damaged part through the directory and reads the entry there; and
+-- jsonb_set(), #-, - and || change the damaged entry (in "root object", by
+-- changing the damaged part alone).
 CREATE TABLE ops (op int, label text, expr text);
 INSERT INTO ops VALUES
   (1, 'jb::text', 'md5(%1$s::text)'),
@@ -283,7 +292,11 @@ INSERT INTO ops VALUES
   (3, 'jb -> ''k''', '%1$s -> ''k'''),
   (4, 'jb -> ''w''', '%1$s %2$s'),
   (5, 'jb -> ''w'' -> elem', '%1$s %2$s-> %3$s'),
-  (6, 'jb #> ''{w,elem}''', '%1$s #> %4$L');
+  (6, 'jb #> ''{w,elem}''', '%1$s #> %4$L'),
+  (7, 'jsonb_set(jb, ''{w,elem}'', ''0'')', 'jsonb_set(%1$s, %4$L, ''0'')'),
+  (8, 'jb #- ''{w,elem}''', '%1$s #- %4$L'),
+  (9, 'jb - elem', '%1$s - (%3$s)::text'),
+  (10, 'jb || {elem: 0}', '%1$s || jsonb_build_object(%3$s, 0)');
 CREATE TABLE results AS
 SELECT f.doc, f.ord, f.kase, ops.op, ops.label,
   try(format('SELECT (%s) IS NOT DISTINCT FROM (%s) FROM forged WHERE doc = %L AND kase = %L',
@@ -291,7 +304,7 @@ SELECT f.doc, f.ord, f.kase, ops.op, ops.label,
              format(ops.expr, 'genuine', f.w, e.lit, f.path || f.elem || '}'),
              f.doc, f.kase)) AS result
 FROM (SELECT doc, ord, kase, w, path, elem FROM forged) f,
-  LATERAL (SELECT CASE WHEN f.doc = 'object' THEN quote_literal(f.elem) ELSE f.elem END AS lit) e,
+  LATERAL (SELECT CASE WHEN f.doc IN ('object', 'root object') THEN quote_literal(f.elem) ELSE f.elem END AS lit) e,
   ops;
 
 SELECT ord, kase, label, result,

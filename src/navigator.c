@@ -325,7 +325,8 @@ jt_nav_object_find(JtSource *src, const JtNode *object,
 
 	if (object->kind != JT_NODE_CONTAINER)
 		jt_nav_corrupt(src, "a reference was read as a container");
-	Assert(jt_node_is_object(object));
+	if (!jt_node_is_object(object))
+		jt_nav_corrupt(src, "an array was read as an object");
 	container_layout(src, object, &lay);
 	return object_find(src, object, &lay, key, keylen, index);
 }

@@ -70,7 +70,7 @@ static struct varlena *last_document = NULL;
 static void
 forget_patch(void)
 {
-	if (last_document)
+	if (patch_cxt)
 		MemoryContextReset(patch_cxt);
 	last_document = NULL;
 }
@@ -108,13 +108,43 @@ range_of_key(const JtRef *ref, text *key)
 	return jt_ref_range_for_key(ref, VARDATA_ANY(key), VARSIZE_ANY_EXHDR(key));
 }
 
+/*
+ * Read part r of a stored value, checked against its directory entry, and
+ * (for the builtins, which trust what they read) every entry of its root
+ * against the part's bounds.
+ */
 static struct varlena *
 fetch_part(JtSkeleton *skel, const JtRef *ref, uint32 r)
 {
 	bool		should_free;
+	struct varlena *part;
+	JtSource	src;
+	JtNode		root;
+	JtEntryIter it;
+	JtNode		entry;
 
-	return jt_fetch_stored_part(NULL, r, &ref->ranges[r],
+	part = jt_fetch_stored_part(NULL, r, &ref->ranges[r],
 								skel->hdr.toastrelid, &should_free);
+	jt_part_check(&src, &ref->ranges[r], part, &root);
+	jt_nav_iter_begin(&src, &root, &it);
+	while (jt_nav_iter_next(&src, &it, &entry))
+		;
+	return part;
+}
+
+/*
+ * Could a document changed by delta bytes grow past what jsonb can hold?
+ * Then the builtin runs, for its own error.  Alignment padding may add up
+ * to 3 bytes an entry, and each added pair 8 bytes of JEntries.
+ */
+static bool
+might_overflow(struct varlena *pointer, int64 delta, uint32 count)
+{
+	varatt_custom header;
+
+	VARATT_CUSTOM_GET_HEADER(header, pointer);
+	return (int64) header.va_rawsize + delta + 11 * (int64) count + 64 >
+		(int64) JT_JENTRY_OFFLEN_MASK;
 }
 
 /* Part fetcher: the changed part from memory, the others from TOAST. */
@@ -281,14 +311,16 @@ keep_patch(const struct varlena *pointer, const char *payload,
 }
 
 /*
- * The document made by putting newpart in place of part r of the stored
- * value (a pointer parsed into skel and ref), or NULL when the skeleton
- * cannot stay as it is: newpart empty, or starting with another key than
- * the one the directory names.
+ * The document made by putting newpart in place of part r (oldpart) of the
+ * stored value (a pointer parsed into skel and ref), or NULL when the
+ * skeleton cannot stay as it is: newpart empty, or starting with another
+ * key than the one the directory names, or the document too large.  A
+ * part that did not change keeps its directory entry, and the toaster will
+ * keep it.
  */
 static struct varlena *
 apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
-			uint32 r, struct varlena *newpart)
+			uint32 r, struct varlena *oldpart, struct varlena *newpart)
 {
 	JtSource	src;
 	JtNode		root;
@@ -302,6 +334,21 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	uint32		range_offset;
 	uint32		count;
 	struct varlena *document;
+
+	if (VARSIZE(newpart) == VARSIZE(oldpart) &&
+		memcmp(newpart, oldpart, VARSIZE(oldpart)) == 0)
+	{
+		/* nothing to store: the pointer stays as it is */
+		payload_len = sizeof(JtSkeletonHeader) + skel->hdr.tree_size;
+		pp.partno = r;
+		pp.part = oldpart;
+		document = jt_skeleton_flatten(skel, fetch_patched_part, &pp);
+		keep_patch(pointer, VARDATA_CUSTOM(pointer), payload_len, 0, NULL,
+				   document);
+		elog(DEBUG1, "jsonb_toaster: part %u of %u unchanged", r + 1,
+			 ref->nranges);
+		return document;
+	}
 
 	/* the builtin's result is plain, and an object like its argument */
 	jt_memory_source(&src, VARDATA(newpart), VARSIZE(newpart) - VARHDRSZ,
@@ -322,7 +369,9 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	count = (ref->header & JT_CONTAINER_COUNT_MASK) -
 		(ref->ranges[r].header & JT_CONTAINER_COUNT_MASK) +
 		jt_node_count(&root);
-	if (count > JT_CONTAINER_COUNT_MASK)
+	if (count > JT_CONTAINER_COUNT_MASK ||
+		might_overflow(pointer, (int64) VARSIZE(newpart) - VARSIZE(oldpart),
+					   count))
 		return NULL;
 
 	/* the stored payload, with the count and the part's entry rewritten */
@@ -382,6 +431,9 @@ apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, const char *key,
 	if (jt_nav_object_get(&skel->src, &skel->root, key, keylen, &current) &&
 		(current.kind == JT_NODE_CONTAINER || current.kind == JT_NODE_REF))
 		return NULL;
+	if (might_overflow(pointer, vnode ? (int64) vnode->length + keylen : 0,
+					   jt_node_count(&skel->root) + 1))
+		return NULL;
 	tree = splice_object(&skel->src, &skel->root, key, keylen, vsrc, vnode,
 						 create, &tree_len);
 	if (tree == NULL)
@@ -423,9 +475,9 @@ change_key(struct varlena *pointer, StoredShape shape, JtSkeleton *skel,
 		return apply_tree_patch(pointer, skel, key, keylen, vsrc, vnode,
 								create);
 	r = jt_ref_range_for_key(ref, key, keylen);
-	part = splice_part(fetch_part(skel, ref, r), key, keylen, vsrc, vnode,
-					   create);
-	return apply_patch(pointer, skel, ref, r, part);
+	part = fetch_part(skel, ref, r);
+	return apply_patch(pointer, skel, ref, r, part,
+					   splice_part(part, key, keylen, vsrc, vnode, create));
 }
 
 /*
@@ -476,18 +528,20 @@ change_path(FunctionCallInfo fcinfo, PGFunction builtin, bool deleting)
 	else if (shape == SHAPE_SPLIT_ROOT)
 	{
 		/* a longer path: the builtin, on the part */
+		struct varlena *newpart;
+
 		r = range_of_key(&ref, key);
 		part = fetch_part(&skel, &ref, r);
 		if (deleting)
-			part = (struct varlena *) DatumGetPointer(
+			newpart = (struct varlena *) DatumGetPointer(
 				DirectFunctionCall2(builtin, PointerGetDatum(part),
 									PG_GETARG_DATUM(1)));
 		else
-			part = (struct varlena *) DatumGetPointer(
+			newpart = (struct varlena *) DatumGetPointer(
 				DirectFunctionCall4(builtin, PointerGetDatum(part),
 									PG_GETARG_DATUM(1), PG_GETARG_DATUM(2),
 									PG_GETARG_DATUM(3)));
-		result = apply_patch(pointer, &skel, &ref, r, part);
+		result = apply_patch(pointer, &skel, &ref, r, part, newpart);
 	}
 	else
 		result = NULL;
@@ -579,11 +633,12 @@ jt_jsonb_concat(PG_FUNCTION_ARGS)
 		if (jt_ref_range_for_key(&ref, jt_source_read(&src, last.offset, last.length),
 								 last.length) == r)
 		{
-			part = (struct varlena *) DatumGetPointer(
-				DirectFunctionCall2(jsonb_concat,
-									PointerGetDatum(fetch_part(&skel, &ref, r)),
-									PointerGetDatum(right)));
-			result = apply_patch(pointer, &skel, &ref, r, part);
+			part = fetch_part(&skel, &ref, r);
+			result = apply_patch(pointer, &skel, &ref, r, part,
+								 (struct varlena *) DatumGetPointer(
+									 DirectFunctionCall2(jsonb_concat,
+														 PointerGetDatum(part),
+														 PointerGetDatum(right))));
 		}
 	}
 	if (result == NULL)

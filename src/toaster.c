@@ -214,8 +214,8 @@ make_pointer(const JtSkeletonHeader *hdr, const char *tree, int32 rawsize,
  * replaces by changing one part or the skeleton's tree (partial_update.c):
  * write that part, keep the others' value ids.  The document is what the
  * patched skeleton flattens to, since that is how it was made.  NULL, for
- * the general path, when the skeleton no longer fits or the part has
- * outgrown a range.
+ * the general path, when the skeleton no longer fits the row or the part
+ * has outgrown a range.
  */
 static struct varlena *
 store_patch(Relation rel, const JtPatch *patch, char cmethod, int32 rawsize,
@@ -234,9 +234,7 @@ store_patch(Relation rel, const JtPatch *patch, char cmethod, int32 rawsize,
 		return NULL;
 	memcpy(&hdr, patch->payload, sizeof(hdr));
 	if (hdr.toastrelid != rel->rd_rel->reltoastrelid ||
-		hdr.tree_size > (uint32) target ||
-		(patch->part &&
-		 VARSIZE(patch->part) - VARHDRSZ > JT_RANGE_MAX(jt_range_size)))
+		hdr.tree_size > (uint32) target)
 		return NULL;
 
 	/* the old value's TOAST bytes */
@@ -244,12 +242,23 @@ store_patch(Relation rel, const JtPatch *patch, char cmethod, int32 rawsize,
 	stored_outside = oldheader.va_storedsize - oldheader.va_size;
 	if (patch->part == NULL)
 	{
-		/* only the tree changed */
-		elog(DEBUG1, "jsonb_toaster: stored the changed skeleton, kept its %u parts",
+		/* only the tree changed, or nothing */
+		elog(DEBUG1, "jsonb_toaster: stored the skeleton, kept its %u parts",
 			 hdr.nparts);
 		return make_pointer(&hdr, patch->payload + sizeof(JtSkeletonHeader),
 							rawsize, stored_outside);
 	}
+
+	/*
+	 * A part may grow up to the largest range the general path cuts, or
+	 * its old size, if more (the builder enlarges the ranges of a document
+	 * whose directory would not fit the row).
+	 */
+	memcpy(&oldrange, VARDATA_CUSTOM(patch->old_pointer) + patch->range_offset,
+		   sizeof(oldrange));
+	if (VARSIZE(patch->part) > Max((uint64) oldrange.rawsize,
+								   JT_RANGE_MAX(jt_range_size) + VARHDRSZ))
+		return NULL;
 
 	store_part(rel, patch->part, cmethod, options, &ext);
 	payload = palloc(patch->payload_len);
@@ -260,8 +269,6 @@ store_patch(Relation rel, const JtPatch *patch, char cmethod, int32 rawsize,
 	memcpy(payload + patch->range_offset, &range, sizeof(range));
 
 	/* less the part replaced, plus the new */
-	memcpy(&oldrange, VARDATA_CUSTOM(patch->old_pointer) + patch->range_offset,
-		   sizeof(oldrange));
 	stored_outside += VARATT_EXTERNAL_GET_EXTSIZE(ext) -
 		(oldrange.extinfo & VARLENA_EXTSIZE_MASK);
 
