@@ -18,8 +18,9 @@
  * directory) up to the next range's first.  jsonb_set() and #- with a
  * path whose first key falls in a range, jsonb - key, and jsonb || object
  * whose keys all fall in one range change the pairs of that range only,
- * and do to them exactly what they do within the whole object.  Flattening puts the
- * pairs back together in the form jsonb always writes.
+ * and do to them exactly what they do within the whole object.
+ * Flattening puts the pairs back together in the form jsonb always
+ * writes.
  *
  * A root object kept in the skeleton's tree (short fields in the row, the
  * long ones in parts) is changed there: a key whose value is a scalar, or
