@@ -106,6 +106,71 @@ fetch_and_keep(void *arg, uint32 partno, const JtRefRange *range,
 	return raw;
 }
 
+/* A part changed in memory, in place of the stored one (see below). */
+typedef struct ChangedPart
+{
+	uint32		partno;
+	struct varlena *raw;
+} ChangedPart;
+
+/* Part fetcher: the changed part, or a stored one, kept. */
+static struct varlena *
+fetch_changed_or_keep(void *arg, uint32 partno, const JtRefRange *range,
+					  Oid toastrelid, bool *should_free)
+{
+	ChangedPart *changed = (ChangedPart *) arg;
+
+	if (changed && partno == changed->partno)
+	{
+		*should_free = false;
+		return changed->raw;
+	}
+	return fetch_and_keep(NULL, partno, range, toastrelid, should_free);
+}
+
+/*
+ * Flatten skel, whose parts are those of the stored pointer "pointer"
+ * (changed, if any, in memory), keeping the stored ones read as parts of
+ * pointer for the rest of the transaction when they are small enough.
+ */
+static struct varlena *
+flatten_keeping(struct varlena *pointer, JtSkeleton *skel,
+				ChangedPart *changed)
+{
+	struct varlena *result;
+	Size		size = VARSIZE_EXTERNAL(pointer);
+
+	/* a flatten within a flatten (none today) keeps nothing */
+	if (cache_filling)
+		return jt_skeleton_flatten(skel, fetch_changed_or_keep, changed);
+	cache_clear();
+	if (skel->hdr.nparts == 0)
+		return jt_skeleton_flatten(skel, fetch_changed_or_keep, changed);
+
+	jt_reset_at_xact_end(cache_clear);
+	if (cache_cxt == NULL)
+		cache_cxt = AllocSetContextCreate(TopMemoryContext,
+										  "jsonb_toaster part cache",
+										  ALLOCSET_DEFAULT_SIZES);
+	cache_pointer = MemoryContextAlloc(cache_cxt, size);
+	memcpy(cache_pointer, pointer, size);
+	cache_parts = MemoryContextAlloc(cache_cxt,
+									 skel->hdr.nparts * sizeof(CachedPart));
+	cache_capacity = skel->hdr.nparts;
+
+	cache_filling = true;
+	PG_TRY();
+	{
+		result = jt_skeleton_flatten(skel, fetch_changed_or_keep, changed);
+	}
+	PG_FINALLY();
+	{
+		cache_filling = false;
+	}
+	PG_END_TRY();
+	return result;
+}
+
 /*
  * Flatten one of our pointers, keeping its parts for the rest of the
  * transaction when they are small enough.
@@ -114,40 +179,27 @@ struct varlena *
 jt_flatten_pointer(struct varlena *attr)
 {
 	JtSkeleton	skel;
-	struct varlena *result;
-	Size		size = VARSIZE_EXTERNAL(attr);
 
 	jt_parse_pointer(attr, &skel);
+	return flatten_keeping(attr, &skel, NULL);
+}
 
-	/* a flatten within a flatten (none today) keeps nothing */
-	if (cache_filling)
-		return jt_skeleton_flatten(&skel, jt_fetch_stored_part, NULL);
-	cache_clear();
-	if (skel.hdr.nparts == 0)
-		return jt_skeleton_flatten(&skel, jt_fetch_stored_part, NULL);
+/*
+ * Flatten skel, a copy of the stored pointer "pointer" with its tree
+ * changed, or the directory entry of part partno and that part (raw), in
+ * memory (partial_update.c); partno is ignored when raw is NULL.  The
+ * stored parts read are kept as jt_flatten_pointer() keeps them: should
+ * the toaster turn the change down, the general path finds them there.
+ */
+struct varlena *
+jt_flatten_changed(struct varlena *pointer, JtSkeleton *skel, uint32 partno,
+				   struct varlena *raw)
+{
+	ChangedPart changed;
 
-	jt_reset_at_xact_end(cache_clear);
-	if (cache_cxt == NULL)
-		cache_cxt = AllocSetContextCreate(TopMemoryContext,
-										  "jsonb_toaster part cache",
-										  ALLOCSET_DEFAULT_SIZES);
-	cache_pointer = MemoryContextAlloc(cache_cxt, size);
-	memcpy(cache_pointer, attr, size);
-	cache_parts = MemoryContextAlloc(cache_cxt,
-									 skel.hdr.nparts * sizeof(CachedPart));
-	cache_capacity = skel.hdr.nparts;
-
-	cache_filling = true;
-	PG_TRY();
-	{
-		result = jt_skeleton_flatten(&skel, fetch_and_keep, NULL);
-	}
-	PG_FINALLY();
-	{
-		cache_filling = false;
-	}
-	PG_END_TRY();
-	return result;
+	changed.partno = partno;
+	changed.raw = raw;
+	return flatten_keeping(pointer, skel, raw ? &changed : NULL);
 }
 
 /*

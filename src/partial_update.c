@@ -34,9 +34,12 @@
  *
  * The result is an ordinary flat jsonb, as the builtin's, so it can go
  * wherever a jsonb goes.  The patch is kept for the toaster until the next
- * call, the end of the transaction, or the abort of a subtransaction; the
+ * patch is made, the transaction ends, or a subtransaction aborts; the
  * toaster uses it only for the very bytes made here, replacing the very
- * pointer they were made from (jt_patch_for()).
+ * pointer they were made from (jt_patch_for()).  The stored parts read to
+ * flatten the document are kept by the part cache, as parts of that
+ * pointer: should the toaster turn the patch down (the skeleton grew too
+ * large for the row, say), the general path finds them there.
  *
  * Copyright (c) 2026, jsonb_toaster developers
  *
@@ -56,6 +59,7 @@
 #include "utils/memutils.h"
 
 #include "jsonb_writer.h"
+#include "part_cache.h"
 #include "partial_update.h"
 #include "toaster.h"
 #include "xact_reset.h"
@@ -146,27 +150,6 @@ might_overflow(struct varlena *pointer, int64 delta, uint32 count)
 	VARATT_CUSTOM_GET_HEADER(header, pointer);
 	return (int64) header.va_rawsize + delta + 11 * (int64) count + 64 >
 		(int64) JT_JENTRY_OFFLEN_MASK;
-}
-
-/* Part fetcher: the changed part from memory, the others from TOAST. */
-typedef struct PatchedParts
-{
-	uint32		partno;
-	struct varlena *part;
-} PatchedParts;
-
-static struct varlena *
-fetch_patched_part(void *arg, uint32 partno, const JtRefRange *range,
-				   Oid toastrelid, bool *should_free)
-{
-	PatchedParts *pp = (PatchedParts *) arg;
-
-	if (partno == pp->partno)
-	{
-		*should_free = false;
-		return pp->part;
-	}
-	return jt_fetch_stored_part(NULL, partno, range, toastrelid, should_free);
 }
 
 /*
@@ -328,7 +311,6 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	JtSkeleton	patched;
 	JtRefHeader rh;
 	JtRefRange	range;
-	PatchedParts pp;
 	char	   *payload;
 	uint32		payload_len;
 	uint32		ref_offset;
@@ -341,9 +323,7 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	{
 		/* nothing to store: the pointer stays as it is */
 		payload_len = sizeof(JtSkeletonHeader) + skel->hdr.tree_size;
-		pp.partno = r;
-		pp.part = oldpart;
-		document = jt_skeleton_flatten(skel, fetch_patched_part, &pp);
+		document = jt_flatten_changed(pointer, skel, r, oldpart);
 		keep_patch(pointer, VARDATA_CUSTOM(pointer), payload_len, 0, NULL,
 				   document);
 		elog(DEBUG1, "jsonb_toaster: part %u of %u unchanged", r + 1,
@@ -397,9 +377,7 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 
 	/* checks the new directory as any stored one, then flattens */
 	jt_skeleton_parse(&patched, payload, payload_len);
-	pp.partno = r;
-	pp.part = newpart;
-	document = jt_skeleton_flatten(&patched, fetch_patched_part, &pp);
+	document = jt_flatten_changed(pointer, &patched, r, newpart);
 
 	keep_patch(pointer, payload, payload_len, range_offset, newpart, document);
 	elog(DEBUG1, "jsonb_toaster: changed part %u of %u in place", r + 1,
@@ -451,7 +429,7 @@ apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, const char *key,
 
 	/* checks the new tree as any stored one, then flattens */
 	jt_skeleton_parse(&patched, payload, payload_len);
-	document = jt_skeleton_flatten(&patched, jt_fetch_stored_part, NULL);
+	document = jt_flatten_changed(pointer, &patched, 0, NULL);
 
 	keep_patch(pointer, payload, payload_len, 0, NULL, document);
 	elog(DEBUG1, "jsonb_toaster: changed the skeleton's tree in place");

@@ -269,8 +269,8 @@ store_patch(Relation rel, const JtPatch *patch, char cmethod, int32 rawsize,
 	memcpy(payload + patch->range_offset, &range, sizeof(range));
 
 	/* less the part replaced, plus the new */
-	stored_outside += VARATT_EXTERNAL_GET_EXTSIZE(ext) -
-		(oldrange.extinfo & VARLENA_EXTSIZE_MASK);
+	stored_outside -= oldrange.extinfo & VARLENA_EXTSIZE_MASK;
+	stored_outside += VARATT_EXTERNAL_GET_EXTSIZE(ext);
 
 	elog(DEBUG1, "jsonb_toaster: stored the changed part, kept the %u others",
 		 hdr.nparts - 1);
