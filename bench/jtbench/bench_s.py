@@ -5,7 +5,8 @@ and configuration, the time of one jb -> 'keyN' evaluation, measured by
 repeating it in one query (bench/S/key_access.sql) and normalising per call.
 The repetition count adapts to the cost so that each measured query takes
 about --s-target-ms: 1000 calls for the cheap cases, a few calls for the
-multi-megabyte ones.  The query's fixed cost (planning, one index lookup)
+multi-megabyte ones.  The configurations take turns, five runs each, the
+fastest counting.  The query's fixed cost (planning, one index lookup)
 is included, spread over the calls.
 """
 
@@ -42,8 +43,9 @@ def rows_to_measure(step):
     return rows
 
 
-def measure_point(cfg, table, row, key, target_ms, max_reps, runs):
-    """Per-call time in ms of jb -> key on one row, and the reps used."""
+def sized_reps(cfg, table, row, key, target_ms, max_reps):
+    """The repetition count that makes one query of jb -> key on one row
+    take about target_ms."""
     variables = {"tab": table, "id": row, "key": key}
 
     def per_call(reps):
@@ -57,11 +59,27 @@ def measure_point(cfg, table, row, key, target_ms, max_reps, runs):
     # dominated by the query's fixed cost, a second one much less.  Both
     # also warm the caches.
     reps = reps_for(per_call(3))
-    reps = reps_for(per_call(reps))
-    lat = db.pgbench(SCRIPT, dict(variables, reps=reps), runs, cfg.session_options)
-    # The fastest run: on a shared machine interference only ever adds
-    # time, and the small rows' sub-microsecond calls suffer most from it.
-    return min(lat) / reps, reps
+    return reps_for(per_call(reps))
+
+
+def measure_points(configs, row, key, target_ms, max_reps, runs):
+    """Per-call time in ms of jb -> key on one row in each configuration,
+    and the reps used: {name: (ms, reps)}.  The configurations take turns,
+    run after run, so that the ones compared are timed in the same
+    seconds; the fastest run counts: on a shared machine interference only
+    ever adds time, and the small rows' sub-microsecond calls suffer most
+    from it."""
+    points = []
+    for cfg in configs:
+        table = cfg.table("s", shared=True)
+        points.append((cfg, {"tab": table, "id": row, "key": key},
+                       sized_reps(cfg, table, row, key, target_ms, max_reps)))
+    best = {}
+    for _ in range(runs):
+        for cfg, variables, reps in points:
+            lat = db.pgbench(SCRIPT, dict(variables, reps=reps), 1, cfg.session_options)
+            best[cfg.name] = min(best.get(cfg.name, lat[0]), lat[0])
+    return {cfg.name: (best[cfg.name] / reps, reps) for cfg, _, reps in points}
 
 
 def run(configs, results, args, log):
@@ -77,10 +95,10 @@ def run(configs, results, args, log):
     log(f"S: measuring {len(rows)} rows x {len(KEYS)} keys x {len(configs)} configurations")
     for row in rows:
         for key in KEYS:
+            points = measure_points(configs, row, key, target_ms=args.s_target_ms,
+                                    max_reps=1000, runs=5)
             for cfg in configs:
-                ms, reps = measure_point(cfg, cfg.table("s", shared=True), row, key,
-                                         target_ms=args.s_target_ms,
-                                         max_reps=1000, runs=5)
+                ms, reps = points[cfg.name]
                 stored, raw, form = sizes[(cfg.name, row)]
                 results.add("S", cfg.name, key, "ms_per_call", ms, row=row,
                             stored_size=stored, raw_size=raw, form=form, reps=reps)
