@@ -20,7 +20,7 @@
 #define JSONB_TOASTER_NAME			"jsonb_toaster"
 
 #define JT_DEFAULT_INLINE_BUDGET	2000
-#define JT_DEFAULT_RANGE_SIZE		4096
+#define JT_DEFAULT_RANGE_SIZE		2048
 
 #ifdef JT_CUSTOM_TOAST
 #include "access/detoast.h"
