@@ -107,12 +107,6 @@ open_stored(Datum value, JtSkeleton *skel, JtRef *ref)
 	return skel->hdr.nparts == ref->nranges ? SHAPE_SPLIT_ROOT : SHAPE_OTHER;
 }
 
-static uint32
-range_of_key(const JtRef *ref, text *key)
-{
-	return jt_ref_range_for_key(ref, VARDATA_ANY(key), VARSIZE_ANY_EXHDR(key));
-}
-
 /*
  * Read part r of a stored value, checked against its directory entry, and
  * (for the builtins, which trust what they read) every entry of its root
@@ -509,7 +503,8 @@ change_path(FunctionCallInfo fcinfo, PGFunction builtin, bool deleting)
 		/* a longer path: the builtin, on the part */
 		struct varlena *newpart;
 
-		r = range_of_key(&ref, key);
+		r = jt_ref_range_for_key(&ref, VARDATA_ANY(key),
+								 VARSIZE_ANY_EXHDR(key));
 		part = fetch_part(&skel, &ref, r);
 		if (deleting)
 			newpart = (struct varlena *) DatumGetPointer(

@@ -11,7 +11,11 @@ use strict;
 use warnings FATAL => 'all';
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use File::Basename qw(dirname);
 use Test::More;
+
+# the test document of a key and version, shared with other TAP tests
+my $gen_doc = slurp_file(dirname(__FILE__) . '/gen_doc.sql');
 
 my $primary = PostgreSQL::Test::Cluster->new('primary');
 plan skip_all => 'the server lacks the custom TOAST hooks of patches/postgresql-18'
@@ -32,20 +36,7 @@ $primary->start;
 $primary->safe_psql('postgres', q{
 CREATE EXTENSION jsonb_toaster;
 CREATE EXTENSION amcheck;
-CREATE FUNCTION gen_doc(i int, v int) RETURNS jsonb LANGUAGE sql IMMUTABLE AS $$
-SELECT jsonb_build_object(
-	'id', i, 'ver', v,
-	'name', 'document ' || i || ' version ' || v,
-	'flag', (i + v) % 2 = 0,
-	'tags', (SELECT jsonb_agg('tag' || (i * 7 + j + v) % 97) FROM generate_series(1, 5) j),
-	'items', (SELECT jsonb_agg(jsonb_build_object('n', j, 'h', md5((i * 1000 + j + v)::text),
-			'v', ((i * j + v) % 1000) / 7.0)) FROM generate_series(1, 40 + (i + v) % 30) j),
-	'text', (SELECT string_agg(md5((i * 100 + j + v)::text), '') FROM generate_series(1, 70 + i % 40) j),
-	'map', (SELECT jsonb_object_agg('k' || j, md5((i + j + v)::text))
-			FROM generate_series(1, 50 + (i * v) % 40) j),
-	'nested', jsonb_build_object('a', jsonb_build_object('b', repeat('x' || i, 150 + v % 50))))
-$$;
--- documents up to 200 with a key divisible by 7 are renamed after the backup
+} . $gen_doc . q{-- documents up to 200 with a key divisible by 7 are renamed after the backup
 CREATE FUNCTION expected_doc(i int, v int) RETURNS jsonb LANGUAGE sql IMMUTABLE AS $$
 SELECT CASE WHEN i % 7 = 0 AND i <= 200
 	THEN jsonb_set(gen_doc(i, v), '{name}', to_jsonb('renamed ' || i))
