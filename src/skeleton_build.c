@@ -123,44 +123,34 @@ ancestor_is_external(const BuildNode *n)
  * Content-defined range boundaries.  A range ends after an entry whose
  * hash falls under a threshold proportional to the entry's size, so ranges
  * hold about range_size bytes whatever the entries' sizes, and whether an
- * entry ends a range depends on that entry and on how full the range is,
- * not on where the range started: an edit, an insertion or a deletion
- * changes the ranges around it, and the next entry that ends a range in
- * both the old and the new document brings the boundaries back in step
- * (issue 6 shares the unchanged ranges between row versions).  An object's
- * entries are hashed by key only, so changing a value never moves a
- * boundary.
- *
- * The threshold is JT_RANGE_NORMALIZATION times lower while the range holds
- * less than range_size bytes and as many times higher after that.  This
- * keeps ranges close to range_size: with a single threshold their sizes
- * spread exponentially, and an edit, which falls into a range with a
- * probability proportional to its size, mostly hits the long ones.  With a
- * factor of 2 and 2 kB ranges, the range holding a random byte is 1.24
- * times range_size on average instead of 1.30 times, and deleting an entry
- * changes 1.03 ranges instead of 1.06 (tools/range-sim.py).
- *
+ * entry ends a range depends on that entry alone: an edit, an insertion or
+ * a deletion changes the ranges around it, not every range after it (issue
+ * 6 shares the unchanged ones between row versions).  An object's entries
+ * are hashed by key only, so changing a value never moves a boundary.
  * Ranges are at least a quarter of range_size (no tiny ranges) and at
  * most four times it (a run without a boundary is cut): JT_RANGE_MIN and
  * JT_RANGE_MAX.
+ *
+ * A threshold that grows with the range's fill would keep range sizes
+ * closer to range_size, but then whether an entry ends a range depends on
+ * the entries before it, and an edit moves later boundaries until the two
+ * versions fall back in step.  tools/range-sim.py compares both: with
+ * entries of about 100 bytes in 1 kB ranges, halving the threshold below
+ * range_size and doubling it above makes the range holding a random byte
+ * only 1.28 instead of 1.31 times range_size, but an entry's deletion
+ * changes 1.26 ranges on average instead of 1.03, and up to 5 instead of 2.
  */
-#define JT_RANGE_NORMALIZATION	2
-
 static bool
 ends_range(const char *bytes, uint32 length, JtNodeKind kind, uint64 size,
-		   uint64 filled, uint32 range_size)
+		   uint32 range_size)
 {
 	uint32		h;
 	uint64		threshold;
 
 	h = length > 0 ? hash_bytes((const unsigned char *) bytes, (int) length) :
 		hash_bytes_uint32((uint32) kind);
-	/* P(end) = size / (range_size - minimum), scaled, capped at 1 */
+	/* P(end) = size / (range_size - minimum), capped at 1 */
 	threshold = (size << 32) / (range_size - JT_RANGE_MIN(range_size));
-	if (filled < range_size)
-		threshold /= JT_RANGE_NORMALIZATION;
-	else
-		threshold *= JT_RANGE_NORMALIZATION;
 	return (uint64) h < threshold;
 }
 
@@ -222,7 +212,7 @@ plan_ranges(Builder *b, BuildNode *n, uint32 range_size)
 			acc += size;
 			end_after_previous =
 				ends_range(jt_source_read(&b->src, keys[i].offset, keys[i].length),
-						   keys[i].length, keys[i].kind, size, acc, range_size);
+						   keys[i].length, keys[i].kind, size, range_size);
 		}
 		pfree(keys);
 	}
@@ -238,7 +228,7 @@ plan_ranges(Builder *b, BuildNode *n, uint32 range_size)
 			acc += size;
 			end_after_previous =
 				ends_range(jt_source_read(&b->src, entry.offset, entry.length),
-						   entry.length, entry.kind, size, acc, range_size);
+						   entry.length, entry.kind, size, range_size);
 		}
 	}
 }

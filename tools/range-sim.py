@@ -4,10 +4,13 @@ maybe_cut() in src/skeleton_build.c) on random entries, to compare rules.
 
 For each rule it prints the mean range size, the mean size of the range that
 holds a random byte (an edit lands there: what an update rewrites), the
-largest range, and how many ranges a deletion of one random entry changes
-(1 is the minimum: the range that held it).
+largest range, and how many ranges an edit of one random entry changes (1
+is the minimum: the range that held it), for a deletion and for a change
+of the entry's size (a jsonb_set), as the mean and the most over the
+trials.  Entries are mostly --entry-size bytes, one in ten anywhere from 5
+to 10 times that.
 
-    tools/range-sim.py [--range-size 2048] [--entries 20000] [--trials 500]
+    tools/range-sim.py [--range-size 2048] [--entry-size 20] [--entries 20000] [--trials 500]
 """
 import argparse
 import random
@@ -29,38 +32,47 @@ def cut(sizes, hashes, range_size, factor):
     return starts
 
 
-def measure(range_size, factor, n, trials, seed):
+def measure(range_size, factor, entry_size, n, trials, seed):
     rnd = random.Random(seed)
-    sizes = [20 if rnd.random() < 0.9 else rnd.randint(5, 200) for _ in range(n)]
+    sizes = [entry_size if rnd.random() < 0.9 else rnd.randint(entry_size // 4, entry_size * 10)
+             for _ in range(n)]
     hashes = [rnd.random() for _ in range(n)]
 
-    def ranges(ids):
-        st = cut([sizes[i] for i in ids], [hashes[i] for i in ids], range_size, factor)
-        return [tuple(ids[a:b]) for a, b in zip(st, st[1:] + [len(ids)])]
+    def ranges(ids, size_of):
+        st = cut([size_of(i) for i in ids], [hashes[i] for i in ids], range_size, factor)
+        return [tuple((i, size_of(i)) for i in ids[a:b]) for a, b in zip(st, st[1:] + [len(ids)])]
 
-    base = ranges(list(range(n)))
-    lengths = [sum(sizes[i] for i in r) for r in base]
-    changed = []
+    everything = list(range(n))
+    base = set(ranges(everything, lambda i: sizes[i]))
+    lengths = [sum(sz for _, sz in r) for r in base]
+    deleted, resized = [], []
     for _ in range(trials):
         j = rnd.randrange(n // 4, 3 * n // 4)
-        ids = list(range(j)) + list(range(j + 1, n))
-        changed.append(len(set(ranges(ids)) - set(base)))
+        ids = everything[:j] + everything[j + 1:]
+        deleted.append(len(set(ranges(ids, lambda i: sizes[i])) - base))
+        new_size = max(1, int(sizes[j] * rnd.choice([0.5, 0.8, 1.25, 2.0])))
+        resized.append(len(set(ranges(everything,
+                                      lambda i: new_size if i == j else sizes[i])) - base))
     return (statistics.mean(lengths), sum(x * x for x in lengths) / sum(lengths),
-            max(lengths), statistics.mean(changed))
+            max(lengths), statistics.mean(deleted), max(deleted),
+            statistics.mean(resized), max(resized))
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--range-size", type=int, default=2048)
+    ap.add_argument("--entry-size", type=int, default=20)
     ap.add_argument("--entries", type=int, default=20000)
     ap.add_argument("--trials", type=int, default=500)
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args()
-    print("factor | mean range | range holding a byte | largest | ranges changed by a deletion")
+    print("factor | mean range | range holding a byte | largest | "
+          "ranges changed by a deletion (mean, most) | by a resize (mean, most)")
     for factor in (1, 2, 4):
-        m, held, big, ch = measure(a.range_size, factor, a.entries, a.trials, a.seed)
+        m, held, big, dm, dx, rm, rx = measure(a.range_size, factor, a.entry_size,
+                                               a.entries, a.trials, a.seed)
         print(f"{factor} | {m:.0f} ({m / a.range_size:.2f}x) | {held:.0f} "
-              f"({held / a.range_size:.2f}x) | {big} | {ch:.3f}")
+              f"({held / a.range_size:.2f}x) | {big} | {dm:.3f}, {dx} | {rm:.3f}, {rx}")
 
 
 if __name__ == "__main__":
