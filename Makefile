@@ -7,6 +7,9 @@
 # tools/test.sh runs everything (server build, temporary instance, pg_regress
 # and TAP) in one command.
 
+# where this Makefile is (VPATH builds run it from elsewhere)
+jt_srcdir := $(dir $(lastword $(MAKEFILE_LIST)))
+
 MODULE_big = jsonb_toaster
 OBJS = \
 	src/accessors.o \
@@ -43,7 +46,7 @@ PG_CONFIG ?= pg_config
 # The toaster needs the custom TOAST hooks of patches/postgresql-18: build
 # its parts only against a server that has them.  On a stock server the
 # extension still builds, with the partial-access features only.
-include $(dir $(lastword $(MAKEFILE_LIST)))custom_toast.mk
+include $(jt_srcdir)custom_toast.mk
 ifeq ($(CUSTOM_TOAST),yes)
 REGRESS += toaster sharing partial_update toaster_corruption
 else
@@ -52,3 +55,7 @@ endif
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# PGXS tracks header dependencies only on servers configured with
+# --enable-depend: rebuild every object when one of our headers changes.
+$(OBJS): $(wildcard $(jt_srcdir)src/*.h)
