@@ -106,26 +106,33 @@ fetch_and_keep(void *arg, uint32 partno, const JtRefRange *range,
 	return raw;
 }
 
-/* A part changed in memory, in place of the stored one (see below). */
-typedef struct ChangedPart
+/*
+ * What a flatten of a stored pointer reads: a part changed in memory in
+ * place of stored part partno (if raw is set), and the stored ones, kept
+ * in the cache or not.
+ */
+typedef struct FlattenParts
 {
 	uint32		partno;
 	struct varlena *raw;
-} ChangedPart;
+	bool		keep;
+} FlattenParts;
 
-/* Part fetcher: the changed part, or a stored one, kept. */
+/* Part fetcher: the changed part, or a stored one, kept if asked. */
 static struct varlena *
-fetch_changed_or_keep(void *arg, uint32 partno, const JtRefRange *range,
-					  Oid toastrelid, bool *should_free)
+fetch_changed_or_stored(void *arg, uint32 partno, const JtRefRange *range,
+						Oid toastrelid, bool *should_free)
 {
-	ChangedPart *changed = (ChangedPart *) arg;
+	FlattenParts *fp = (FlattenParts *) arg;
 
-	if (changed && partno == changed->partno)
+	if (fp->raw != NULL && partno == fp->partno)
 	{
 		*should_free = false;
-		return changed->raw;
+		return fp->raw;
 	}
-	return fetch_and_keep(NULL, partno, range, toastrelid, should_free);
+	if (fp->keep)
+		return fetch_and_keep(NULL, partno, range, toastrelid, should_free);
+	return jt_fetch_stored_part(NULL, partno, range, toastrelid, should_free);
 }
 
 /*
@@ -134,18 +141,21 @@ fetch_changed_or_keep(void *arg, uint32 partno, const JtRefRange *range,
  * pointer for the rest of the transaction when they are small enough.
  */
 static struct varlena *
-flatten_keeping(struct varlena *pointer, JtSkeleton *skel,
-				ChangedPart *changed)
+flatten_keeping(struct varlena *pointer, JtSkeleton *skel, FlattenParts *fp)
 {
 	struct varlena *result;
 	Size		size = VARSIZE_EXTERNAL(pointer);
 
-	/* a flatten within a flatten (none today) keeps nothing */
+	/*
+	 * A flatten within a flatten (none today) keeps nothing: the cache is
+	 * being filled with the parts of the outer value.
+	 */
+	fp->keep = false;
 	if (cache_filling)
-		return jt_skeleton_flatten(skel, fetch_changed_or_keep, changed);
+		return jt_skeleton_flatten(skel, fetch_changed_or_stored, fp);
 	cache_clear();
 	if (skel->hdr.nparts == 0)
-		return jt_skeleton_flatten(skel, fetch_changed_or_keep, changed);
+		return jt_skeleton_flatten(skel, fetch_changed_or_stored, fp);
 
 	jt_reset_at_xact_end(cache_clear);
 	if (cache_cxt == NULL)
@@ -158,10 +168,11 @@ flatten_keeping(struct varlena *pointer, JtSkeleton *skel,
 									 skel->hdr.nparts * sizeof(CachedPart));
 	cache_capacity = skel->hdr.nparts;
 
+	fp->keep = true;
 	cache_filling = true;
 	PG_TRY();
 	{
-		result = jt_skeleton_flatten(skel, fetch_changed_or_keep, changed);
+		result = jt_skeleton_flatten(skel, fetch_changed_or_stored, fp);
 	}
 	PG_FINALLY();
 	{
@@ -179,9 +190,10 @@ struct varlena *
 jt_flatten_pointer(struct varlena *attr)
 {
 	JtSkeleton	skel;
+	FlattenParts fp = {0};
 
 	jt_parse_pointer(attr, &skel);
-	return flatten_keeping(attr, &skel, NULL);
+	return flatten_keeping(attr, &skel, &fp);
 }
 
 /*
@@ -195,11 +207,11 @@ struct varlena *
 jt_flatten_changed(struct varlena *pointer, JtSkeleton *skel, uint32 partno,
 				   struct varlena *raw)
 {
-	ChangedPart changed;
+	FlattenParts fp = {0};
 
-	changed.partno = partno;
-	changed.raw = raw;
-	return flatten_keeping(pointer, skel, raw ? &changed : NULL);
+	fp.partno = partno;
+	fp.raw = raw;
+	return flatten_keeping(pointer, skel, &fp);
 }
 
 /*
