@@ -23,6 +23,7 @@ OBJS = \
 	src/navigator.o \
 	src/overrides.o \
 	src/part_cache.o \
+	src/part_compress.o \
 	src/partial_update.o \
 	src/skeleton.o \
 	src/skeleton_build.o \

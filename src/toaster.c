@@ -40,6 +40,7 @@
 
 #include "jsonb_toaster.h"
 #include "part_cache.h"
+#include "part_compress.h"
 #include "partial_update.h"
 #include "skeleton.h"
 #include "skeleton_build.h"
@@ -172,17 +173,15 @@ static void
 store_part(Relation rel, const struct varlena *raw, char cmethod, int options,
 		   varatt_external *ext)
 {
-	Datum		compressed;
+	struct varlena *compressed = jt_compress_part(raw, cmethod);
 	Datum		stored;
 
-	compressed = toast_compress_datum(PointerGetDatum(raw), cmethod);
-	stored = toast_save_datum(rel, DatumGetPointer(compressed) ?
-							  compressed : PointerGetDatum(raw),
+	stored = toast_save_datum(rel, PointerGetDatum(compressed ? compressed : raw),
 							  NULL, options);
 	VARATT_EXTERNAL_GET_POINTER(*ext, DatumGetPointer(stored));
 	pfree(DatumGetPointer(stored));
-	if (DatumGetPointer(compressed))
-		pfree(DatumGetPointer(compressed));
+	if (compressed)
+		pfree(compressed);
 }
 
 /* Our pointer, for a tree whose parts take stored_outside bytes of TOAST. */
