@@ -24,6 +24,7 @@ OBJS = \
 	src/overrides.o \
 	src/part_cache.o \
 	src/part_compress.o \
+	src/part_fetch.o \
 	src/partial_update.o \
 	src/skeleton.o \
 	src/skeleton_build.o \

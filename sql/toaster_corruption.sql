@@ -319,6 +319,62 @@ SELECT count(*) FILTER (WHERE result = 'ok: true') AS right_answers,
   count(*) FILTER (WHERE result NOT LIKE 'XX001: %' AND result <> 'ok: true') AS anything_else
 FROM results;
 
+--
+-- The chunks of a reference's parts, read together in one index scan
+-- (part_fetch.c), checked against the directory as core checks a value's
+-- against its TOAST pointer.  Part 1 of the wide array of each document
+-- (read along with the others) claims other sizes or another value: hex
+-- digests, which pglz leaves uncompressed (parts of several chunks), and
+-- numerics (parts compressed into one chunk).
+--
+SET jsonb_toaster.range_size = 8192;
+CREATE TABLE pc (doc text, jb jsonb);
+ALTER TABLE pc ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+INSERT INTO pc VALUES
+  ('digests', jsonb_build_object('k', 1, 'w',
+    (SELECT jsonb_agg(sha256(int4send(j))::text) FROM generate_series(1, 1000) j))),
+  ('numerics', jsonb_build_object('k', 1, 'w',
+    (SELECT jsonb_agg(j * 1.5) FROM generate_series(1, 10000) j)));
+RESET jsonb_toaster.range_size;
+CREATE TABLE pc_parts AS
+SELECT doc, p.range, p.raw_size, p.stored_size, p.value_id, p.chunks, p.compression
+FROM pc, jsonb_toaster_parts(jb) p WHERE p.path = '{w}';
+SELECT doc, count(*) > 2 AS several_parts, min(chunks) AS min_chunks, max(chunks) AS max_chunks,
+  bool_and(compression IS NOT NULL) AS compressed
+FROM pc_parts GROUP BY doc ORDER BY doc;
+CREATE TABLE pc_cases (ord int, kase text, rawsize text, extsize text, valueid text);
+INSERT INTO pc_cases VALUES
+  (1, 'genuine', 'raw_size', 'stored_size', 'value_id'),
+  (2, 'no such value', 'raw_size', 'stored_size', '1'),
+  (3, 'part 2''s value', 'raw_size', 'stored_size', '(SELECT value_id FROM pc_parts q WHERE q.doc = p.doc AND q.range = 2)'),
+  (4, 'a chunk more', 'raw_size + 1996', 'stored_size + 1996', 'value_id'),
+  (5, 'the last chunk less', 'raw_size - ((stored_size - 1) % 1996 + 1)',
+   'stored_size - ((stored_size - 1) % 1996 + 1)', 'value_id'),
+  (6, 'last chunk longer', 'raw_size + 1', 'stored_size + 1', 'value_id'),
+  (7, 'last chunk shorter', 'raw_size - 1', 'stored_size - 1', 'value_id'),
+  (8, 'stored larger than raw', 'raw_size', 'raw_size', 'value_id'),
+  (9, 'raw size one more', 'raw_size + 1', 'stored_size', 'value_id');
+CREATE FUNCTION pc_forged(d text, k text) RETURNS jsonb LANGUAGE plpgsql AS $$
+DECLARE
+  c pc_cases;
+  result jsonb;
+BEGIN
+  SELECT * INTO c FROM pc_cases WHERE kase = k;
+  -- w is the document's only reference: its range 1 is part 1
+  EXECUTE format('SELECT jt_test_skeleton_set_part(jb, 1, %s, %s, %s) '
+                 'FROM pc JOIN pc_parts p USING (doc) WHERE p.doc = %L AND p.range = 1',
+                 c.rawsize, c.extsize, c.valueid, d) INTO result;
+  RETURN result;
+END $$;
+SELECT c.ord, c.kase, d.doc,
+  try(format('SELECT jt_test_flat_bytes(pc_forged(%L, %L)) = jt_test_flat_bytes(jb) FROM pc WHERE doc = %L',
+             d.doc, c.kase, d.doc)) AS whole,
+  try(format('SELECT pc_forged(%L, %L) -> ''w'' = jb -> ''w'' FROM pc WHERE doc = %L',
+             d.doc, c.kase, d.doc)) AS wide_array
+FROM pc_cases c, (SELECT DISTINCT doc FROM pc) d ORDER BY c.ord, d.doc;
+DROP FUNCTION pc_forged(text, text);
+DROP TABLE pc, pc_parts, pc_cases;
+
 DROP VIEW forged;
 DROP FUNCTION damage(target, text);
 DROP TABLE w, orig, target, cases, ops, results;

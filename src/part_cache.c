@@ -41,6 +41,7 @@
 #include "utils/memutils.h"
 
 #include "part_cache.h"
+#include "part_fetch.h"
 #include "toaster.h"
 #include "xact_reset.h"
 
@@ -74,28 +75,22 @@ cache_clear(void)
 	cache_generation++;
 }
 
-/*
- * Part fetcher: read the part from TOAST, and keep a copy while the value
- * stays under the limit.
- */
-static struct varlena *
-fetch_and_keep(void *arg, uint32 partno, const JtRefRange *range,
-			   Oid toastrelid, bool *should_free)
+/* Keep a copy of a part read from TOAST while the value stays under the limit. */
+static void
+keep_part(const JtRefRange *range, const struct varlena *raw)
 {
-	struct varlena *raw = jt_fetch_stored_part(arg, partno, range,
-											   toastrelid, should_free);
 	Size		size = VARSIZE(raw);
 	CachedPart *part;
 
 	if (cache_pointer == NULL)
-		return raw;				/* given up on this value */
+		return;					/* given up on this value */
 	/* the flattener checks part numbers against the header's count */
 	if (cache_nparts >= cache_capacity)
 		elog(ERROR, "jsonb_toaster fetched more parts than its pointer declares");
 	if (cache_bytes + size > MAX_CACHED_BYTES)
 	{
 		cache_clear();			/* too large: keep nothing */
-		return raw;
+		return;
 	}
 	part = &cache_parts[cache_nparts];
 	part->raw = MemoryContextAlloc(cache_cxt, size);
@@ -103,7 +98,6 @@ fetch_and_keep(void *arg, uint32 partno, const JtRefRange *range,
 	part->range = *range;
 	cache_bytes += size;
 	cache_nparts++;
-	return raw;
 }
 
 /*
@@ -118,21 +112,43 @@ typedef struct FlattenParts
 	bool		keep;
 } FlattenParts;
 
-/* Part fetcher: the changed part, or a stored one, kept if asked. */
-static struct varlena *
-fetch_changed_or_stored(void *arg, uint32 partno, const JtRefRange *range,
-						Oid toastrelid, bool *should_free)
+/* Read stored parts first .. first + n - 1, keeping them if asked. */
+static void
+fetch_stored(FlattenParts *fp, uint32 first, uint32 n,
+			 const JtRefRange *ranges, Oid toastrelid,
+			 struct varlena **raws, bool *should_free)
+{
+	if (n == 0)
+		return;
+	jt_fetch_stored_parts(NULL, first, n, ranges, toastrelid, raws,
+						  should_free);
+	if (fp->keep)
+		for (uint32 i = 0; i < n; i++)
+			keep_part(&ranges[i], raws[i]);
+}
+
+/* Part fetcher: the changed part, and the stored ones, kept if asked. */
+static void
+fetch_changed_or_stored(void *arg, uint32 first, uint32 n,
+						const JtRefRange *ranges, Oid toastrelid,
+						struct varlena **raws, bool *should_free)
 {
 	FlattenParts *fp = (FlattenParts *) arg;
+	uint32		changed;
 
-	if (fp->raw != NULL && partno == fp->partno)
+	if (fp->raw == NULL || fp->partno < first || fp->partno - first >= n)
 	{
-		*should_free = false;
-		return fp->raw;
+		fetch_stored(fp, first, n, ranges, toastrelid, raws, should_free);
+		return;
 	}
-	if (fp->keep)
-		return fetch_and_keep(NULL, partno, range, toastrelid, should_free);
-	return jt_fetch_stored_part(NULL, partno, range, toastrelid, should_free);
+
+	/* the stored parts around the changed one, in document order */
+	changed = fp->partno - first;
+	fetch_stored(fp, first, changed, ranges, toastrelid, raws, should_free);
+	raws[changed] = fp->raw;
+	should_free[changed] = false;
+	fetch_stored(fp, fp->partno + 1, n - changed - 1, ranges + changed + 1,
+				 toastrelid, raws + changed + 1, should_free + changed + 1);
 }
 
 /*

@@ -60,6 +60,7 @@
 
 #include "jsonb_writer.h"
 #include "part_cache.h"
+#include "part_fetch.h"
 #include "partial_update.h"
 #include "toaster.h"
 #include "xact_reset.h"
@@ -115,15 +116,13 @@ open_stored(Datum value, JtSkeleton *skel, JtRef *ref)
 static struct varlena *
 fetch_part(JtSkeleton *skel, const JtRef *ref, uint32 r)
 {
-	bool		should_free;
 	struct varlena *part;
 	JtSource	src;
 	JtNode		root;
 	JtEntryIter it;
 	JtNode		entry;
 
-	part = jt_fetch_stored_part(NULL, r, &ref->ranges[r],
-								skel->hdr.toastrelid, &should_free);
+	part = jt_read_part(&ref->ranges[r], skel->hdr.toastrelid);
 	jt_part_check(&src, &ref->ranges[r], part, &root);
 	jt_nav_iter_begin(&src, &root, &it);
 	while (jt_nav_iter_next(&src, &it, &entry))

@@ -34,6 +34,7 @@
 #include "varatt.h"
 
 #include "part_cache.h"
+#include "part_fetch.h"
 #include "sharing.h"
 #include "toaster.h"
 
@@ -125,8 +126,10 @@ jt_old_parts_take(JtOldParts *old, const JtRefRange *range,
 		/* a hash is not proof: compare the bytes */
 		oldraw = jt_part_cache_lookup(old->cache_token, &old->ranges[i]);
 		if (oldraw == NULL)
-			oldraw = jt_fetch_stored_part(NULL, 0, &old->ranges[i],
-										  old->toastrelid, &should_free);
+		{
+			oldraw = jt_read_part(&old->ranges[i], old->toastrelid);
+			should_free = true;
+		}
 		same = VARSIZE(oldraw) == VARSIZE(raw) &&
 			memcmp(oldraw, raw, VARSIZE(raw)) == 0;
 		if (should_free)

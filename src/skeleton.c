@@ -27,7 +27,6 @@
 #include <emmintrin.h>
 #endif
 
-#include "access/detoast.h"
 #include "access/heaptoast.h"
 #include "access/toast_compression.h"
 #include "common/hashfn.h"
@@ -263,14 +262,13 @@ load_ref(Flattener *f, const JtNode *node, LoadedRef *lr)
 	lr->roots = palloc(ref->nranges * sizeof(JtNode));
 	lr->raws = palloc(ref->nranges * sizeof(struct varlena *));
 	lr->free_raws = palloc(ref->nranges * sizeof(bool));
+	if ((uint64) f->partno + ref->nranges > f->skel->hdr.nparts)
+		jt_nav_corrupt(&f->skel->src, "the tree refers to more parts than its header counts");
+	f->fetch(f->arg, f->partno, ref->nranges, ref->ranges,
+			 f->skel->hdr.toastrelid, lr->raws, lr->free_raws);
+	f->partno += ref->nranges;
 	for (uint32 r = 0; r < ref->nranges; r++)
-	{
-		if (f->partno >= f->skel->hdr.nparts)
-			jt_nav_corrupt(&f->skel->src, "the tree refers to more parts than its header counts");
-		lr->raws[r] = f->fetch(f->arg, f->partno++, &ref->ranges[r],
-							   f->skel->hdr.toastrelid, &lr->free_raws[r]);
 		jt_part_check(&lr->srcs[r], &ref->ranges[r], lr->raws[r], &lr->roots[r]);
-	}
 	if (ref->header & JT_CONTAINER_SCALAR)
 	{
 		jt_nav_entry(&lr->srcs[0], &lr->roots[0], 0, &lr->scalar);
@@ -690,35 +688,6 @@ struct varlena *
 jt_skeleton_flatten(JtSkeleton *skel, JtPartFetcher fetch, void *arg)
 {
 	return jt_skeleton_flatten_node(skel, &skel->root, fetch, arg);
-}
-
-/* A standard on-disk TOAST pointer to a part, as a palloc'd datum. */
-struct varlena *
-jt_part_pointer(const JtRefRange *range, Oid toastrelid)
-{
-	varatt_external ext;
-	struct varlena *ptr = palloc(TOAST_POINTER_SIZE);
-
-	ext.va_rawsize = range->rawsize;
-	ext.va_extinfo = range->extinfo;
-	ext.va_valueid = range->valueid;
-	ext.va_toastrelid = toastrelid;
-	SET_VARTAG_EXTERNAL(ptr, VARTAG_ONDISK);
-	memcpy(VARDATA_EXTERNAL(ptr), &ext, sizeof(ext));
-	return ptr;
-}
-
-/* Part fetcher: read the whole part from the TOAST relation. */
-struct varlena *
-jt_fetch_stored_part(void *arg, uint32 partno, const JtRefRange *range,
-					 Oid toastrelid, bool *should_free)
-{
-	struct varlena *ptr = jt_part_pointer(range, toastrelid);
-	struct varlena *raw = detoast_attr(ptr);
-
-	pfree(ptr);
-	*should_free = true;
-	return raw;
 }
 
 /*

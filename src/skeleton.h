@@ -109,13 +109,15 @@ typedef struct JtSkeleton
 } JtSkeleton;
 
 /*
- * Where a flattener gets the raw content of the i-th part (in document
- * order): an uncompressed jsonb datum with a 4-byte header.  *should_free
- * says whether the flattener may pfree it when done with it.
+ * Where a flattener gets the raw content of parts: those of one reference,
+ * numbered first to first + n - 1 in document order, with directory
+ * entries ranges[0..n-1].  raws[i] gets an uncompressed jsonb datum with a
+ * 4-byte header, and should_free[i] whether the flattener may pfree it
+ * when done with it.
  */
-typedef struct varlena *(*JtPartFetcher) (void *arg, uint32 partno,
-										  const JtRefRange *range,
-										  Oid toastrelid, bool *should_free);
+typedef void (*JtPartFetcher) (void *arg, uint32 first, uint32 n,
+							   const JtRefRange *ranges, Oid toastrelid,
+							   struct varlena **raws, bool *should_free);
 
 /* Called for each reference of a skeleton; path is a List of key strings. */
 typedef void (*JtRefVisitor) (void *arg, const JtRef *ref, List *path);
@@ -133,11 +135,6 @@ extern struct varlena *jt_skeleton_flatten(JtSkeleton *skel,
 extern struct varlena *jt_skeleton_flatten_node(JtSkeleton *skel,
 												const JtNode *node,
 												JtPartFetcher fetch, void *arg);
-extern struct varlena *jt_part_pointer(const JtRefRange *range,
-									   Oid toastrelid);
-extern struct varlena *jt_fetch_stored_part(void *arg, uint32 partno,
-											const JtRefRange *range,
-											Oid toastrelid, bool *should_free);
 extern void jt_skeleton_walk(JtSkeleton *skel, JtRefVisitor visit,
 							 void *arg);
 extern uint32 jt_skeleton_list_parts(JtSkeleton *skel, JtRefRange **ranges);

@@ -27,6 +27,7 @@
 
 #include "compat.h"
 #include "datum_source.h"
+#include "part_fetch.h"
 
 /* Open a part of a skeleton as the current source; describe its root. */
 static JtDatumSource *
@@ -169,7 +170,7 @@ jt_node_flatten(JtDatumSource *cur, const JtNode *node, bool pointer_ok)
 												   cur->skel.hdr.toastrelid));
 	}
 	return PointerGetDatum(jt_skeleton_flatten_node(&cur->skel, node,
-													jt_fetch_stored_part, NULL));
+													jt_fetch_stored_parts, NULL));
 }
 
 /*

@@ -41,6 +41,7 @@
 #include "jsonb_toaster.h"
 #include "part_cache.h"
 #include "part_compress.h"
+#include "part_fetch.h"
 #include "partial_update.h"
 #include "skeleton.h"
 #include "skeleton_build.h"
@@ -118,28 +119,36 @@ jt_parse_pointer(struct varlena *attr, JtSkeleton *skel)
 }
 
 /* Part fetcher: the parts a build has planned, still in memory. */
-static struct varlena *
-fetch_planned_part(void *arg, uint32 partno, const JtRefRange *range,
-				   Oid toastrelid, bool *should_free)
+static void
+fetch_planned_parts(void *arg, uint32 first, uint32 n,
+					const JtRefRange *ranges, Oid toastrelid,
+					struct varlena **raws, bool *should_free)
 {
 	JtBuildResult *res = (JtBuildResult *) arg;
 
-	if (partno >= res->nparts)
-		elog(ERROR, "skeleton refers to part %u of %u", partno, res->nparts);
-	*should_free = false;
-	return res->parts[partno].raw;
+	if ((uint64) first + n > res->nparts)
+		elog(ERROR, "skeleton refers to part %u of %u", first + n - 1,
+			 res->nparts);
+	for (uint32 i = 0; i < n; i++)
+	{
+		raws[i] = res->parts[first + i].raw;
+		should_free[i] = false;
+	}
 }
 
 /* Part fetcher: the parts logical decoding rebuilt from WAL. */
-static struct varlena *
-fetch_decoded_part(void *arg, uint32 partno, const JtRefRange *range,
-				   Oid toastrelid, bool *should_free)
+static void
+fetch_decoded_parts(void *arg, uint32 first, uint32 n,
+					const JtRefRange *ranges, Oid toastrelid,
+					struct varlena **raws, bool *should_free)
 {
 	struct varlena **part_values = (struct varlena **) arg;
-	struct varlena *raw = detoast_attr(part_values[partno]);
 
-	*should_free = (raw != part_values[partno]);
-	return raw;
+	for (uint32 i = 0; i < n; i++)
+	{
+		raws[i] = detoast_attr(part_values[first + i]);
+		should_free[i] = (raws[i] != part_values[first + i]);
+	}
 }
 
 /* Is the value rebuilt from the planned skeleton the document itself? */
@@ -160,7 +169,7 @@ skeleton_gives_back(JtBuildResult *res, const struct varlena *doc,
 	memcpy(payload, &hdr, sizeof(hdr));
 	memcpy(payload + sizeof(hdr), res->tree.data, res->tree.len);
 	jt_skeleton_parse(&skel, payload, sizeof(hdr) + res->tree.len);
-	flat = jt_skeleton_flatten(&skel, fetch_planned_part, res);
+	flat = jt_skeleton_flatten(&skel, fetch_planned_parts, res);
 	same = VARSIZE(flat) == VARSIZE(doc) &&
 		memcmp(flat, doc, VARSIZE(doc)) == 0;
 	pfree(flat);
@@ -452,7 +461,7 @@ jt_reassemble(struct varlena *attr, struct varlena **part_values)
 	JtSkeleton	skel;
 
 	jt_parse_pointer(attr, &skel);
-	return jt_skeleton_flatten(&skel, fetch_decoded_part, part_values);
+	return jt_skeleton_flatten(&skel, fetch_decoded_parts, part_values);
 }
 
 #endif							/* JT_CUSTOM_TOAST */

@@ -36,6 +36,16 @@ RETURNS jsonb
 AS 'MODULE_PATHNAME', 'jt_test_skeleton_replace_part'
 LANGUAGE C STRICT VOLATILE;
 
+-- A copy of a value stored by the toaster whose partno-th part's directory
+-- entry claims the given raw size (with its varlena header), stored size
+-- and TOAST value id (patched servers only): lets tests present any
+-- disagreement between a directory and the chunks stored.
+CREATE FUNCTION jt_test_skeleton_set_part(skeleton jsonb, partno integer,
+	rawsize integer, extsize integer, valueid oid)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'jt_test_skeleton_set_part'
+LANGUAGE C STRICT VOLATILE;
+
 -- Bytes held by one call site of fn(doc, arg) after "calls" calls (its
 -- fn_extra and whatever it keeps there): equal for 10 and 1000 calls means
 -- the function keeps no more per call site than it needs.

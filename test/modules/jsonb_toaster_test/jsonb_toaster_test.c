@@ -314,6 +314,49 @@ jt_test_skeleton_replace_part(PG_FUNCTION_ARGS)
 #endif
 }
 
+PG_FUNCTION_INFO_V1(jt_test_skeleton_set_part);
+
+/*
+ * jt_test_skeleton_set_part(skeleton jsonb, partno int, rawsize int,
+ *							 extsize int, valueid oid) returns jsonb
+ *
+ * A copy of the toaster's pointer skeleton in which the directory entry of
+ * part partno (as for jt_test_part_bytes) claims the given raw size (with
+ * its varlena header), stored size and TOAST value id; its compression
+ * method and the rest of the entry are left as they were.
+ */
+Datum
+jt_test_skeleton_set_part(PG_FUNCTION_ARGS)
+{
+#ifdef JT_CUSTOM_TOAST
+	struct varlena *attr = (struct varlena *) PG_GETARG_POINTER(0);
+	int32		extsize = PG_GETARG_INT32(3);
+	JtSkeletonHeader hdr;
+	JtRefRange	range;
+	Size		pos;
+	struct varlena *result;
+
+	find_part(attr, PG_GETARG_INT32(1), &hdr, &pos);
+	if (extsize < 0 || extsize > VARLENA_EXTSIZE_MASK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("stored size %d is out of range", extsize)));
+	result = palloc(VARSIZE_EXTERNAL(attr));
+	memcpy(result, attr, VARSIZE_EXTERNAL(attr));
+	memcpy(&range, (char *) result + pos, sizeof(range));
+	range.rawsize = PG_GETARG_INT32(2);
+	range.extinfo = (range.extinfo & ~VARLENA_EXTSIZE_MASK) | (uint32) extsize;
+	range.valueid = PG_GETARG_OID(4);
+	memcpy((char *) result + pos, &range, sizeof(range));
+	PG_RETURN_POINTER(result);
+#else
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("jt_test_skeleton_set_part needs a server with custom TOAST")));
+	PG_RETURN_NULL();
+#endif
+}
+
 PG_FUNCTION_INFO_V1(jt_test_call_site_memory);
 
 /*

@@ -1,0 +1,353 @@
+/*-------------------------------------------------------------------------
+ *
+ * part_fetch.c
+ *	  Read a skeleton's parts from its TOAST relation.
+ *
+ * A flatten needs every part of a reference, one after another.  Fetching
+ * each as core de-TOASTs a value costs, per part, opening the TOAST
+ * relation and its index, a scan and a descent of the index.  The parts of
+ * a reference are instead read together: one ordered scan of the
+ * (chunk_id, chunk_seq) index whose key is "chunk_id = ANY(the parts'
+ * value ids)".  btree steps from one value id to the next along the leaf
+ * pages without descending again when they are close, as the value ids of
+ * parts written together are.  The chunks are checked as
+ * heap_fetch_toast_slice() checks them (all there, in order, of the
+ * expected sizes), the parts assembled and decompressed.
+ *
+ * Copyright (c) 2026, jsonb_toaster developers
+ *
+ * src/part_fetch.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/detoast.h"
+#include "access/genam.h"
+#include "access/heaptoast.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/toast_compression.h"
+#include "access/toast_internals.h"
+#include "catalog/pg_type.h"
+#include "utils/array.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+
+#include "compat.h"
+#include "decode.h"
+#include "part_fetch.h"
+
+/* One part being read: where its chunks go. */
+typedef struct PartRead
+{
+	Oid			valueid;
+	uint32		index;			/* in the caller's arrays */
+	int32		extsize;		/* stored size */
+	int32		nchunks;
+	int32		next_chunk;
+	struct varlena *stored;		/* the stored stream, with a header */
+} PartRead;
+
+/* A standard on-disk TOAST pointer to a part, as a palloc'd datum. */
+struct varlena *
+jt_part_pointer(const JtRefRange *range, Oid toastrelid)
+{
+	varatt_external ext;
+	struct varlena *ptr = palloc(TOAST_POINTER_SIZE);
+
+	ext.va_rawsize = range->rawsize;
+	ext.va_extinfo = range->extinfo;
+	ext.va_valueid = range->valueid;
+	ext.va_toastrelid = toastrelid;
+	SET_VARTAG_EXTERNAL(ptr, VARTAG_ONDISK);
+	memcpy(VARDATA_EXTERNAL(ptr), &ext, sizeof(ext));
+	return ptr;
+}
+
+
+static int
+part_read_cmp(const void *a, const void *b)
+{
+	Oid			x = ((const PartRead *) a)->valueid;
+	Oid			y = ((const PartRead *) b)->valueid;
+
+	return (x > y) - (x < y);
+}
+
+/* The part a chunk belongs to: parts are sorted by value id. */
+static PartRead *
+find_part(PartRead *parts, uint32 n, Oid valueid)
+{
+	uint32		lo = 0;
+	uint32		hi = n;
+
+	while (lo < hi)
+	{
+		uint32		mid = lo + (hi - lo) / 2;
+
+		if (parts[mid].valueid < valueid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && parts[lo].valueid == valueid ? &parts[lo] : NULL;
+}
+
+/* Copy one chunk into its part, checking it as core does. */
+static void
+take_chunk(Relation toastrel, PartRead *part, HeapTuple tuple)
+{
+	TupleDesc	tupdesc = RelationGetDescr(toastrel);
+	bool		isnull;
+	int32		seq;
+	Pointer		chunk;
+	char	   *data;
+	int32		len;
+	int32		expected;
+
+	seq = DatumGetInt32(fastgetattr(tuple, 2, tupdesc, &isnull));
+	if (isnull || seq != part->next_chunk)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("unexpected chunk number %d (expected %d) for toast value %u in %s",
+						isnull ? -1 : seq, part->next_chunk, part->valueid,
+						RelationGetRelationName(toastrel))));
+	if (seq >= part->nchunks)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("unexpected chunk number %d (out of range 0..%d) for toast value %u in %s",
+						seq, part->nchunks - 1, part->valueid,
+						RelationGetRelationName(toastrel))));
+	chunk = DatumGetPointer(fastgetattr(tuple, 3, tupdesc, &isnull));
+	if (isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("null data in chunk %d for toast value %u in %s",
+						seq, part->valueid, RelationGetRelationName(toastrel))));
+	if (!VARATT_IS_EXTENDED(chunk))
+	{
+		data = VARDATA(chunk);
+		len = VARSIZE(chunk) - VARHDRSZ;
+	}
+	else if (VARATT_IS_SHORT(chunk))
+	{
+		/* heap_form_tuple may have given a small last chunk a short header */
+		data = VARDATA_SHORT(chunk);
+		len = VARSIZE_SHORT(chunk) - VARHDRSZ_SHORT;
+	}
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("chunk %d of toast value %u in %s is itself compressed or external",
+						seq, part->valueid, RelationGetRelationName(toastrel))));
+	expected = seq < part->nchunks - 1 ? TOAST_MAX_CHUNK_SIZE :
+		part->extsize - (part->nchunks - 1) * TOAST_MAX_CHUNK_SIZE;
+	if (len != expected)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("unexpected chunk size %d (expected %d) in chunk %d of %d for toast value %u in %s",
+						len, expected, seq, part->nchunks, part->valueid,
+						RelationGetRelationName(toastrel))));
+	memcpy(VARDATA(part->stored) + (Size) seq * TOAST_MAX_CHUNK_SIZE, data, len);
+	part->next_chunk++;
+}
+
+/* Scan the chunks of every part at once, into parts[].stored. */
+static void
+scan_chunks(Oid toastrelid, PartRead *parts, uint32 n)
+{
+	Relation	toastrel;
+	Relation   *toastidxs;
+	int			num_indexes;
+	int			valid_index;
+	Datum	   *ids = palloc(n * sizeof(Datum));
+	ArrayType  *idarray;
+	ScanKeyData key;
+	SysScanDesc scan;
+	SnapshotData toast_snapshot pg_attribute_unused();	/* before 18 */
+	Snapshot	snapshot;
+	HeapTuple	tuple;
+	TupleDesc	tupdesc;
+
+	for (uint32 i = 0; i < n; i++)
+		ids[i] = ObjectIdGetDatum(parts[i].valueid);
+	idarray = construct_array(ids, (int) n, OIDOID, sizeof(Oid), true,
+							  TYPALIGN_INT);
+
+	toastrel = table_open(toastrelid, AccessShareLock);
+	tupdesc = RelationGetDescr(toastrel);
+	valid_index = toast_open_indexes(toastrel, AccessShareLock, &toastidxs,
+									 &num_indexes);
+	snapshot = jt_get_toast_snapshot(&toast_snapshot);
+	ScanKeyEntryInitialize(&key, SK_SEARCHARRAY, (AttrNumber) 1,
+						   BTEqualStrategyNumber, InvalidOid, InvalidOid,
+						   F_OIDEQ, PointerGetDatum(idarray));
+	scan = systable_beginscan_ordered(toastrel, toastidxs[valid_index],
+									  snapshot, 1, &key);
+	while ((tuple = systable_getnext_ordered(scan, ForwardScanDirection)) != NULL)
+	{
+		bool		isnull;
+		Oid			valueid = DatumGetObjectId(fastgetattr(tuple, 1, tupdesc, &isnull));
+		PartRead   *part = find_part(parts, n, valueid);
+
+		if (part == NULL)
+			elog(ERROR, "index scan returned toast value %u, not asked for",
+				 valueid);
+		take_chunk(toastrel, part, tuple);
+	}
+	for (uint32 i = 0; i < n; i++)
+		if (parts[i].next_chunk < parts[i].nchunks)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("missing chunk number %d for toast value %u in %s",
+							parts[i].next_chunk, parts[i].valueid,
+							RelationGetRelationName(toastrel))));
+	systable_endscan_ordered(scan);
+	toast_close_indexes(toastidxs, num_indexes, NoLock);
+	table_close(toastrel, NoLock);
+	pfree(idarray);
+	pfree(ids);
+}
+
+/*
+ * A compressed part's raw content, decompressed by the project's decoders
+ * (src/decode.c), which give core's output byte for byte and copy the
+ * repeating patterns of wide arrays in fewer, longer steps.  The stored
+ * stream starts with the raw size and the method, as core writes it.
+ */
+static struct varlena *
+decompress_part(PartRead *part, const JtRefRange *range, Oid toastrelid)
+{
+	const char *stream = VARDATA(part->stored);
+	uint32		info;
+	int32		rawlen;
+	JtDecodeMethod method;
+	struct varlena *raw;
+	const char *error = NULL;
+
+	if (part->extsize < (int32) sizeof(uint32))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("compressed data of toast value %u in %s is corrupt",
+						part->valueid, get_rel_name(toastrelid)),
+				 errdetail("It is shorter than its header.")));
+	memcpy(&info, stream, sizeof(uint32));
+	rawlen = (int32) (info & VARLENA_EXTSIZE_MASK);
+	switch (info >> VARLENA_EXTSIZE_BITS)
+	{
+		case TOAST_PGLZ_COMPRESSION_ID:
+			method = JT_DECODE_PGLZ;
+			break;
+		case TOAST_LZ4_COMPRESSION_ID:
+			method = JT_DECODE_LZ4;
+			break;
+		default:
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("invalid compression method id %u of toast value %u in %s",
+							info >> VARLENA_EXTSIZE_BITS, part->valueid,
+							get_rel_name(toastrelid))));
+	}
+	if (rawlen != range->rawsize - VARHDRSZ)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("compressed data of toast value %u in %s is corrupt",
+						part->valueid, get_rel_name(toastrelid)),
+				 errdetail("Its header gives a raw size of %d bytes, its pointer %d.",
+						   rawlen, range->rawsize - VARHDRSZ)));
+
+	raw = palloc(rawlen + VARHDRSZ);
+	SET_VARSIZE(raw, rawlen + VARHDRSZ);
+	if (jt_decode_all(method, stream + sizeof(uint32),
+					  part->extsize - sizeof(uint32), VARDATA(raw), rawlen,
+					  &error) != rawlen)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("compressed %s data of toast value %u in %s is corrupt",
+						method == JT_DECODE_PGLZ ? "pglz" : "lz4",
+						part->valueid, get_rel_name(toastrelid)),
+				 errdetail("%s.", error ? error : "It ends before its raw size")));
+	return raw;
+}
+
+/*
+ * Part fetcher: read parts first .. first + n - 1, whose directory entries
+ * are ranges[], from the TOAST relation, all in one scan.
+ */
+void
+jt_fetch_stored_parts(void *arg, uint32 first, uint32 n,
+					  const JtRefRange *ranges, Oid toastrelid,
+					  struct varlena **raws, bool *should_free)
+{
+	PartRead   *parts;
+
+	for (uint32 i = 0; i < n; i++)
+		should_free[i] = true;
+
+	parts = palloc(n * sizeof(PartRead));
+	for (uint32 i = 0; i < n; i++)
+	{
+		PartRead   *part = &parts[i];
+
+		part->valueid = ranges[i].valueid;
+		part->index = i;
+		part->extsize = ranges[i].extinfo & VARLENA_EXTSIZE_MASK;
+		if (part->extsize > ranges[i].rawsize - VARHDRSZ)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("corrupt jsonb_toaster value"),
+					 errdetail("The part in toast value %u is stored in more bytes than it holds.",
+							   ranges[i].valueid)));
+		part->nchunks = part->extsize > 0 ?
+			(part->extsize - 1) / TOAST_MAX_CHUNK_SIZE + 1 : 0;
+		part->next_chunk = 0;
+		part->stored = palloc(part->extsize + VARHDRSZ);
+	}
+	qsort(parts, n, sizeof(PartRead), part_read_cmp);
+	for (uint32 i = 1; i < n; i++)
+	{
+		if (parts[i].valueid == parts[i - 1].valueid)
+		{
+			/* two entries name one value (no bug of ours writes that) */
+			for (uint32 j = 0; j < n; j++)
+				pfree(parts[j].stored);
+			pfree(parts);
+			for (uint32 j = 0; j < n; j++)
+				raws[j] = jt_read_part(&ranges[j], toastrelid);
+			return;
+		}
+	}
+
+	scan_chunks(toastrelid, parts, n);
+
+	for (uint32 i = 0; i < n; i++)
+	{
+		PartRead   *part = &parts[i];
+		const JtRefRange *range = &ranges[part->index];
+
+		if (part->extsize < range->rawsize - VARHDRSZ)
+		{
+			raws[part->index] = decompress_part(part, range, toastrelid);
+			pfree(part->stored);
+		}
+		else
+		{
+			SET_VARSIZE(part->stored, part->extsize + VARHDRSZ);
+			raws[part->index] = part->stored;
+		}
+	}
+	pfree(parts);
+}
+
+/* One part's raw content. */
+struct varlena *
+jt_read_part(const JtRefRange *range, Oid toastrelid)
+{
+	struct varlena *raw;
+	bool		should_free;
+
+	jt_fetch_stored_parts(NULL, 0, 1, range, toastrelid, &raw, &should_free);
+	return raw;
+}

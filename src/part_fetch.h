@@ -1,0 +1,24 @@
+/*-------------------------------------------------------------------------
+ *
+ * part_fetch.h
+ *	  Read a skeleton's parts from its TOAST relation.
+ *
+ * Copyright (c) 2026, jsonb_toaster developers
+ *
+ * src/part_fetch.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef JSONB_TOASTER_PART_FETCH_H
+#define JSONB_TOASTER_PART_FETCH_H
+
+#include "skeleton.h"
+
+extern struct varlena *jt_part_pointer(const JtRefRange *range,
+									   Oid toastrelid);
+extern struct varlena *jt_read_part(const JtRefRange *range, Oid toastrelid);
+extern void jt_fetch_stored_parts(void *arg, uint32 first, uint32 n,
+								  const JtRefRange *ranges, Oid toastrelid,
+								  struct varlena **raws, bool *should_free);
+
+#endif							/* JSONB_TOASTER_PART_FETCH_H */
