@@ -44,6 +44,7 @@ struct JtOldParts
 	Oid			toastrelid;
 	JtRefRange *ranges;
 	bool	   *taken;
+	struct varlena **read;		/* parts read ahead by jt_old_parts_prefetch */
 	uint32		nranges;
 	uint64		cache_token;	/* the part cache holds these parts */
 };
@@ -86,9 +87,90 @@ jt_old_parts_open(Relation rel, struct varlena *oldvalue)
 	if (old->nranges == 0)
 		return NULL;
 	old->taken = palloc0(old->nranges * sizeof(bool));
+	old->read = palloc0(old->nranges * sizeof(struct varlena *));
 	old->cache_token = jt_part_cache_holds(oldvalue);
 	qsort(old->ranges, old->nranges, sizeof(JtRefRange), range_hash_cmp);
 	return old;
+}
+
+/*
+ * The old parts with the hash and raw size of a new part's directory entry
+ * range: [*first, *end) in old->ranges.  False if there are none.
+ */
+static bool
+candidates(JtOldParts *old, const JtRefRange *range, uint32 *first,
+		   uint32 *end)
+{
+	JtRefRange *found;
+	uint32		i;
+
+	found = bsearch(range, old->ranges, old->nranges, sizeof(JtRefRange),
+					range_hash_cmp);
+	if (found == NULL)
+		return false;
+	i = found - old->ranges;
+	*first = i;
+	while (*first > 0 && range_hash_cmp(&old->ranges[*first - 1], range) == 0)
+		(*first)--;
+	*end = i + 1;
+	while (*end < old->nranges && range_hash_cmp(&old->ranges[*end], range) == 0)
+		(*end)++;
+	return true;
+}
+
+/*
+ * Read ahead, in one scan of the TOAST relation, the old parts that the
+ * new parts' directory entries (ranges[0..n-1]) may share:
+ * jt_old_parts_take() compares their bytes.  Not when the part cache holds
+ * the old value's parts (a flatten of it read them all).
+ */
+void
+jt_old_parts_prefetch(JtOldParts *old, const JtRefRange *ranges, uint32 n)
+{
+	JtRefRange *wanted;
+	uint32	   *index;
+	bool	   *marked;
+	struct varlena **raws;
+	bool	   *should_free;
+	uint32		nwanted = 0;
+
+	if (old->cache_token != 0)
+		return;
+	wanted = palloc(old->nranges * sizeof(JtRefRange));
+	index = palloc(old->nranges * sizeof(uint32));
+	marked = palloc0(old->nranges * sizeof(bool));
+
+	for (uint32 k = 0; k < n; k++)
+	{
+		uint32		first;
+		uint32		end;
+
+		if (!candidates(old, &ranges[k], &first, &end))
+			continue;
+		for (uint32 i = first; i < end; i++)
+		{
+			if (marked[i] || old->read[i] != NULL ||
+				old->ranges[i].header != ranges[k].header)
+				continue;
+			marked[i] = true;
+			wanted[nwanted] = old->ranges[i];
+			index[nwanted++] = i;
+		}
+	}
+	if (nwanted > 0)
+	{
+		raws = palloc(nwanted * sizeof(struct varlena *));
+		should_free = palloc(nwanted * sizeof(bool));
+		jt_fetch_stored_parts(NULL, 0, nwanted, wanted, old->toastrelid,
+							  raws, should_free);
+		for (uint32 w = 0; w < nwanted; w++)
+			old->read[index[w]] = raws[w];
+		pfree(should_free);
+		pfree(raws);
+	}
+	pfree(marked);
+	pfree(index);
+	pfree(wanted);
 }
 
 /*
@@ -100,22 +182,12 @@ bool
 jt_old_parts_take(JtOldParts *old, const JtRefRange *range,
 				  const struct varlena *raw, uint32 *extinfo, Oid *valueid)
 {
-	JtRefRange *found;
 	uint32		first;
+	uint32		end;
 
-	found = bsearch(range, old->ranges, old->nranges, sizeof(JtRefRange),
-					range_hash_cmp);
-	if (found == NULL)
+	if (!candidates(old, range, &first, &end))
 		return false;
-
-	/* back to the first of the candidates with this hash and size */
-	first = found - old->ranges;
-	while (first > 0 && range_hash_cmp(&old->ranges[first - 1], range) == 0)
-		first--;
-
-	for (uint32 i = first;
-		 i < old->nranges && range_hash_cmp(&old->ranges[i], range) == 0;
-		 i++)
+	for (uint32 i = first; i < end; i++)
 	{
 		bool		should_free = false;
 		const struct varlena *oldraw;
@@ -124,7 +196,9 @@ jt_old_parts_take(JtOldParts *old, const JtRefRange *range,
 		if (old->taken[i] || old->ranges[i].header != range->header)
 			continue;
 		/* a hash is not proof: compare the bytes */
-		oldraw = jt_part_cache_lookup(old->cache_token, &old->ranges[i]);
+		oldraw = old->read[i];
+		if (oldraw == NULL)
+			oldraw = jt_part_cache_lookup(old->cache_token, &old->ranges[i]);
 		if (oldraw == NULL)
 		{
 			oldraw = jt_read_part(&old->ranges[i], old->toastrelid);

@@ -335,6 +335,16 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	}
 
 	old = jt_old_parts_open(rel, oldvalue);
+	if (old != NULL)
+	{
+		JtRefRange *ranges = palloc(res.nparts * sizeof(JtRefRange));
+
+		for (uint32 i = 0; i < res.nparts; i++)
+			memcpy(&ranges[i], res.tree.data + res.parts[i].range_offset,
+				   sizeof(JtRefRange));
+		jt_old_parts_prefetch(old, ranges, res.nparts);
+		pfree(ranges);
+	}
 	for (uint32 i = 0; i < res.nparts; i++)
 	{
 		struct varlena *raw = res.parts[i].raw;
