@@ -205,6 +205,7 @@ scan_chunks(Oid toastrelid, PartRead *parts, uint32 n)
 							parts[i].next_chunk, parts[i].valueid,
 							RelationGetRelationName(toastrel))));
 	systable_endscan_ordered(scan);
+	/* the locks stay until the end of the transaction, as the iterator's */
 	toast_close_indexes(toastidxs, num_indexes, NoLock);
 	table_close(toastrel, NoLock);
 	pfree(idarray);
