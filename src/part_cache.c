@@ -75,7 +75,10 @@ cache_clear(void)
 	cache_generation++;
 }
 
-/* Keep a copy of a part read from TOAST while the value stays under the limit. */
+/*
+ * Keep a copy of a part read from TOAST while the value stays under the
+ * limit.
+ */
 static void
 keep_part(const JtRefRange *range, const struct varlena *raw)
 {
@@ -135,6 +138,7 @@ fetch_changed_or_stored(void *arg, uint32 first, uint32 n,
 {
 	FlattenParts *fp = (FlattenParts *) arg;
 	uint32		changed;
+	JtRefRange *others;
 
 	if (fp->raw == NULL || fp->partno < first || fp->partno - first >= n)
 	{
@@ -142,13 +146,21 @@ fetch_changed_or_stored(void *arg, uint32 first, uint32 n,
 		return;
 	}
 
-	/* the stored parts around the changed one, in document order */
+	/* the stored parts around the changed one, read together */
 	changed = fp->partno - first;
-	fetch_stored(fp, first, changed, ranges, toastrelid, raws, should_free);
+	others = palloc(Max(n - 1, 1) * sizeof(JtRefRange));
+	memcpy(others, ranges, changed * sizeof(JtRefRange));
+	memcpy(others + changed, ranges + changed + 1,
+		   (n - changed - 1) * sizeof(JtRefRange));
+	fetch_stored(fp, first, n - 1, others, toastrelid, raws, should_free);
+	pfree(others);
+	/* make room for the changed part in document order */
+	memmove(raws + changed + 1, raws + changed,
+			(n - changed - 1) * sizeof(struct varlena *));
+	memmove(should_free + changed + 1, should_free + changed,
+			(n - changed - 1) * sizeof(bool));
 	raws[changed] = fp->raw;
 	should_free[changed] = false;
-	fetch_stored(fp, fp->partno + 1, n - changed - 1, ranges + changed + 1,
-				 toastrelid, raws + changed + 1, should_free + changed + 1);
 }
 
 /*
