@@ -38,6 +38,7 @@
 #include "compat.h"
 #include "decode.h"
 #include "part_fetch.h"
+#include "toast_iterator.h"
 
 /* One part being read: where its chunks go. */
 typedef struct PartRead
@@ -99,58 +100,13 @@ find_part(PartRead *parts, uint32 n, Oid valueid)
 static void
 take_chunk(Relation toastrel, PartRead *part, HeapTuple tuple)
 {
-	TupleDesc	tupdesc = RelationGetDescr(toastrel);
-	bool		isnull;
-	int32		seq;
-	Pointer		chunk;
-	char	   *data;
+	const char *data;
 	int32		len;
-	int32		expected;
 
-	seq = DatumGetInt32(fastgetattr(tuple, 2, tupdesc, &isnull));
-	if (isnull || seq != part->next_chunk)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("unexpected chunk number %d (expected %d) for toast value %u in %s",
-						isnull ? -1 : seq, part->next_chunk, part->valueid,
-						RelationGetRelationName(toastrel))));
-	if (seq >= part->nchunks)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("unexpected chunk number %d (out of range 0..%d) for toast value %u in %s",
-						seq, part->nchunks - 1, part->valueid,
-						RelationGetRelationName(toastrel))));
-	chunk = DatumGetPointer(fastgetattr(tuple, 3, tupdesc, &isnull));
-	if (isnull)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("null data in chunk %d for toast value %u in %s",
-						seq, part->valueid, RelationGetRelationName(toastrel))));
-	if (!VARATT_IS_EXTENDED(chunk))
-	{
-		data = VARDATA(chunk);
-		len = VARSIZE(chunk) - VARHDRSZ;
-	}
-	else if (VARATT_IS_SHORT(chunk))
-	{
-		/* heap_form_tuple may have given a small last chunk a short header */
-		data = VARDATA_SHORT(chunk);
-		len = VARSIZE_SHORT(chunk) - VARHDRSZ_SHORT;
-	}
-	else
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("chunk %d of toast value %u in %s is itself compressed or external",
-						seq, part->valueid, RelationGetRelationName(toastrel))));
-	expected = seq < part->nchunks - 1 ? TOAST_MAX_CHUNK_SIZE :
-		part->extsize - (part->nchunks - 1) * TOAST_MAX_CHUNK_SIZE;
-	if (len != expected)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("unexpected chunk size %d (expected %d) in chunk %d of %d for toast value %u in %s",
-						len, expected, seq, part->nchunks, part->valueid,
-						RelationGetRelationName(toastrel))));
-	memcpy(VARDATA(part->stored) + (Size) seq * TOAST_MAX_CHUNK_SIZE, data, len);
+	jt_toast_chunk_data(toastrel, tuple, part->valueid, part->next_chunk,
+						part->nchunks, part->extsize, &data, &len);
+	memcpy(VARDATA(part->stored) + (Size) part->next_chunk * TOAST_MAX_CHUNK_SIZE,
+		   data, len);
 	part->next_chunk++;
 }
 

@@ -96,18 +96,83 @@ jt_toast_iterator_begin(JtToastIterator *it, Oid toastrelid, Oid valueid,
 }
 
 /*
+ * The bytes of a chunk of TOAST value valueid, stored in stored_size bytes
+ * over nchunks chunks: tuple must be chunk number "expected", complete, of
+ * the size that number implies.  Checked as heap_fetch_toast_slice()
+ * checks chunks, with an ERROR naming the value and the TOAST relation.
+ * Shared with part_fetch.c.
+ */
+void
+jt_toast_chunk_data(Relation toastrel, HeapTuple tuple, Oid valueid,
+					int32 expected, int32 nchunks, int32 stored_size,
+					const char **data, int32 *len)
+{
+	TupleDesc	tupdesc = RelationGetDescr(toastrel);
+	int32		seq;
+	Pointer		chunk;
+	bool		isnull;
+	int32		expected_size;
+
+	seq = DatumGetInt32(fastgetattr(tuple, 2, tupdesc, &isnull));
+	if (isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("null chunk number for toast value %u in %s",
+						valueid, RelationGetRelationName(toastrel))));
+	if (seq != expected)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("unexpected chunk number %d (expected %d) for toast value %u in %s",
+						seq, expected, valueid,
+						RelationGetRelationName(toastrel))));
+	if (seq >= nchunks)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("unexpected chunk number %d (out of range 0..%d) for toast value %u in %s",
+						seq, nchunks - 1, valueid,
+						RelationGetRelationName(toastrel))));
+
+	chunk = DatumGetPointer(fastgetattr(tuple, 3, tupdesc, &isnull));
+	if (isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("null data in chunk %d for toast value %u in %s",
+						seq, valueid, RelationGetRelationName(toastrel))));
+	if (!VARATT_IS_EXTENDED(chunk))
+	{
+		*data = VARDATA(chunk);
+		*len = VARSIZE(chunk) - VARHDRSZ;
+	}
+	else if (VARATT_IS_SHORT(chunk))
+	{
+		/* heap_form_tuple may have given a small last chunk a short header */
+		*data = VARDATA_SHORT(chunk);
+		*len = VARSIZE_SHORT(chunk) - VARHDRSZ_SHORT;
+	}
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("chunk %d of toast value %u in %s is itself compressed or external",
+						seq, valueid, RelationGetRelationName(toastrel))));
+
+	expected_size = seq < nchunks - 1 ? TOAST_MAX_CHUNK_SIZE :
+		stored_size - (nchunks - 1) * TOAST_MAX_CHUNK_SIZE;
+	if (*len != expected_size)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("unexpected chunk size %d (expected %d) in chunk %d of %d for toast value %u in %s",
+						*len, expected_size, seq, nchunks,
+						valueid, RelationGetRelationName(toastrel))));
+}
+
+/*
  * Return the next chunk's bytes (valid until the next call) and true, or
  * false once every chunk has been read.
  */
 bool
 jt_toast_iterator_next(JtToastIterator *it, const char **data, int32 *len)
 {
-	TupleDesc	tupdesc = RelationGetDescr(it->toastrel);
 	HeapTuple	tuple;
-	int32		seq;
-	Pointer		chunk;
-	bool		isnull;
-	int32		expected_size;
 
 	tuple = systable_getnext_ordered(it->scan, ForwardScanDirection);
 	if (tuple == NULL && it->next_chunk > it->batch_end &&
@@ -129,57 +194,8 @@ jt_toast_iterator_next(JtToastIterator *it, const char **data, int32 *len)
 		return false;
 	}
 
-	seq = DatumGetInt32(fastgetattr(tuple, 2, tupdesc, &isnull));
-	if (isnull)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("null chunk number for toast value %u in %s",
-						it->valueid, RelationGetRelationName(it->toastrel))));
-	if (seq != it->next_chunk)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("unexpected chunk number %d (expected %d) for toast value %u in %s",
-						seq, it->next_chunk, it->valueid,
-						RelationGetRelationName(it->toastrel))));
-	if (seq >= it->total_chunks)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("unexpected chunk number %d (out of range 0..%d) for toast value %u in %s",
-						seq, it->total_chunks - 1, it->valueid,
-						RelationGetRelationName(it->toastrel))));
-
-	chunk = DatumGetPointer(fastgetattr(tuple, 3, tupdesc, &isnull));
-	if (isnull)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("null data in chunk %d for toast value %u in %s",
-						seq, it->valueid, RelationGetRelationName(it->toastrel))));
-	if (!VARATT_IS_EXTENDED(chunk))
-	{
-		*data = VARDATA(chunk);
-		*len = VARSIZE(chunk) - VARHDRSZ;
-	}
-	else if (VARATT_IS_SHORT(chunk))
-	{
-		/* heap_form_tuple may have given a small last chunk a short header */
-		*data = VARDATA_SHORT(chunk);
-		*len = VARSIZE_SHORT(chunk) - VARHDRSZ_SHORT;
-	}
-	else
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("chunk %d of toast value %u in %s is itself compressed or external",
-						seq, it->valueid, RelationGetRelationName(it->toastrel))));
-
-	expected_size = seq < it->total_chunks - 1 ? TOAST_MAX_CHUNK_SIZE :
-		it->stored_size - (it->total_chunks - 1) * TOAST_MAX_CHUNK_SIZE;
-	if (*len != expected_size)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("unexpected chunk size %d (expected %d) in chunk %d of %d for toast value %u in %s",
-						*len, expected_size, seq, it->total_chunks,
-						it->valueid, RelationGetRelationName(it->toastrel))));
-
+	jt_toast_chunk_data(it->toastrel, tuple, it->valueid, it->next_chunk,
+						it->total_chunks, it->stored_size, data, len);
 	it->next_chunk++;
 	return true;
 }

@@ -13,6 +13,7 @@
 #define JSONB_TOASTER_TOAST_ITERATOR_H
 
 #include "access/genam.h"
+#include "access/htup.h"
 #include "utils/rel.h"
 #include "utils/snapshot.h"
 
@@ -40,5 +41,9 @@ extern void jt_toast_iterator_begin(JtToastIterator *it, Oid toastrelid,
 extern bool jt_toast_iterator_next(JtToastIterator *it, const char **data,
 								   int32 *len);
 extern void jt_toast_iterator_end(JtToastIterator *it);
+extern void jt_toast_chunk_data(Relation toastrel, HeapTuple tuple,
+								Oid valueid, int32 expected, int32 nchunks,
+								int32 stored_size, const char **data,
+								int32 *len);
 
 #endif							/* JSONB_TOASTER_TOAST_ITERATOR_H */
