@@ -260,7 +260,6 @@ jt_fetch_stored_parts(void *arg, uint32 first, uint32 n,
 		part->nchunks = part->extsize > 0 ?
 			(part->extsize - 1) / TOAST_MAX_CHUNK_SIZE + 1 : 0;
 		part->next_chunk = 0;
-		part->stored = palloc(part->extsize + VARHDRSZ);
 	}
 	qsort(parts, n, sizeof(PartRead), part_read_cmp);
 	for (uint32 i = 1; i < n; i++)
@@ -268,14 +267,14 @@ jt_fetch_stored_parts(void *arg, uint32 first, uint32 n,
 		if (parts[i].valueid == parts[i - 1].valueid)
 		{
 			/* two entries name one value (no bug of ours writes that) */
-			for (uint32 j = 0; j < n; j++)
-				pfree(parts[j].stored);
 			pfree(parts);
 			for (uint32 j = 0; j < n; j++)
 				raws[j] = jt_read_part(&ranges[j], toastrelid);
 			return;
 		}
 	}
+	for (uint32 i = 0; i < n; i++)
+		parts[i].stored = palloc(parts[i].extsize + VARHDRSZ);
 
 	scan_chunks(toastrelid, parts, n);
 

@@ -302,6 +302,7 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	uint64		stored_outside = 0;
 	JtSkeletonHeader hdr;
 	JtOldParts *old;
+	JtRefRange *planned = NULL;
 	const JtPatch *patch;
 	struct varlena *result;
 
@@ -337,13 +338,12 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	old = jt_old_parts_open(rel, oldvalue);
 	if (old != NULL)
 	{
-		JtRefRange *ranges = palloc(res.nparts * sizeof(JtRefRange));
-
+		/* the new parts' directory entries, read ahead against the old */
+		planned = palloc(res.nparts * sizeof(JtRefRange));
 		for (uint32 i = 0; i < res.nparts; i++)
-			memcpy(&ranges[i], res.tree.data + res.parts[i].range_offset,
+			memcpy(&planned[i], res.tree.data + res.parts[i].range_offset,
 				   sizeof(JtRefRange));
-		jt_old_parts_prefetch(old, ranges, res.nparts);
-		pfree(ranges);
+		jt_old_parts_prefetch(old, planned, res.nparts);
 	}
 	for (uint32 i = 0; i < res.nparts; i++)
 	{
@@ -351,19 +351,13 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 		varatt_external ext;
 
 		/* a part the old value has already: take it over */
-		if (old != NULL)
+		if (old != NULL &&
+			jt_old_parts_take(old, &planned[i], raw, &ext.va_extinfo,
+							  &ext.va_valueid))
 		{
-			JtRefRange	range;
-
-			memcpy(&range, res.tree.data + res.parts[i].range_offset,
-				   sizeof(range));
-			if (jt_old_parts_take(old, &range, raw, &ext.va_extinfo,
-								  &ext.va_valueid))
-			{
-				jt_build_set_stored(&res, i, ext.va_extinfo, ext.va_valueid);
-				stored_outside += VARATT_EXTERNAL_GET_EXTSIZE(ext);
-				continue;
-			}
+			jt_build_set_stored(&res, i, ext.va_extinfo, ext.va_valueid);
+			stored_outside += VARATT_EXTERNAL_GET_EXTSIZE(ext);
+			continue;
 		}
 
 		store_part(rel, raw, cmethod, options, &ext);
