@@ -7,8 +7,8 @@ holds a random byte (an edit lands there: what an update rewrites), the
 largest range, and how many ranges an edit of one random entry changes (1
 is the minimum: the range that held it), for a deletion and for a change
 of the entry's size (a jsonb_set), as the mean and the most over the
-trials.  Entries are mostly --entry-size bytes, one in ten anywhere from 5
-to 10 times that.
+trials.  Entries are mostly --entry-size bytes, one in ten anywhere from a
+quarter of that to ten times it.
 
     tools/range-sim.py [--range-size 2048] [--entry-size 20] [--entries 20000] [--trials 500]
 """
