@@ -375,6 +375,54 @@ FROM pc_cases c, (SELECT DISTINCT doc FROM pc) d ORDER BY c.ord, d.doc;
 DROP FUNCTION pc_forged(text, text);
 DROP TABLE pc, pc_parts, pc_cases;
 
+--
+-- Compressed parts are decompressed where they are used: a reference's
+-- only part straight into the result, the parts of a wide array one after
+-- another into a buffer they share (skeleton.c).  The bytes of part 1 (of
+-- part 0 when it is the only one), intact or damaged, are stored
+-- compressed in another column of the table and the directory entry
+-- pointed at them: the intact ones give back the document, the damaged
+-- ones raise an ERROR when the document or the wide array is flattened
+-- (->> flattens a one-part array too, where -> would hand PostgreSQL a
+-- pointer to the part).
+--
+SET jsonb_toaster.range_size = 65536;
+CREATE TABLE pz (doc text, jb jsonb, bz bytea);
+ALTER TABLE pz ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+INSERT INTO pz (doc, jb) VALUES
+  ('one part', jsonb_build_object('k', 1, 'w', (SELECT jsonb_agg(j * 1.5) FROM generate_series(1, 3000) j))),
+  ('parts', jsonb_build_object('k', 1, 'w', (SELECT jsonb_agg(j * 1.5) FROM generate_series(1, 20000) j)));
+RESET jsonb_toaster.range_size;
+CREATE TABLE pz_target AS
+SELECT doc, CASE WHEN n = 1 THEN 0 ELSE 1 END AS partno, n AS parts,
+  jt_test_part_bytes(jb, CASE WHEN n = 1 THEN 0 ELSE 1 END) AS b
+FROM pz, LATERAL (SELECT count(*) AS n FROM jsonb_toaster_parts(jb)) p;
+INSERT INTO pz (doc, bz)
+SELECT t.doc || ': ' || c.kase,
+  CASE c.kase
+    WHEN 'intact' THEN t.b
+    WHEN 'count one more' THEN set_word(t.b, 0, word(t.b, 0) + 1)
+    WHEN 'truncated by one byte' THEN substr(t.b, 1, octet_length(t.b) - 1)
+  END
+FROM pz_target t,
+  (VALUES ('intact'), ('count one more'), ('truncated by one byte')) c(kase);
+SELECT t.doc, t.parts,
+  count(*) FILTER (WHERE pg_column_compression(z.bz) = 'pglz'
+                   AND pg_column_toast_chunk_id(z.bz) IS NOT NULL) AS stored_compressed
+FROM pz_target t JOIN pz z ON z.doc LIKE t.doc || ': %' GROUP BY t.doc, t.parts ORDER BY 1;
+CREATE FUNCTION pz_forged(d text, r text) RETURNS jsonb LANGUAGE sql AS $$
+  SELECT jt_test_skeleton_replace_part(p.jb, t.partno, z.bz)
+  FROM pz p JOIN pz_target t USING (doc), pz z WHERE p.doc = d AND z.doc = r
+$$;
+SELECT z.doc,
+  try(format('SELECT jt_test_flat_bytes(pz_forged(%L, %L)) = jt_test_flat_bytes(jb) FROM pz WHERE doc = %1$L',
+             t.doc, z.doc)) AS whole,
+  try(format('SELECT pz_forged(%L, %L) ->> ''w'' = jb ->> ''w'' FROM pz WHERE doc = %1$L',
+             t.doc, z.doc)) AS wide_array
+FROM pz_target t JOIN pz z ON z.doc LIKE t.doc || ': %' ORDER BY 1;
+DROP FUNCTION pz_forged(text, text);
+DROP TABLE pz, pz_target;
+
 DROP VIEW forged;
 DROP FUNCTION damage(target, text);
 DROP TABLE w, orig, target, cases, ops, results;

@@ -123,11 +123,17 @@ fetch_stored(FlattenParts *fp, uint32 first, uint32 n,
 {
 	if (n == 0)
 		return;
+	if (!fp->keep)
+	{
+		/* the flattener decompresses them as it goes */
+		jt_fetch_stored_parts_compressed(NULL, first, n, ranges, toastrelid,
+										 raws, should_free);
+		return;
+	}
 	jt_fetch_stored_parts(NULL, first, n, ranges, toastrelid, raws,
 						  should_free);
-	if (fp->keep)
-		for (uint32 i = 0; i < n; i++)
-			keep_part(&ranges[i], raws[i]);
+	for (uint32 i = 0; i < n; i++)
+		keep_part(&ranges[i], raws[i]);
 }
 
 /* Part fetcher: the changed part, and the stored ones, kept if asked. */

@@ -169,26 +169,29 @@ scan_chunks(Oid toastrelid, PartRead *parts, uint32 n)
 }
 
 /*
- * A compressed part's raw content, decompressed by the project's decoders
- * (src/decode.c), which give core's output byte for byte and copy the
- * repeating patterns of wide arrays in fewer, longer steps.  The stored
- * stream starts with the raw size and the method, as core writes it.
+ * Decompress a part stored compressed (stored: PostgreSQL's in-memory
+ * compressed form, its stream starting with the raw size and the method as
+ * core writes it) into raw, which has room for range->rawsize bytes; raw
+ * gets a 4-byte header.  The project's decoders (src/decode.c) give core's
+ * output byte for byte and copy the repeating patterns of wide arrays in
+ * fewer, longer steps.
  */
-static struct varlena *
-decompress_part(PartRead *part, const JtRefRange *range, Oid toastrelid)
+void
+jt_part_decompress(const struct varlena *stored, const JtRefRange *range,
+				   Oid toastrelid, struct varlena *raw)
 {
-	const char *stream = VARDATA(part->stored);
+	int32		extsize = VARSIZE(stored) - VARHDRSZ;
+	const char *stream = VARDATA(stored);
 	uint32		info;
 	int32		rawlen;
 	JtDecodeMethod method;
-	struct varlena *raw;
 	const char *error = NULL;
 
-	if (part->extsize < (int32) sizeof(uint32))
+	if (extsize < (int32) sizeof(uint32))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("compressed data of toast value %u in %s is corrupt",
-						part->valueid, get_rel_name(toastrelid)),
+						range->valueid, get_rel_name(toastrelid)),
 				 errdetail("It is shorter than its header.")));
 	memcpy(&info, stream, sizeof(uint32));
 	rawlen = (int32) (info & VARLENA_EXTSIZE_MASK);
@@ -204,39 +207,38 @@ decompress_part(PartRead *part, const JtRefRange *range, Oid toastrelid)
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),
 					 errmsg("invalid compression method id %u of toast value %u in %s",
-							info >> VARLENA_EXTSIZE_BITS, part->valueid,
+							info >> VARLENA_EXTSIZE_BITS, range->valueid,
 							get_rel_name(toastrelid))));
 	}
 	if (rawlen != range->rawsize - VARHDRSZ)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("compressed data of toast value %u in %s is corrupt",
-						part->valueid, get_rel_name(toastrelid)),
+						range->valueid, get_rel_name(toastrelid)),
 				 errdetail("Its header gives a raw size of %d bytes, its pointer %d.",
 						   rawlen, range->rawsize - VARHDRSZ)));
 
-	raw = palloc(rawlen + VARHDRSZ);
 	SET_VARSIZE(raw, rawlen + VARHDRSZ);
 	if (jt_decode_all(method, stream + sizeof(uint32),
-					  part->extsize - sizeof(uint32), VARDATA(raw), rawlen,
+					  extsize - sizeof(uint32), VARDATA(raw), rawlen,
 					  &error) != rawlen)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("compressed %s data of toast value %u in %s is corrupt",
 						method == JT_DECODE_PGLZ ? "pglz" : "lz4",
-						part->valueid, get_rel_name(toastrelid)),
+						range->valueid, get_rel_name(toastrelid)),
 				 errdetail("%s.", error ? error : "It ends before its raw size")));
-	return raw;
 }
 
 /*
- * Part fetcher: read parts first .. first + n - 1, whose directory entries
- * are ranges[], from the TOAST relation, all in one scan.
+ * Read parts first .. first + n - 1, whose directory entries are
+ * ranges[], from the TOAST relation, all in one scan.  A compressed part
+ * is decompressed unless keep_compressed.
  */
-void
-jt_fetch_stored_parts(void *arg, uint32 first, uint32 n,
-					  const JtRefRange *ranges, Oid toastrelid,
-					  struct varlena **raws, bool *should_free)
+static void
+fetch_stored_parts(uint32 n, const JtRefRange *ranges, Oid toastrelid,
+				   struct varlena **raws, bool *should_free,
+				   bool keep_compressed)
 {
 	PartRead   *parts;
 
@@ -285,8 +287,17 @@ jt_fetch_stored_parts(void *arg, uint32 first, uint32 n,
 
 		if (part->extsize < range->rawsize - VARHDRSZ)
 		{
-			raws[part->index] = decompress_part(part, range, toastrelid);
-			pfree(part->stored);
+			SET_VARSIZE_COMPRESSED(part->stored, part->extsize + VARHDRSZ);
+			if (keep_compressed)
+				raws[part->index] = part->stored;
+			else
+			{
+				struct varlena *raw = palloc(range->rawsize);
+
+				jt_part_decompress(part->stored, range, toastrelid, raw);
+				raws[part->index] = raw;
+				pfree(part->stored);
+			}
 		}
 		else
 		{
@@ -295,6 +306,27 @@ jt_fetch_stored_parts(void *arg, uint32 first, uint32 n,
 		}
 	}
 	pfree(parts);
+}
+
+/* Part fetcher: every part comes back decompressed. */
+void
+jt_fetch_stored_parts(void *arg, uint32 first, uint32 n,
+					  const JtRefRange *ranges, Oid toastrelid,
+					  struct varlena **raws, bool *should_free)
+{
+	fetch_stored_parts(n, ranges, toastrelid, raws, should_free, false);
+}
+
+/*
+ * Part fetcher for flattening: compressed parts come back as they are
+ * stored, and the flattener decompresses each where and when it uses it.
+ */
+void
+jt_fetch_stored_parts_compressed(void *arg, uint32 first, uint32 n,
+								 const JtRefRange *ranges, Oid toastrelid,
+								 struct varlena **raws, bool *should_free)
+{
+	fetch_stored_parts(n, ranges, toastrelid, raws, should_free, true);
 }
 
 /* One part's raw content. */

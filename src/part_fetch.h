@@ -20,5 +20,14 @@ extern struct varlena *jt_read_part(const JtRefRange *range, Oid toastrelid);
 extern void jt_fetch_stored_parts(void *arg, uint32 first, uint32 n,
 								  const JtRefRange *ranges, Oid toastrelid,
 								  struct varlena **raws, bool *should_free);
+extern void jt_fetch_stored_parts_compressed(void *arg, uint32 first,
+											 uint32 n,
+											 const JtRefRange *ranges,
+											 Oid toastrelid,
+											 struct varlena **raws,
+											 bool *should_free);
+extern void jt_part_decompress(const struct varlena *stored,
+							   const JtRefRange *range, Oid toastrelid,
+							   struct varlena *raw);
 
 #endif							/* JSONB_TOASTER_PART_FETCH_H */

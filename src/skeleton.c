@@ -37,6 +37,7 @@
 
 #include "compat.h"
 #include "jsonb_writer.h"
+#include "part_fetch.h"
 #include "skeleton.h"
 
 static void
@@ -239,10 +240,19 @@ typedef struct Flattener
 	uint32		partno;			/* parts fetched so far */
 } Flattener;
 
-/* The parts of one reference, fetched and checked. */
+/*
+ * The parts of one reference, fetched.  A part is checked when it is
+ * decompressed, or at once if it came uncompressed.  The parts of a
+ * container written in one go (write_ref_value()) may stay compressed
+ * until their turn comes: each is then decompressed into a buffer that
+ * the next reuses, or straight into the result, so that a wide container
+ * is not held twice in memory, and bytes are copied while they are still
+ * in the CPU's caches.
+ */
 typedef struct LoadedRef
 {
 	JtRef		ref;
+	Oid			toastrelid;
 	JtSource   *srcs;
 	JtNode	   *roots;
 	struct varlena **raws;
@@ -252,23 +262,87 @@ typedef struct LoadedRef
 
 static void flatten_container(Flattener *f, JtSource *src, const JtNode *node);
 
+static inline bool
+part_is_compressed(LoadedRef *lr, uint32 r)
+{
+	return VARATT_IS_COMPRESSED(lr->raws[r]);
+}
+
+/* Check part r (decompressed already) and describe its root. */
+static void
+check_part(LoadedRef *lr, uint32 r)
+{
+	jt_part_check(&lr->srcs[r], &lr->ref.ranges[r], lr->raws[r],
+				  &lr->roots[r]);
+}
+
+/*
+ * Decompress part r into raw (room for its raw size; NULL for a new
+ * buffer), and check it.  The stored form is freed, or kept for the
+ * caller when raw was given: the caller's buffer is then the part's until
+ * the next decompression into it.
+ */
+static void
+decompress_part(LoadedRef *lr, uint32 r, struct varlena *raw)
+{
+	struct varlena *stored = lr->raws[r];
+
+	Assert(part_is_compressed(lr, r));
+	if (raw == NULL)
+	{
+		raw = palloc(lr->ref.ranges[r].rawsize);
+		jt_part_decompress(stored, &lr->ref.ranges[r], lr->toastrelid, raw);
+		if (lr->free_raws[r])
+			pfree(stored);
+		lr->raws[r] = raw;
+		lr->free_raws[r] = true;
+		check_part(lr, r);
+		return;
+	}
+	jt_part_decompress(stored, &lr->ref.ranges[r], lr->toastrelid, raw);
+	lr->raws[r] = raw;
+	check_part(lr, r);
+	lr->raws[r] = stored;
+}
+
+/*
+ * Does write_ref_value() use the parts of a reference one after another?
+ * Not a long scalar's (its value is read from the part), nor the parts of
+ * an object (its keys come from every part before its values).
+ */
+static inline bool
+parts_used_in_order(const JtRef *ref)
+{
+	if (ref->header & JT_CONTAINER_SCALAR)
+		return false;
+	return (ref->header & JT_CONTAINER_OBJECT) == 0 || ref->nranges == 1;
+}
+
 static void
 load_ref(Flattener *f, const JtNode *node, LoadedRef *lr)
 {
 	JtRef	   *ref = &lr->ref;
+	bool		in_order;
 
 	jt_skeleton_read_ref(f->skel, node, ref);
+	lr->toastrelid = f->skel->hdr.toastrelid;
 	lr->srcs = palloc(ref->nranges * sizeof(JtSource));
 	lr->roots = palloc(ref->nranges * sizeof(JtNode));
 	lr->raws = palloc(ref->nranges * sizeof(struct varlena *));
 	lr->free_raws = palloc(ref->nranges * sizeof(bool));
 	if ((uint64) f->partno + ref->nranges > f->skel->hdr.nparts)
 		jt_nav_corrupt(&f->skel->src, "the tree refers to more parts than its header counts");
-	f->fetch(f->arg, f->partno, ref->nranges, ref->ranges,
-			 f->skel->hdr.toastrelid, lr->raws, lr->free_raws);
+	f->fetch(f->arg, f->partno, ref->nranges, ref->ranges, lr->toastrelid,
+			 lr->raws, lr->free_raws);
 	f->partno += ref->nranges;
+	in_order = parts_used_in_order(ref);
 	for (uint32 r = 0; r < ref->nranges; r++)
-		jt_part_check(&lr->srcs[r], &ref->ranges[r], lr->raws[r], &lr->roots[r]);
+	{
+		if (!part_is_compressed(lr, r))
+			check_part(lr, r);
+		else if (!in_order)
+			decompress_part(lr, r, NULL);
+	}
 	if (ref->header & JT_CONTAINER_SCALAR)
 	{
 		jt_nav_entry(&lr->srcs[0], &lr->roots[0], 0, &lr->scalar);
@@ -565,6 +639,8 @@ write_ref_value(Flattener *f, LoadedRef *lr)
 	bool		object = (ref->header & JT_CONTAINER_OBJECT) != 0;
 	JtWriter	w;
 	uint64		rawsize = 0;
+	uint32		largest = 0;
+	struct varlena *scratch = NULL;
 
 	if (ref->header & JT_CONTAINER_SCALAR)
 	{
@@ -578,15 +654,36 @@ write_ref_value(Flattener *f, LoadedRef *lr)
 	{
 		/* one part: the container itself, byte for byte */
 		jt_pad_to_int(&f->buf);
+		if (part_is_compressed(lr, 0))
+		{
+			/* decompressed where it belongs, with its header just before */
+			int			at = f->buf.len - VARHDRSZ;
+			char		saved[VARHDRSZ];
+
+			Assert(at >= 0);
+			enlargeStringInfo(&f->buf, ref->ranges[0].rawsize);
+			memcpy(saved, f->buf.data + at, VARHDRSZ);
+			decompress_part(lr, 0, (struct varlena *) (f->buf.data + at));
+			memcpy(f->buf.data + at, saved, VARHDRSZ);
+			f->buf.len += ref->ranges[0].rawsize - VARHDRSZ;
+			f->buf.data[f->buf.len] = '\0';
+			return;
+		}
 		appendBinaryStringInfo(&f->buf, lr->srcs[0].data, lr->srcs[0].size);
 		return;
 	}
 
 	/* room for all of it at once: the parts' sizes bound it */
 	for (uint32 r = 0; r < ref->nranges; r++)
-		rawsize += lr->srcs[r].size;
+	{
+		rawsize += ref->ranges[r].rawsize - VARHDRSZ;
+		if (part_is_compressed(lr, r))
+			largest = Max(largest, (uint32) ref->ranges[r].rawsize);
+	}
 	if (rawsize < MaxAllocSize - f->buf.len)
 		enlargeStringInfo(&f->buf, (int) rawsize);
+	if (largest > 0)
+		scratch = palloc(largest);
 
 	/* several parts: their entries, keys of every part before the values */
 	jt_writer_begin(&w, &f->buf, ref->header);
@@ -596,10 +693,14 @@ write_ref_value(Flattener *f, LoadedRef *lr)
 		{
 			uint32		n = ref->ranges[r].header & JT_CONTAINER_COUNT_MASK;
 
+			if (part_is_compressed(lr, r))
+				decompress_part(lr, r, scratch);
 			jt_copy_entries(&w, &lr->srcs[r], &lr->roots[r], pass * n, n);
 		}
 	}
 	jt_writer_end(&w);
+	if (scratch)
+		pfree(scratch);
 }
 
 /* Write a container of the tree, its references replaced by their values. */

@@ -112,8 +112,10 @@ typedef struct JtSkeleton
  * Where a flattener gets the raw content of parts: those of one reference,
  * numbered first to first + n - 1 in document order, with directory
  * entries ranges[0..n-1].  raws[i] gets an uncompressed jsonb datum with a
- * 4-byte header, and should_free[i] whether the flattener may pfree it
- * when done with it.
+ * 4-byte header, or the part as stored, in PostgreSQL's in-memory
+ * compressed form (pglz or lz4), which the flattener decompresses where and
+ * when it needs it; should_free[i] says whether the flattener may pfree
+ * raws[i] when done with it.
  */
 typedef void (*JtPartFetcher) (void *arg, uint32 first, uint32 n,
 							   const JtRefRange *ranges, Oid toastrelid,

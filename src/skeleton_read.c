@@ -170,7 +170,8 @@ jt_node_flatten(JtDatumSource *cur, const JtNode *node, bool pointer_ok)
 												   cur->skel.hdr.toastrelid));
 	}
 	return PointerGetDatum(jt_skeleton_flatten_node(&cur->skel, node,
-													jt_fetch_stored_parts, NULL));
+													jt_fetch_stored_parts_compressed,
+													NULL));
 }
 
 /*
