@@ -138,6 +138,8 @@ run_as_user()
 		${KEEP_TMP:+KEEP_TMP="$KEEP_TMP"} \
 		${JT_BENCH_FLAVOUR:+JT_BENCH_FLAVOUR="$JT_BENCH_FLAVOUR"} \
 		${JT_BENCH_VMEM_GB:+JT_BENCH_VMEM_GB="$JT_BENCH_VMEM_GB"} \
+		${JT_AB_SOURCES:+JT_AB_SOURCES="$JT_AB_SOURCES"} \
+		${PGOPTIONS:+PGOPTIONS="$PGOPTIONS"} \
 		${JT_REFRESH_SOURCE:+JT_REFRESH_SOURCE="$JT_REFRESH_SOURCE"} \
 		"$copy/tools/$(basename "$script")" "$@" || status=$?
 	[ -n "${KEEP_TMP:-}" ] || rm -rf "$copy"
