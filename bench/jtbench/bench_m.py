@@ -18,7 +18,9 @@ the other: a ratio compares runs made at the same time, not minutes apart
 on a machine whose speed drifts.  The buffers of the last run and the
 median time of each filter; parallel query off.
 The headline: time (and buffers) of the leader filter divided by the floor
-of the same configuration.  A reference point: the floor and the leader
+of the same configuration; the time ratio is the median of the rounds'
+ratios, each of two runs made one after the other, so that the machine's
+speed drifting over the minutes of a run does not enter it.  A reference point: the floor and the leader
 filter on a copy of the rows whose document holds only the leader (a small
 jsonb in the row, read by the builtin).
 """
@@ -87,7 +89,8 @@ def run(configs, results, args, log):
             buffers, ms = runs[flt][-1][0], db.median([r[1] for r in runs[flt]])
             results.add("M", cfg.name, flt, "buffers", buffers, rows=nrows,
                         found=int(found), parameter=params[flt])
-            results.add("M", cfg.name, flt, "ms", ms, rows=nrows)
+            results.add("M", cfg.name, flt, "ms", ms, rows=nrows,
+                        rounds=[r[1] for r in runs[flt]])
             log(f"M: {flt} on {cfg.name}: {buffers} buffers, {ms:.0f} ms, {found} rows")
     reference(configs[0], params, results, args, log)
     dropped = {cfg.table("marc", shared=True) for cfg in configs}
