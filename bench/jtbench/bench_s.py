@@ -88,6 +88,28 @@ def measure_points(configs, row, key, target_ms, max_reps, runs, cheap_runs):
     return {cfg.name: (best[cfg.name] / reps, reps) for cfg, _, reps, _ in points}
 
 
+def measure_pair(configs, rows, key, target_ms, max_reps, runs):
+    """The headline ratio's two points, measured in the same seconds: for
+    each configuration, runs of the smallest and the largest row
+    alternate, the configurations taking turns, the fastest run of each
+    counting.  {(name, row): (ms, reps)}.  (The sweep times row 1 minutes
+    before row 100; for calls that cost a new session's fixed cost, a slow
+    minute on the machine then moves the ratio by half.)"""
+    points = []
+    for cfg in configs:
+        table = cfg.table("s", shared=True)
+        for row in rows:
+            points.append((cfg, row, {"tab": table, "id": row, "key": key},
+                           sized_reps(cfg, table, row, key, target_ms, max_reps)))
+    best = {}
+    for _ in range(runs):
+        for cfg, row, variables, reps in points:
+            lat = db.pgbench(SCRIPT, dict(variables, reps=reps), 1, cfg.session_options)
+            best[(cfg.name, row)] = min(best.get((cfg.name, row), lat[0]), lat[0])
+    return {(cfg.name, row): (best[(cfg.name, row)] / reps, reps)
+            for cfg, row, _, reps in points}
+
+
 def run(configs, results, args, log):
     setup(configs, log)
     sizes = {}
@@ -109,3 +131,11 @@ def run(configs, results, args, log):
                 results.add("S", cfg.name, key, "ms_per_call", ms, row=row,
                             stored_size=stored, raw_size=raw, form=form, reps=reps)
         log(f"S: row {row} done")
+    # the headline (key1, key3: largest row / smallest), measured in pairs
+    pair = (rows[0], rows[-1])
+    for key in ("key1", "key3"):
+        points = measure_pair(configs, pair, key, target_ms=args.s_target_ms,
+                              max_reps=1000, runs=11)
+        for (name, row), (ms, reps) in points.items():
+            results.add("S", name, key, "paired_ms_per_call", ms, row=row, reps=reps)
+    log(f"S: rows {pair[0]} and {pair[1]} measured in pairs")
