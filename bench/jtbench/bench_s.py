@@ -63,51 +63,32 @@ def sized_reps(cfg, table, row, key, target_ms, max_reps):
     return reps_for(per_call(reps))
 
 
-def measure_points(configs, row, key, target_ms, max_reps, runs, cheap_runs):
-    """Per-call time in ms of jb -> key on one row in each configuration,
-    and the reps used: {name: (ms, reps)}.  The configurations take turns,
-    run after run, so that the ones compared are timed in the same
-    seconds; the fastest run counts: on a shared machine interference only
-    ever adds time, and the small rows' sub-microsecond calls suffer most
-    from it.  Those (the points at max_reps, whose query is mostly a new
-    session's fixed cost) get cheap_runs runs instead of runs: each takes
-    a few milliseconds."""
-    points = []
-    for cfg in configs:
-        table = cfg.table("s", shared=True)
-        reps = sized_reps(cfg, table, row, key, target_ms, max_reps)
-        points.append((cfg, {"tab": table, "id": row, "key": key}, reps,
-                       cheap_runs if reps >= max_reps else runs))
-    best = {}
-    for r in range(max(n for *_, n in points)):
-        for cfg, variables, reps, n in points:
-            if r >= n:
-                continue
-            lat = db.pgbench(SCRIPT, dict(variables, reps=reps), 1, cfg.session_options)
-            best[cfg.name] = min(best.get(cfg.name, lat[0]), lat[0])
-    return {cfg.name: (best[cfg.name] / reps, reps) for cfg, _, reps, _ in points}
-
-
-def measure_pair(configs, rows, key, target_ms, max_reps, runs):
-    """The headline ratio's two points, measured in the same seconds: for
-    each configuration, runs of the smallest and the largest row
-    alternate, the configurations taking turns, the fastest run of each
-    counting.  {(name, row): (ms, reps)}.  (The sweep times row 1 minutes
-    before row 100; for calls that cost a new session's fixed cost, a slow
-    minute on the machine then moves the ratio by half.)"""
+def measure_points(configs, rows, key, target_ms, max_reps, runs, cheap_runs):
+    """Per-call time in ms of jb -> key on each of rows in each
+    configuration, and the reps used: {(name, row): (ms, reps)}.  The
+    points take turns (the rows of a configuration, then the next
+    configuration), run after run, so that the ones compared are timed in
+    the same seconds; the fastest run counts: on a shared machine
+    interference only ever adds time, and the small rows'
+    sub-microsecond calls suffer most from it.  Those (the points at
+    max_reps, whose query is mostly a new session's fixed cost) get
+    cheap_runs runs instead of runs: each takes a few milliseconds."""
     points = []
     for cfg in configs:
         table = cfg.table("s", shared=True)
         for row in rows:
-            points.append((cfg, row, {"tab": table, "id": row, "key": key},
-                           sized_reps(cfg, table, row, key, target_ms, max_reps)))
+            reps = sized_reps(cfg, table, row, key, target_ms, max_reps)
+            points.append((cfg, row, {"tab": table, "id": row, "key": key}, reps,
+                           cheap_runs if reps >= max_reps else runs))
     best = {}
-    for _ in range(runs):
-        for cfg, row, variables, reps in points:
+    for r in range(max(n for *_, n in points)):
+        for cfg, row, variables, reps, n in points:
+            if r >= n:
+                continue
             lat = db.pgbench(SCRIPT, dict(variables, reps=reps), 1, cfg.session_options)
             best[(cfg.name, row)] = min(best.get((cfg.name, row), lat[0]), lat[0])
     return {(cfg.name, row): (best[(cfg.name, row)] / reps, reps)
-            for cfg, row, _, reps in points}
+            for cfg, row, _, reps, _ in points}
 
 
 def run(configs, results, args, log):
@@ -123,19 +104,22 @@ def run(configs, results, args, log):
     log(f"S: measuring {len(rows)} rows x {len(KEYS)} keys x {len(configs)} configurations")
     for row in rows:
         for key in KEYS:
-            points = measure_points(configs, row, key, target_ms=args.s_target_ms,
+            points = measure_points(configs, [row], key, target_ms=args.s_target_ms,
                                     max_reps=1000, runs=5, cheap_runs=11)
             for cfg in configs:
-                ms, reps = points[cfg.name]
+                ms, reps = points[(cfg.name, row)]
                 stored, raw, form = sizes[(cfg.name, row)]
                 results.add("S", cfg.name, key, "ms_per_call", ms, row=row,
                             stored_size=stored, raw_size=raw, form=form, reps=reps)
         log(f"S: row {row} done")
-    # the headline (key1, key3: largest row / smallest), measured in pairs
+    # The headline (key1, key3: largest row / smallest) again, the two
+    # rows' runs alternating: the sweep times row 1 minutes before row 100,
+    # and for calls that cost a new session's fixed cost a slow minute on
+    # the machine moves the ratio by half.
     pair = (rows[0], rows[-1])
     for key in ("key1", "key3"):
-        points = measure_pair(configs, pair, key, target_ms=args.s_target_ms,
-                              max_reps=1000, runs=11)
+        points = measure_points(configs, pair, key, target_ms=args.s_target_ms,
+                                max_reps=1000, runs=11, cheap_runs=11)
         for (name, row), (ms, reps) in points.items():
             results.add("S", name, key, "paired_ms_per_call", ms, row=row, reps=reps)
     log(f"S: rows {pair[0]} and {pair[1]} measured in pairs")
