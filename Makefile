@@ -17,6 +17,7 @@ OBJS = \
 	src/decode.o \
 	src/decode_lz4.o \
 	src/decode_pglz.o \
+	src/delta.o \
 	src/introspect.o \
 	src/jsonb_toaster.o \
 	src/jsonb_writer.o \
@@ -50,7 +51,7 @@ PG_CONFIG ?= pg_config
 # extension still builds, with the partial-access features only.
 include $(jt_srcdir)custom_toast.mk
 ifeq ($(CUSTOM_TOAST),yes)
-REGRESS += toaster sharing partial_update toaster_corruption
+REGRESS += toaster sharing partial_update deltas toaster_corruption
 else
 REGRESS += stock
 endif

@@ -34,6 +34,7 @@
 #include "utils/builtins.h"
 
 #include "compat.h"
+#include "delta.h"
 #include "skeleton.h"
 #include "toaster.h"
 
@@ -239,11 +240,22 @@ add_to_totals(void *arg, const JtRef *ref, List *path)
 		totals->chunks += part_chunks(&ref->ranges[r]);
 }
 
-/* One row per part of a reference. */
+typedef struct EmitParts
+{
+	ReturnSetInfo *rsinfo;
+	JtSkeleton *skel;
+} EmitParts;
+
+/*
+ * One row per part of a reference: what the part holds (entry count, raw
+ * size, hash) and where it is stored (stored size, compression, value id,
+ * chunks), which for a part kept as a delta is its base.
+ */
 static void
 emit_parts(void *arg, const JtRef *ref, List *path)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) arg;
+	ReturnSetInfo *rsinfo = ((EmitParts *) arg)->rsinfo;
+	JtSkeleton *skel = ((EmitParts *) arg)->skel;
 	Datum	   *steps = palloc(Max(list_length(path), 1) * sizeof(Datum));
 	ListCell   *lc;
 	int			nsteps = 0;
@@ -256,8 +268,9 @@ emit_parts(void *arg, const JtRef *ref, List *path)
 	for (uint32 r = 0; r < ref->nranges; r++)
 	{
 		const JtRefRange *range = &ref->ranges[r];
-		uint32		extsize = range->extinfo & VARLENA_EXTSIZE_MASK;
-		bool		compressed = extsize < (uint32) range->rawsize - VARHDRSZ;
+		JtRefRange	stored = jt_stored_range(skel, range);
+		uint32		extsize = stored.extinfo & VARLENA_EXTSIZE_MASK;
+		bool		compressed = extsize < (uint32) stored.rawsize - VARHDRSZ;
 		Datum		values[PARTS_NATTS];
 		bool		nulls[PARTS_NATTS] = {0};
 
@@ -304,9 +317,12 @@ jsonb_toaster_parts(PG_FUNCTION_ARGS)
 		custom_toaster_id(attr) == JSONB_TOASTER_ID)
 	{
 		JtSkeleton	skel;
+		EmitParts	emit;
 
 		jt_parse_pointer(attr, &skel);
-		jt_skeleton_walk(&skel, emit_parts, rsinfo);
+		emit.rsinfo = rsinfo;
+		emit.skel = &skel;
+		jt_skeleton_walk(&skel, emit_parts, &emit);
 	}
 #endif
 	return (Datum) 0;

@@ -58,6 +58,7 @@
 #include "utils/jsonb.h"
 #include "utils/memutils.h"
 
+#include "delta.h"
 #include "jsonb_writer.h"
 #include "part_cache.h"
 #include "part_fetch.h"
@@ -111,10 +112,12 @@ open_stored(Datum value, JtSkeleton *skel, JtRef *ref)
 /*
  * Read part r of a stored value, checked against its directory entry, and
  * (for the builtins, which trust what they read) every entry of its root
- * against the part's bounds.
+ * against the part's bounds.  *base gets what is stored for it: the part
+ * itself, or the base it is a delta of.
  */
 static struct varlena *
-fetch_part(JtSkeleton *skel, const JtRef *ref, uint32 r)
+fetch_part(JtSkeleton *skel, const JtRef *ref, uint32 r,
+		   struct varlena **base)
 {
 	struct varlena *part;
 	JtSource	src;
@@ -122,7 +125,7 @@ fetch_part(JtSkeleton *skel, const JtRef *ref, uint32 r)
 	JtEntryIter it;
 	JtNode		entry;
 
-	part = jt_read_part(&ref->ranges[r], skel->hdr.toastrelid);
+	part = jt_read_part_content(skel, &ref->ranges[r], base);
 	jt_part_check(&src, &ref->ranges[r], part, &root);
 	jt_nav_iter_begin(&src, &root, &it);
 	while (jt_nav_iter_next(&src, &it, &entry))
@@ -255,14 +258,15 @@ jsonb_value_node(Jsonb *value, JtSource *src, JtNode *node)
 static void
 keep_patch(const struct varlena *pointer, const char *payload,
 		   uint32 payload_len, uint32 range_offset,
-		   const struct varlena *part, const struct varlena *document)
+		   const struct varlena *part, const struct varlena *base,
+		   const JtRefRange *base_range, const struct varlena *document)
 {
 	Size		pointer_size = VARSIZE_EXTERNAL(pointer);
 	MemoryContext old;
 
 	forget_patch();
 	if (pointer_size + payload_len + (part ? VARSIZE(part) : 0) +
-		VARSIZE(document) > MAX_KEPT_BYTES)
+		(base ? VARSIZE(base) : 0) + VARSIZE(document) > MAX_KEPT_BYTES)
 		return;
 	jt_reset_at_xact_end(forget_patch);
 	if (patch_cxt == NULL)
@@ -277,10 +281,17 @@ keep_patch(const struct varlena *pointer, const char *payload,
 	last_patch.payload_len = payload_len;
 	last_patch.range_offset = range_offset;
 	last_patch.part = NULL;
+	last_patch.base = NULL;
 	if (part)
 	{
 		last_patch.part = palloc(VARSIZE(part));
 		memcpy((char *) last_patch.part, part, VARSIZE(part));
+	}
+	if (base)
+	{
+		last_patch.base = palloc(VARSIZE(base));
+		memcpy((char *) last_patch.base, base, VARSIZE(base));
+		last_patch.base_range = *base_range;
 	}
 	last_document = palloc(VARSIZE(document));
 	memcpy(last_document, document, VARSIZE(document));
@@ -288,16 +299,18 @@ keep_patch(const struct varlena *pointer, const char *payload,
 }
 
 /*
- * The document made by putting newpart in place of part r (oldpart) of the
- * stored value (a pointer parsed into skel and ref), or NULL when the
- * skeleton cannot stay as it is: newpart empty, or starting with another
- * key than the one the directory names, or the document too large.  A
- * part that did not change keeps its directory entry, and the toaster will
- * keep it.
+ * The document made by putting newpart in place of part r (oldpart, kept
+ * in TOAST as base) of the stored value (a pointer parsed into skel and
+ * ref), or NULL when the skeleton cannot stay as it is: newpart empty, or
+ * starting with another key than the one the directory names, or the
+ * document too large.  A part that did not change keeps its directory
+ * entry, and the toaster will keep it; for one that did, the toaster may
+ * keep base and store the change as a delta of it.
  */
 static struct varlena *
 apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
-			uint32 r, struct varlena *oldpart, struct varlena *newpart)
+			uint32 r, struct varlena *oldpart, struct varlena *base,
+			struct varlena *newpart)
 {
 	JtSource	src;
 	JtNode		root;
@@ -310,15 +323,20 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	uint32		range_offset;
 	uint32		count;
 	struct varlena *document;
+	StringInfoData buf;
+	JtRefRange	base_range;
 
 	if (VARSIZE(newpart) == VARSIZE(oldpart) &&
 		memcmp(newpart, oldpart, VARSIZE(oldpart)) == 0)
 	{
+		varatt_custom header;
+
 		/* nothing to store: the pointer stays as it is */
-		payload_len = sizeof(JtSkeletonHeader) + skel->hdr.tree_size;
+		VARATT_CUSTOM_GET_HEADER(header, pointer);
+		payload_len = header.va_size - VARHDRSZ_CUSTOM;
 		document = jt_flatten_changed(pointer, skel, r, oldpart);
 		keep_patch(pointer, VARDATA_CUSTOM(pointer), payload_len, 0, NULL,
-				   document);
+				   NULL, NULL, document);
 		elog(DEBUG1, "jsonb_toaster: part %u of %u unchanged", r + 1,
 			 ref->nranges);
 		return document;
@@ -348,10 +366,17 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 					   count))
 		return NULL;
 
-	/* the stored payload, with the count and the part's entry rewritten */
-	payload_len = sizeof(JtSkeletonHeader) + skel->hdr.tree_size;
-	payload = palloc(payload_len);
-	memcpy(payload, VARDATA_CUSTOM(pointer), payload_len);
+	/*
+	 * The stored payload, with the count and the part's entry rewritten,
+	 * and the deltas of the other parts.
+	 */
+	base_range = jt_stored_range(skel, &ref->ranges[r]);
+	initStringInfo(&buf);
+	appendBinaryStringInfo(&buf, VARDATA_CUSTOM(pointer),
+						   sizeof(JtSkeletonHeader) + skel->hdr.tree_size);
+	jt_delta_area_copy(skel, base_range.valueid, &buf);
+	payload = buf.data;
+	payload_len = buf.len;
 	ref_offset = sizeof(JtSkeletonHeader) + skel->root.offset;
 	memcpy(&rh, payload + ref_offset, sizeof(rh));
 	rh.header = (rh.header & ~JT_CONTAINER_COUNT_MASK) | count;
@@ -372,7 +397,8 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	jt_skeleton_parse(&patched, payload, payload_len);
 	document = jt_flatten_changed(pointer, &patched, r, newpart);
 
-	keep_patch(pointer, payload, payload_len, range_offset, newpart, document);
+	keep_patch(pointer, payload, payload_len, range_offset, newpart, base,
+			   &base_range, document);
 	elog(DEBUG1, "jsonb_toaster: changed part %u of %u in place", r + 1,
 		 ref->nranges);
 	pfree(payload);
@@ -399,6 +425,7 @@ apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, const char *key,
 	char	   *payload;
 	uint32		payload_len;
 	struct varlena *document;
+	StringInfoData buf;
 
 	if (jt_nav_object_get(&skel->src, &skel->root, key, keylen, &current) &&
 		(current.kind == JT_NODE_CONTAINER || current.kind == JT_NODE_REF))
@@ -415,16 +442,18 @@ apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, const char *key,
 
 	hdr = skel->hdr;
 	hdr.tree_size = tree_len;
-	payload_len = sizeof(JtSkeletonHeader) + tree_len;
-	payload = palloc(payload_len);
-	memcpy(payload, &hdr, sizeof(hdr));
-	memcpy(payload + sizeof(hdr), tree, tree_len);
+	initStringInfo(&buf);
+	appendBinaryStringInfo(&buf, (const char *) &hdr, sizeof(hdr));
+	appendBinaryStringInfo(&buf, tree, tree_len);
+	jt_delta_area_copy(skel, InvalidOid, &buf);	/* the parts stay */
+	payload = buf.data;
+	payload_len = buf.len;
 
 	/* checks the new tree as any stored one, then flattens */
 	jt_skeleton_parse(&patched, payload, payload_len);
 	document = jt_flatten_changed(pointer, &patched, 0, NULL);
 
-	keep_patch(pointer, payload, payload_len, 0, NULL, document);
+	keep_patch(pointer, payload, payload_len, 0, NULL, NULL, NULL, document);
 	elog(DEBUG1, "jsonb_toaster: changed the skeleton's tree in place");
 	pfree(payload);
 	pfree(tree);
@@ -442,13 +471,14 @@ change_key(struct varlena *pointer, StoredShape shape, JtSkeleton *skel,
 {
 	uint32		r;
 	struct varlena *part;
+	struct varlena *base;
 
 	if (shape == SHAPE_TREE_ROOT)
 		return apply_tree_patch(pointer, skel, key, keylen, vsrc, vnode,
 								create);
 	r = jt_ref_range_for_key(ref, key, keylen);
-	part = fetch_part(skel, ref, r);
-	return apply_patch(pointer, skel, ref, r, part,
+	part = fetch_part(skel, ref, r, &base);
+	return apply_patch(pointer, skel, ref, r, part, base,
 					   splice_part(part, key, keylen, vsrc, vnode, create));
 }
 
@@ -470,6 +500,7 @@ change_path(FunctionCallInfo fcinfo, PGFunction builtin, bool deleting)
 	text	   *key;
 	uint32		r;
 	struct varlena *part;
+	struct varlena *base;
 	struct varlena *result;
 
 	shape = open_stored(PG_GETARG_DATUM(0), &skel, &ref);
@@ -504,7 +535,7 @@ change_path(FunctionCallInfo fcinfo, PGFunction builtin, bool deleting)
 
 		r = jt_ref_range_for_key(&ref, VARDATA_ANY(key),
 								 VARSIZE_ANY_EXHDR(key));
-		part = fetch_part(&skel, &ref, r);
+		part = fetch_part(&skel, &ref, r, &base);
 		if (deleting)
 			newpart = (struct varlena *) DatumGetPointer(
 				DirectFunctionCall2(builtin, PointerGetDatum(part),
@@ -514,7 +545,7 @@ change_path(FunctionCallInfo fcinfo, PGFunction builtin, bool deleting)
 				DirectFunctionCall4(builtin, PointerGetDatum(part),
 									PG_GETARG_DATUM(1), PG_GETARG_DATUM(2),
 									PG_GETARG_DATUM(3)));
-		result = apply_patch(pointer, &skel, &ref, r, part, newpart);
+		result = apply_patch(pointer, &skel, &ref, r, part, base, newpart);
 	}
 	else
 		result = NULL;
@@ -574,6 +605,7 @@ jt_jsonb_concat(PG_FUNCTION_ARGS)
 	uint32		count;
 	uint32		r;
 	struct varlena *part;
+	struct varlena *base;
 	struct varlena *result = NULL;
 
 	shape = open_stored(PG_GETARG_DATUM(0), &skel, &ref);
@@ -606,8 +638,8 @@ jt_jsonb_concat(PG_FUNCTION_ARGS)
 		if (jt_ref_range_for_key(&ref, jt_source_read(&src, last.offset, last.length),
 								 last.length) == r)
 		{
-			part = fetch_part(&skel, &ref, r);
-			result = apply_patch(pointer, &skel, &ref, r, part,
+			part = fetch_part(&skel, &ref, r, &base);
+			result = apply_patch(pointer, &skel, &ref, r, part, base,
 								 (struct varlena *) DatumGetPointer(
 									 DirectFunctionCall2(jsonb_concat,
 														 PointerGetDatum(part),

@@ -21,15 +21,18 @@
 /*
  * A document made from a stored value by changing one part: the stored
  * value's skeleton with that part's directory entry rewritten, and the new
- * part; the entry's value id is invalid until the toaster stores it.  Or
- * made by changing the skeleton's tree alone: no part.
+ * part; the entry's value id is invalid until the toaster stores it (or
+ * keeps the old part as the base of a delta).  Or made by changing the
+ * skeleton's tree alone: no part.
  */
 typedef struct JtPatch
 {
-	const char *payload;		/* JtSkeletonHeader and tree */
+	const char *payload;		/* JtSkeletonHeader, tree, delta area */
 	uint32		payload_len;
 	uint32		range_offset;	/* the changed JtRefRange, in the payload */
 	const struct varlena *part; /* its new content, a jsonb datum; or NULL */
+	const struct varlena *base; /* what the old value stores for it */
+	JtRefRange	base_range;		/* and that stored part's entry */
 	const struct varlena *old_pointer;	/* the value it was made from */
 } JtPatch;
 

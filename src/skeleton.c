@@ -36,6 +36,7 @@
 #include "utils/memutils.h"
 
 #include "compat.h"
+#include "delta.h"
 #include "jsonb_writer.h"
 #include "part_fetch.h"
 #include "skeleton.h"
@@ -97,10 +98,13 @@ jt_skeleton_parse(JtSkeleton *skel, const char *payload, uint32 payload_len)
 	if (payload_len < sizeof(JtSkeletonHeader))
 		jt_nav_corrupt(&skel->src, "the pointer is shorter than its header");
 	memcpy(&skel->hdr, payload, sizeof(JtSkeletonHeader));
-	if (skel->hdr.tree_size != payload_len - sizeof(JtSkeletonHeader))
+	if (skel->hdr.tree_size > payload_len - sizeof(JtSkeletonHeader))
 		jt_nav_corrupt(&skel->src, "the tree size does not match the pointer size");
 	if (skel->hdr.tree_size < 2 * sizeof(uint32))
 		jt_nav_corrupt(&skel->src, "the tree is too short");
+	/* what follows the tree is the delta area (format version 2) */
+	jt_delta_parse_area(skel, payload + sizeof(JtSkeletonHeader) + skel->hdr.tree_size,
+						payload_len - sizeof(JtSkeletonHeader) - skel->hdr.tree_size);
 
 	/* read in place: the navigator reads fields with memcpy */
 	skel->tree = payload + sizeof(JtSkeletonHeader);
@@ -171,17 +175,22 @@ jt_skeleton_read_ref(JtSkeleton *skel, const JtNode *node, JtRef *ref)
 	for (uint32 r = 0; r < rh.nranges; r++)
 	{
 		JtRefRange *range = &ranges[r];
-		uint32		extsize = range->extinfo & VARLENA_EXTSIZE_MASK;
-		uint32		method = range->extinfo >> VARLENA_EXTSIZE_BITS;
+		JtRefRange	stored = jt_stored_range(skel, range);
+		uint32		extsize = stored.extinfo & VARLENA_EXTSIZE_MASK;
+		uint32		method = stored.extinfo >> VARLENA_EXTSIZE_BITS;
 
+		/* the sizes of what is stored, the base of a delta */
 		if (range->rawsize < (int32) (VARHDRSZ + sizeof(uint32)) ||
-			extsize > (uint32) range->rawsize - VARHDRSZ ||
-			(extsize < (uint32) range->rawsize - VARHDRSZ &&
+			stored.rawsize < (int32) (VARHDRSZ + sizeof(uint32)) ||
+			extsize > (uint32) stored.rawsize - VARHDRSZ ||
+			(extsize < (uint32) stored.rawsize - VARHDRSZ &&
 			 method != TOAST_PGLZ_COMPRESSION_ID &&
 			 method != TOAST_LZ4_COMPRESSION_ID))
 			jt_nav_corrupt(src, "a part has impossible sizes");
-		if (!root_header_ok(range->header) ||
+		if (!root_header_ok(range->header) || !root_header_ok(stored.header) ||
 			(range->header & ~JT_CONTAINER_COUNT_MASK) !=
+			(rh.header & ~JT_CONTAINER_COUNT_MASK) ||
+			(stored.header & ~JT_CONTAINER_COUNT_MASK) !=
 			(rh.header & ~JT_CONTAINER_COUNT_MASK))
 			jt_nav_corrupt(src, "a part's type differs from its reference's");
 		if (rh.nranges > 1 && (range->header & JT_CONTAINER_COUNT_MASK) == 0)
@@ -318,6 +327,48 @@ parts_used_in_order(const JtRef *ref)
 	return (ref->header & JT_CONTAINER_OBJECT) == 0 || ref->nranges == 1;
 }
 
+/*
+ * Fetch the parts of a reference of a skeleton holding deltas: what is
+ * stored is asked for, and the content of a part kept as a delta is then
+ * rebuilt from its base (so it is never left compressed).
+ */
+static void
+fetch_with_deltas(Flattener *f, LoadedRef *lr)
+{
+	JtRef	   *ref = &lr->ref;
+	JtRefRange *stored = palloc(ref->nranges * sizeof(JtRefRange));
+
+	for (uint32 r = 0; r < ref->nranges; r++)
+		stored[r] = jt_stored_range(f->skel, &ref->ranges[r]);
+	f->fetch(f->arg, f->partno, ref->nranges, stored, lr->toastrelid,
+			 lr->raws, lr->free_raws);
+	for (uint32 r = 0; r < ref->nranges; r++)
+	{
+		const JtDelta *d = jt_delta_for(f->skel, ref->ranges[r].valueid);
+		struct varlena *base = lr->raws[r];
+		struct varlena *content;
+
+		if (d == NULL)
+			continue;
+		if (VARATT_IS_COMPRESSED(base))
+		{
+			struct varlena *raw = palloc(stored[r].rawsize);
+
+			jt_part_decompress(base, &stored[r], lr->toastrelid, raw);
+			if (lr->free_raws[r])
+				pfree(base);
+			base = raw;
+			lr->free_raws[r] = true;
+		}
+		content = jt_delta_apply(d, &ref->ranges[r], base);
+		if (lr->free_raws[r])
+			pfree(base);
+		lr->raws[r] = content;
+		lr->free_raws[r] = true;
+	}
+	pfree(stored);
+}
+
 static void
 load_ref(Flattener *f, const JtNode *node, LoadedRef *lr)
 {
@@ -332,8 +383,11 @@ load_ref(Flattener *f, const JtNode *node, LoadedRef *lr)
 	lr->free_raws = palloc(ref->nranges * sizeof(bool));
 	if ((uint64) f->partno + ref->nranges > f->skel->hdr.nparts)
 		jt_nav_corrupt(&f->skel->src, "the tree refers to more parts than its header counts");
-	f->fetch(f->arg, f->partno, ref->nranges, ref->ranges, lr->toastrelid,
-			 lr->raws, lr->free_raws);
+	if (f->skel->ndeltas == 0)
+		f->fetch(f->arg, f->partno, ref->nranges, ref->ranges, lr->toastrelid,
+				 lr->raws, lr->free_raws);
+	else
+		fetch_with_deltas(f, lr);
 	f->partno += ref->nranges;
 	in_order = parts_used_in_order(ref);
 	for (uint32 r = 0; r < ref->nranges; r++)
@@ -869,14 +923,16 @@ collect_ranges(void *arg, const JtRef *ref, List *path)
 }
 
 /*
- * The parts of a skeleton, in document order: their number, and a
- * palloc'd array of their ranges.
+ * The parts of a skeleton as stored, in document order: their number, and
+ * a palloc'd array of their ranges (for a part kept as a delta, its
+ * base's).
  */
 uint32
 jt_skeleton_list_parts(JtSkeleton *skel, JtRefRange **ranges)
 {
 	List	   *list = NIL;
 	uint32		n;
+	uint32		deltas_used = 0;
 	ListCell   *lc;
 
 	jt_skeleton_walk(skel, collect_ranges, &list);
@@ -886,7 +942,15 @@ jt_skeleton_list_parts(JtSkeleton *skel, JtRefRange **ranges)
 	*ranges = palloc(Max(n, 1) * sizeof(JtRefRange));
 	n = 0;
 	foreach(lc, list)
-		(*ranges)[n++] = *(JtRefRange *) lfirst(lc);
+	{
+		const JtRefRange *range = lfirst(lc);
+
+		if (jt_delta_for(skel, range->valueid) != NULL)
+			deltas_used++;
+		(*ranges)[n++] = jt_stored_range(skel, range);
+	}
 	list_free(list);
+	if (deltas_used != skel->ndeltas)
+		jt_nav_corrupt(&skel->src, "a delta names a value that is not one of the skeleton's parts");
 	return n;
 }

@@ -11,6 +11,8 @@
  *		JtSkeletonHeader	the TOAST relation, part count, tree size
  *		tree				tree_size bytes
  *
+ * (Format version 2 adds a delta area after the tree: see delta.h.)
+ *
  * The tree is the document with its long values cut out.  It starts with
  * one JEntry (uint32) describing the root, followed at offset 4 by the
  * root's bytes.  A container in the tree has exactly the jsonb layout
@@ -106,6 +108,8 @@ typedef struct JtSkeleton
 	const char *tree;			/* in the pointer: caller keeps it alive */
 	JtSource	src;
 	JtNode		root;			/* a container or a reference */
+	uint32		ndeltas;		/* parts kept as deltas (delta.h) */
+	struct JtDelta *deltas;
 } JtSkeleton;
 
 /*

@@ -27,6 +27,7 @@
 
 #include "compat.h"
 #include "datum_source.h"
+#include "delta.h"
 #include "part_fetch.h"
 
 /* Open a part of a skeleton as the current source; describe its root. */
@@ -43,7 +44,13 @@ open_part(JtDatumSource *skelsrc, const JtRefRange *range, JtNode *root)
 		pfree(skelsrc->part);
 		skelsrc->part = NULL;
 	}
-	ptr = jt_part_pointer(range, skelsrc->skel.hdr.toastrelid);
+	if (jt_delta_for(&skelsrc->skel, range->valueid) != NULL)
+	{
+		/* kept as a delta: rebuilt whole from its base (a range is small) */
+		ptr = jt_read_part_content(&skelsrc->skel, range, NULL);
+	}
+	else
+		ptr = jt_part_pointer(range, skelsrc->skel.hdr.toastrelid);
 	part = palloc(sizeof(JtDatumSource));
 	jt_datum_source_open(part, PointerGetDatum(ptr), skelsrc->scratch);
 	skelsrc->part = part;
@@ -165,7 +172,8 @@ jt_node_flatten(JtDatumSource *cur, const JtNode *node, bool pointer_ok)
 		JtRef		ref;
 
 		jt_skeleton_read_ref(&cur->skel, node, &ref);
-		if (ref.nranges == 1)
+		if (ref.nranges == 1 &&
+			jt_delta_for(&cur->skel, ref.ranges[0].valueid) == NULL)
 			return PointerGetDatum(jt_part_pointer(&ref.ranges[0],
 												   cur->skel.hdr.toastrelid));
 	}

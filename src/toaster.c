@@ -38,6 +38,7 @@
 #include "utils/guc.h"
 #include "utils/rel.h"
 
+#include "delta.h"
 #include "jsonb_toaster.h"
 #include "part_cache.h"
 #include "part_compress.h"
@@ -95,20 +96,25 @@ jt_toaster_init(void)
 		RegisterCustomToaster(JSONB_TOASTER_ID, &jsonb_toaster_routine);
 }
 
-/* Parse one of our pointers (unaligned, as stored). */
+/*
+ * Parse one of our pointers (unaligned, as stored).  Version 2 is version
+ * 1 with deltas (delta.h), and only pointers holding some are written as
+ * version 2.
+ */
 void
 jt_parse_pointer(struct varlena *attr, JtSkeleton *skel)
 {
 	varatt_custom header;
 
 	VARATT_CUSTOM_GET_HEADER(header, attr);
-	if (header.va_version != JT_SKELETON_VERSION)
+	if (header.va_version != JT_SKELETON_VERSION &&
+		header.va_version != JT_SKELETON_VERSION_DELTAS)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("unsupported jsonb_toaster format version %d",
 						header.va_version),
-				 errdetail("This version of jsonb_toaster reads format version %d.",
-						   JT_SKELETON_VERSION)));
+				 errdetail("This version of jsonb_toaster reads format versions %d and %d.",
+						   JT_SKELETON_VERSION, JT_SKELETON_VERSION_DELTAS)));
 	if (header.va_size < VARHDRSZ_CUSTOM)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
@@ -116,6 +122,13 @@ jt_parse_pointer(struct varlena *attr, JtSkeleton *skel)
 				 errdetail("The pointer is shorter than its header.")));
 	jt_skeleton_parse(skel, VARDATA_CUSTOM(attr),
 					  header.va_size - VARHDRSZ_CUSTOM);
+	if ((skel->ndeltas > 0) != (header.va_version == JT_SKELETON_VERSION_DELTAS))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("corrupt jsonb_toaster value"),
+				 errdetail("A pointer of format version %d %s deltas.",
+						   header.va_version,
+						   skel->ndeltas > 0 ? "holds" : "holds no")));
 }
 
 /* Part fetcher: the parts a build has planned, still in memory. */
@@ -193,20 +206,26 @@ store_part(Relation rel, const struct varlena *raw, char cmethod, int options,
 		pfree(compressed);
 }
 
-/* Our pointer, for a tree whose parts take stored_outside bytes of TOAST. */
+/*
+ * Our pointer, for a tree (and a delta area of deltas_len bytes after it)
+ * whose parts take stored_outside bytes of TOAST.
+ */
 static struct varlena *
-make_pointer(const JtSkeletonHeader *hdr, const char *tree, int32 rawsize,
+make_pointer(const JtSkeletonHeader *hdr, const char *tree,
+			 const char *deltas, uint32 deltas_len, int32 rawsize,
 			 uint64 stored_outside)
 {
 	varatt_custom header = {0};
-	Size		size = VARHDRSZ_CUSTOM + sizeof(JtSkeletonHeader) + hdr->tree_size;
+	Size		size = VARHDRSZ_CUSTOM + sizeof(JtSkeletonHeader) +
+		hdr->tree_size + deltas_len;
 	struct varlena *result;
 
 	header.va_size = size;
 	header.va_rawsize = rawsize;
 	header.va_storedsize = size + stored_outside;
 	header.va_toasterid = JSONB_TOASTER_ID;
-	header.va_version = JT_SKELETON_VERSION;
+	header.va_version = deltas_len > 0 ? JT_SKELETON_VERSION_DELTAS :
+		JT_SKELETON_VERSION;
 
 	result = palloc(size);
 	SET_VARTAG_EXTERNAL(result, VARTAG_CUSTOM);
@@ -214,7 +233,44 @@ make_pointer(const JtSkeletonHeader *hdr, const char *tree, int32 rawsize,
 	memcpy(VARDATA_CUSTOM(result), hdr, sizeof(JtSkeletonHeader));
 	memcpy(VARDATA_CUSTOM(result) + sizeof(JtSkeletonHeader), tree,
 		   hdr->tree_size);
+	if (deltas_len > 0)
+		memcpy(VARDATA_CUSTOM(result) + sizeof(JtSkeletonHeader) + hdr->tree_size,
+			   deltas, deltas_len);
 	return result;
+}
+
+/*
+ * The delta area of a patch that keeps the changed part's old stored part
+ * as the base of a delta: the patch's own deltas (the other parts') and
+ * the new one, as a datum (4-byte header); range, the changed part's entry,
+ * is pointed at the base.  NULL when the edit is too large for a delta or
+ * the area for room.
+ */
+static struct varlena *
+keep_as_delta(const JtPatch *patch, JtRefRange *range, const char *deltas,
+			  uint32 deltas_len, int64 room)
+{
+	StringInfoData literal;
+	StringInfoData area;
+	uint32		first;
+	uint32		removed;
+
+	initStringInfo(&literal);
+	if (!jt_delta_make(patch->base, patch->part,
+					   JT_DELTA_BUDGET((uint32) jt_range_size), &literal,
+					   &first, &removed))
+		return NULL;
+	initStringInfo(&area);
+	appendStringInfoSpaces(&area, VARHDRSZ);
+	appendBinaryStringInfo(&area, deltas, deltas_len);
+	jt_delta_append(&area, &patch->base_range, first, removed, literal.data,
+					literal.len);
+	if (area.len - VARHDRSZ > room)
+		return NULL;
+	SET_VARSIZE(area.data, area.len);
+	range->extinfo = patch->base_range.extinfo;
+	range->valueid = patch->base_range.valueid;
+	return (struct varlena *) area.data;
 }
 
 /*
@@ -235,14 +291,18 @@ store_patch(Relation rel, const JtPatch *patch, char cmethod, int32 rawsize,
 	varatt_custom oldheader;
 	varatt_external ext;
 	char	   *payload;
+	const char *deltas;
+	uint32		deltas_len;
 	uint64		stored_outside;
 
 	/* logical decoding sees only the parts an UPDATE writes: no sharing */
 	if (RelationIsLogicallyLogged(rel))
 		return NULL;
 	memcpy(&hdr, patch->payload, sizeof(hdr));
+	deltas = patch->payload + sizeof(hdr) + hdr.tree_size;
+	deltas_len = patch->payload_len - sizeof(hdr) - hdr.tree_size;
 	if (hdr.toastrelid != rel->rd_rel->reltoastrelid ||
-		hdr.tree_size > (uint32) target)
+		hdr.tree_size + deltas_len > (uint32) target)
 		return NULL;
 
 	/* the old value's TOAST bytes */
@@ -254,7 +314,7 @@ store_patch(Relation rel, const JtPatch *patch, char cmethod, int32 rawsize,
 		elog(DEBUG1, "jsonb_toaster: stored the skeleton, kept its %u parts",
 			 hdr.nparts);
 		return make_pointer(&hdr, patch->payload + sizeof(JtSkeletonHeader),
-							rawsize, stored_outside);
+							deltas, deltas_len, rawsize, stored_outside);
 	}
 
 	/*
@@ -268,10 +328,29 @@ store_patch(Relation rel, const JtPatch *patch, char cmethod, int32 rawsize,
 								   JT_RANGE_MAX(jt_range_size) + VARHDRSZ))
 		return NULL;
 
-	store_part(rel, patch->part, cmethod, options, &ext);
 	payload = palloc(patch->payload_len);
 	memcpy(payload, patch->payload, patch->payload_len);
 	memcpy(&range, payload + patch->range_offset, sizeof(range));
+
+	/* a small edit: keep the old part, store how the new one differs */
+	if (patch->base != NULL)
+	{
+		struct varlena *delta = keep_as_delta(patch, &range, deltas,
+											  deltas_len,
+											  target - hdr.tree_size);
+
+		if (delta != NULL)
+		{
+			memcpy(payload + patch->range_offset, &range, sizeof(range));
+			elog(DEBUG1, "jsonb_toaster: kept the changed part as a delta, and the %u others",
+				 hdr.nparts - 1);
+			return make_pointer(&hdr, payload + sizeof(JtSkeletonHeader),
+								VARDATA(delta), VARSIZE(delta) - VARHDRSZ,
+								rawsize, stored_outside);
+		}
+	}
+
+	store_part(rel, patch->part, cmethod, options, &ext);
 	range.extinfo = ext.va_extinfo;
 	range.valueid = ext.va_valueid;
 	memcpy(payload + patch->range_offset, &range, sizeof(range));
@@ -282,8 +361,8 @@ store_patch(Relation rel, const JtPatch *patch, char cmethod, int32 rawsize,
 
 	elog(DEBUG1, "jsonb_toaster: stored the changed part, kept the %u others",
 		 hdr.nparts - 1);
-	return make_pointer(&hdr, payload + sizeof(JtSkeletonHeader), rawsize,
-						stored_outside);
+	return make_pointer(&hdr, payload + sizeof(JtSkeletonHeader),
+						deltas, deltas_len, rawsize, stored_outside);
 }
 
 /*
@@ -368,7 +447,8 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	hdr.toastrelid = toastrelid;
 	hdr.nparts = res.nparts;
 	hdr.tree_size = res.tree.len;
-	return make_pointer(&hdr, res.tree.data, VARSIZE(doc), stored_outside);
+	return make_pointer(&hdr, res.tree.data, NULL, 0, VARSIZE(doc),
+						stored_outside);
 }
 
 static struct varlena *

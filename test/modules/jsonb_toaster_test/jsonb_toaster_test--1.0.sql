@@ -19,7 +19,8 @@ LANGUAGE C STRICT IMMUTABLE;
 
 -- The raw content of the partno-th part (counting from 0, in the order of
 -- jsonb_toaster_parts()) of a value stored by the toaster (patched servers
--- only): the jsonb payload, decompressed, without the varlena header.
+-- only): the jsonb payload, decompressed, without the varlena header.  For
+-- a part kept as a delta, what is stored: its base.
 CREATE FUNCTION jt_test_part_bytes(skeleton jsonb, partno integer)
 RETURNS bytea
 AS 'MODULE_PATHNAME', 'jt_test_part_bytes'
@@ -53,4 +54,14 @@ CREATE FUNCTION jt_test_call_site_memory(fn regprocedure, doc jsonb,
 	arg anyelement, calls integer)
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'jt_test_call_site_memory'
+LANGUAGE C STRICT VOLATILE;
+
+-- A copy of a value stored by the toaster whose first delta record (a
+-- part kept as a delta of the part it replaced) claims the given edit: the
+-- base entries kept before the literal's, and those it replaces (patched
+-- servers only).
+CREATE FUNCTION jt_test_skeleton_set_delta(skeleton jsonb, first integer,
+	removed integer)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'jt_test_skeleton_set_delta'
 LANGUAGE C STRICT VOLATILE;

@@ -26,6 +26,7 @@
 
 #ifdef JT_CUSTOM_TOAST
 /* the toaster's format: types and constants only, no code of it is called */
+#include "delta.h"
 #include "skeleton.h"
 #include "toaster.h"
 #endif
@@ -186,7 +187,8 @@ find_part(struct varlena *attr, int32 partno, JtSkeletonHeader *hdr,
 		elog(ERROR, "skeleton pointer too short");
 	payload = VARDATA_CUSTOM(attr);
 	memcpy(hdr, payload, sizeof(JtSkeletonHeader));
-	if (hdr->tree_size != header.va_size - VARHDRSZ_CUSTOM - sizeof(JtSkeletonHeader))
+	/* a delta area may follow the tree (format version 2) */
+	if (hdr->tree_size > header.va_size - VARHDRSZ_CUSTOM - sizeof(JtSkeletonHeader))
 		elog(ERROR, "skeleton tree size does not match the pointer");
 	if (partno < 0 || (uint32) partno >= hdr->nparts)
 		ereport(ERROR,
@@ -413,4 +415,50 @@ jt_test_call_site_memory(PG_FUNCTION_ARGS)
 	MemoryContextDelete(call_cxt);
 	MemoryContextDelete(site_cxt);
 	PG_RETURN_INT64(allocated);
+}
+
+PG_FUNCTION_INFO_V1(jt_test_skeleton_set_delta);
+
+/*
+ * jt_test_skeleton_set_delta(skeleton jsonb, first int, removed int)
+ *		returns jsonb
+ *
+ * A copy of the toaster's pointer skeleton whose first delta record (see
+ * src/delta.h) claims the given edit: the base entries kept before the
+ * literal's, and those it replaces.
+ */
+Datum
+jt_test_skeleton_set_delta(PG_FUNCTION_ARGS)
+{
+#ifdef JT_CUSTOM_TOAST
+	struct varlena *attr = (struct varlena *) PG_GETARG_POINTER(0);
+	varatt_custom header;
+	JtSkeletonHeader hdr;
+	JtDeltaHeader delta;
+	Size		pos;
+	Size		pos_unused;
+	struct varlena *result;
+
+	find_part(attr, 0, &hdr, &pos_unused);
+	VARATT_CUSTOM_GET_HEADER(header, attr);
+	pos = (VARDATA_CUSTOM(attr) - (const char *) attr) + sizeof(JtSkeletonHeader) +
+		hdr.tree_size;
+	if (header.va_size - VARHDRSZ_CUSTOM - sizeof(JtSkeletonHeader) - hdr.tree_size <
+		sizeof(JtDeltaHeader))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the value holds no delta")));
+	result = palloc(VARSIZE_EXTERNAL(attr));
+	memcpy(result, attr, VARSIZE_EXTERNAL(attr));
+	memcpy(&delta, (char *) result + pos, sizeof(delta));
+	delta.first = (uint32) PG_GETARG_INT32(1);
+	delta.removed = (uint32) PG_GETARG_INT32(2);
+	memcpy((char *) result + pos, &delta, sizeof(delta));
+	PG_RETURN_POINTER(result);
+#else
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("jt_test_skeleton_set_delta needs a server with custom TOAST")));
+	PG_RETURN_NULL();
+#endif
 }

@@ -1,0 +1,173 @@
+--
+-- Parts kept as deltas (patched servers only): an UPDATE that changes one
+-- part of a stored document by a small edit keeps the old part, as the
+-- base of the new content, and stores only the edit, in the pointer.
+-- Every reader gets the content, byte for byte; nothing is leaked.
+--
+CREATE EXTENSION IF NOT EXISTS jsonb_toaster;
+CREATE EXTENSION IF NOT EXISTS jsonb_toaster_test;
+
+-- TOAST rows equal the chunks of the live values, each value counted once
+CREATE FUNCTION toast_ok(rel regclass) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE live bigint; stored bigint;
+BEGIN
+	EXECUTE format('SELECT coalesce(sum(chunks), 0) FROM (SELECT DISTINCT p.value_id, p.chunks FROM %s, jsonb_toaster_parts(jb) p) v', rel)
+		INTO live;
+	EXECUTE format('SELECT count(*) FROM %s',
+				   (SELECT reltoastrelid::regclass FROM pg_class WHERE oid = rel))
+		INTO stored;
+	RETURN CASE WHEN stored = live THEN 'ok'
+		ELSE format('%s TOAST rows, %s live chunks', stored, live) END;
+END $$;
+
+-- a root object of 200 short keys: it leaves the row whole, in ranges
+SET jsonb_toaster.range_size = 512;
+SET jsonb_toaster.inline_budget = 1000;
+CREATE TABLE d (id int PRIMARY KEY, jb jsonb);
+ALTER TABLE d ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+INSERT INTO d SELECT i, (SELECT jsonb_object_agg(format('k%s', lpad(j::text, 3, '0')),
+		CASE j % 3 WHEN 0 THEN to_jsonb(j * i)
+			WHEN 1 THEN to_jsonb(repeat('v', j % 17))
+			ELSE jsonb_build_array(j, 'x', jsonb_build_object('n', j)) END)
+	FROM generate_series(1, 200) j)
+FROM generate_series(1, 3) i;
+CREATE TABLE plain AS SELECT * FROM d;	-- not opted in: standard jsonb
+CREATE TABLE before AS SELECT d.id, p.range, p.value_id, p.hash FROM d, jsonb_toaster_parts(jb) p;
+
+-- each row: the same bytes as the standard copy; its parts kept from
+-- before (value id), and of those, how many changed (a kept value id with
+-- another hash: a delta of the part stored under it)
+CREATE FUNCTION check_rows() RETURNS TABLE (id int, same boolean, parts bigint,
+	kept bigint, deltas bigint) LANGUAGE sql AS $$
+	SELECT d.id, jt_test_flat_bytes(d.jb) = jt_test_flat_bytes(p.jb),
+		(SELECT count(*) FROM jsonb_toaster_parts(d.jb)),
+		(SELECT count(*) FROM jsonb_toaster_parts(d.jb) q
+		 WHERE q.value_id IN (SELECT value_id FROM before b WHERE b.id = d.id)),
+		(SELECT count(*) FROM jsonb_toaster_parts(d.jb) q
+		 WHERE EXISTS (SELECT FROM before b WHERE b.id = d.id
+					   AND b.value_id = q.value_id AND b.hash <> q.hash))
+	FROM d JOIN plain p USING (id) ORDER BY d.id
+$$;
+-- every key (and one missing) read through each accessor, against the copy
+CREATE FUNCTION check_reads() RETURNS TABLE (id int, differing bigint) LANGUAGE sql AS $$
+	SELECT d.id, count(*) FILTER (WHERE
+		d.jb -> k IS DISTINCT FROM p.jb -> k OR
+		d.jb ->> k IS DISTINCT FROM p.jb ->> k OR
+		d.jb #> ARRAY[k, '2', 'n'] IS DISTINCT FROM p.jb #> ARRAY[k, '2', 'n'] OR
+		d.jb #>> ARRAY[k, '0'] IS DISTINCT FROM p.jb #>> ARRAY[k, '0'] OR
+		(d.jb ? k) <> (p.jb ? k))
+	FROM d JOIN plain p USING (id),
+		(SELECT format('k%s', lpad(j::text, 3, '0')) FROM generate_series(0, 201) j
+		 UNION ALL SELECT 'k150x') keys(k)
+	GROUP BY d.id ORDER BY d.id
+$$;
+
+-- one value set, one key removed, one added: each row keeps every part,
+-- one of them now a delta of the part it was
+SET client_min_messages = debug1;
+UPDATE d SET jb = jsonb_set(jb, '{k150}', '"set"') WHERE id = 1;
+UPDATE d SET jb = jb - 'k100' WHERE id = 2;
+UPDATE d SET jb = jb || '{"k050x": [true]}' WHERE id = 3;
+RESET client_min_messages;
+UPDATE plain SET jb = jsonb_set(jb, '{k150}', '"set"') WHERE id = 1;
+UPDATE plain SET jb = jb - 'k100' WHERE id = 2;
+UPDATE plain SET jb = jb || '{"k050x": [true]}' WHERE id = 3;
+SELECT * FROM check_rows();
+SELECT * FROM check_reads();
+SELECT id, (jsonb_toaster_storage(jb)).form, jb = (SELECT jb FROM plain p WHERE p.id = d.id) AS equal,
+	jb::text = (SELECT jb::text FROM plain p WHERE p.id = d.id) AS same_text
+FROM d ORDER BY id;
+
+-- more edits of the same part: each is a delta of the same base
+UPDATE d SET jb = jsonb_set(jb, '{k151}', '151') WHERE id = 1;
+UPDATE d SET jb = jb - 'k152' WHERE id = 1;
+UPDATE d SET jb = jsonb_set(jb, '{k150}', '{"again": 1}') WHERE id = 1;
+UPDATE plain SET jb = jsonb_set(jb, '{k151}', '151') WHERE id = 1;
+UPDATE plain SET jb = jb - 'k152' WHERE id = 1;
+UPDATE plain SET jb = jsonb_set(jb, '{k150}', '{"again": 1}') WHERE id = 1;
+-- and an edit of another part: two deltas in one pointer
+UPDATE d SET jb = jsonb_set(jb, '{k010}', '"ten"') WHERE id = 1;
+UPDATE plain SET jb = jsonb_set(jb, '{k010}', '"ten"') WHERE id = 1;
+SELECT * FROM check_rows();
+SELECT * FROM check_reads();
+
+-- an edit too large for a delta: the part is written anew, and its base
+-- deleted
+SET client_min_messages = debug1;
+UPDATE d SET jb = jsonb_set(jb, '{k100}', to_jsonb(repeat('w', 300))) WHERE id = 3;
+RESET client_min_messages;
+UPDATE plain SET jb = jsonb_set(jb, '{k100}', to_jsonb(repeat('w', 300))) WHERE id = 3;
+SELECT * FROM check_rows();
+
+-- an abort, and savepoints
+BEGIN;
+UPDATE d SET jb = jsonb_set(jb, '{k020}', '"aborted"');
+ROLLBACK;
+BEGIN;
+UPDATE d SET jb = jsonb_set(jb, '{k021}', '21') WHERE id = 2;
+SAVEPOINT s;
+UPDATE d SET jb = jsonb_set(jb, '{k022}', '"rolled back"') WHERE id = 2;
+ROLLBACK TO SAVEPOINT s;
+UPDATE d SET jb = jb - 'k023' WHERE id = 2;
+COMMIT;
+UPDATE plain SET jb = jsonb_set(jb, '{k021}', '21') WHERE id = 2;
+UPDATE plain SET jb = jb - 'k023' WHERE id = 2;
+SELECT * FROM check_rows();
+VACUUM d;
+SELECT toast_ok('d');
+
+-- the value of a row with deltas in another table, and the whole
+-- document sent back by a client (the general path, which takes over the
+-- parts whose content it finds stored, not a delta's)
+CREATE TABLE e (id int PRIMARY KEY, jb jsonb);
+ALTER TABLE e ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+INSERT INTO e SELECT * FROM d;
+SELECT count(*) FILTER (WHERE jt_test_flat_bytes(e.jb) = jt_test_flat_bytes(p.jb)) AS same
+FROM e JOIN plain p USING (id);
+UPDATE d SET jb = (SELECT p.jb::text::jsonb FROM plain p WHERE p.id = d.id) WHERE id = 1;
+SELECT * FROM check_rows();
+VACUUM d;
+SELECT toast_ok('d');
+
+-- damaged delta records: an ERROR, never another document
+CREATE TABLE pre AS SELECT p.range, p.value_id, p.hash FROM d, jsonb_toaster_parts(jb) p WHERE id = 1;
+UPDATE d SET jb = jsonb_set(jb, '{k151}', '"again"') WHERE id = 1;
+UPDATE plain SET jb = jsonb_set(jb, '{k151}', '"again"') WHERE id = 1;
+SELECT q.range AS delta_part, q.raw_size, q.stored_size, q.value_id
+FROM d, jsonb_toaster_parts(jb) q
+WHERE d.id = 1 AND (q.value_id, q.hash) NOT IN (SELECT value_id, hash FROM pre)
+  AND q.value_id IN (SELECT value_id FROM pre) \gset
+SELECT jt_test_skeleton_set_delta(jb, 0, 0) -> 'k151' FROM d WHERE id = 1;
+SELECT jt_test_skeleton_set_delta(jb, 9999, 0) -> 'k151' FROM d WHERE id = 1;
+SELECT jt_test_skeleton_set_delta(jb, 1, 9999)::text FROM d WHERE id = 1;
+SELECT jsonb_set(jt_test_skeleton_set_delta(jb, 0, 0), '{k151}', '1') IS NULL FROM d WHERE id = 1;
+-- an edit that fits the base but is not the one made: the content's hash
+SELECT jt_test_skeleton_set_delta(jb, 0, 1) -> 'k151' FROM d WHERE id = 1;
+-- a part whose entry claims another size than its delta gives
+SELECT jt_test_skeleton_set_part(jb, :delta_part, :raw_size + 4, :stored_size, :value_id) -> 'k151'
+FROM d WHERE id = 1;
+SELECT jt_test_skeleton_set_part(jb, :delta_part, :raw_size - 4, :stored_size, :value_id)::text
+FROM d WHERE id = 1;
+
+-- rewrites copy every part, bases included, under the same value ids
+VACUUM FULL d;
+SELECT * FROM check_rows();
+SELECT toast_ok('d');
+CLUSTER d USING d_pkey;
+SELECT * FROM check_rows();
+SELECT * FROM check_reads();
+SELECT toast_ok('d');
+
+-- deletes take the bases with the rest
+UPDATE d SET jb = jsonb_set(jb, '{k030}', '30');
+UPDATE d SET jb = jsonb_set(jb, '{k031}', '31');
+DELETE FROM d;
+DELETE FROM e;
+VACUUM d, e;
+SELECT toast_ok('d'), toast_ok('e');
+
+DROP TABLE d, e, plain, before, pre;
+DROP FUNCTION toast_ok(regclass), check_rows(), check_reads();
+DROP EXTENSION jsonb_toaster_test;
+RESET jsonb_toaster.range_size;
+RESET jsonb_toaster.inline_budget;

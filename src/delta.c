@@ -1,0 +1,322 @@
+/*-------------------------------------------------------------------------
+ *
+ * delta.c
+ *	  Parts kept as a delta of the part they replaced (see delta.h).
+ *
+ * A delta is found by comparing the old content of a part with the new
+ * one entry by entry, from the front and from the back: what lies between
+ * the common ends is the literal.  Applying it copies entries with the
+ * same writer that flattens skeletons, so the content comes back in the
+ * layout PostgreSQL writes, byte for byte; its size and hash are then
+ * checked against the part's directory entry, so that a damaged record
+ * raises an ERROR instead of giving another document.
+ *
+ * Copyright (c) 2026, jsonb_toaster developers
+ *
+ * src/delta.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "common/hashfn.h"
+
+#include "delta.h"
+#include "jsonb_writer.h"
+#include "part_fetch.h"
+
+/* Bytes a record takes in the delta area. */
+static inline uint64
+record_size(const JtDeltaHeader *hdr)
+{
+	return sizeof(JtDeltaHeader) + INTALIGN((uint64) hdr->literal_len);
+}
+
+/*
+ * Read the delta area of a payload (after the tree) into skel.  Records
+ * are checked for their own bounds here; against their part, when they
+ * are applied.
+ */
+void
+jt_delta_parse_area(JtSkeleton *skel, const char *area, uint32 len)
+{
+	uint32		off = 0;
+	uint32		n = 0;
+
+	skel->ndeltas = 0;
+	skel->deltas = NULL;
+	if (len == 0)
+		return;
+	if (len % sizeof(uint32) != 0)
+		jt_nav_corrupt(&skel->src, "the delta area has a partial record");
+	skel->deltas = palloc(Min(Max(skel->hdr.nparts, 1),
+							  len / sizeof(JtDeltaHeader) + 1) * sizeof(JtDelta));
+	while (off < len)
+	{
+		JtDelta    *d;
+
+		if (n >= skel->hdr.nparts || n > len / sizeof(JtDeltaHeader))
+			jt_nav_corrupt(&skel->src, "a skeleton has more deltas than parts");
+		if (len - off < sizeof(JtDeltaHeader))
+			jt_nav_corrupt(&skel->src, "a delta record is shorter than its header");
+		d = &skel->deltas[n];
+		memcpy(&d->hdr, area + off, sizeof(JtDeltaHeader));
+		if (record_size(&d->hdr) > len - off ||
+			d->hdr.literal_len < sizeof(uint32))
+			jt_nav_corrupt(&skel->src, "a delta's literal does not fit its record");
+		if (!OidIsValid(d->hdr.valueid) ||
+			jt_delta_for(skel, d->hdr.valueid) != NULL)
+			jt_nav_corrupt(&skel->src, "a delta names no part, or one named already");
+		d->literal = area + off + sizeof(JtDeltaHeader);
+		off += (uint32) record_size(&d->hdr);
+		skel->ndeltas = ++n;
+	}
+}
+
+/* The delta of the part stored under valueid, or NULL. */
+const JtDelta *
+jt_delta_for(const JtSkeleton *skel, Oid valueid)
+{
+	for (uint32 i = 0; i < skel->ndeltas; i++)
+		if (skel->deltas[i].hdr.valueid == valueid)
+			return &skel->deltas[i];
+	return NULL;
+}
+
+/*
+ * The directory entry of what is stored for a part: the entry itself, or
+ * for a part kept as a delta, its base's.
+ */
+JtRefRange
+jt_stored_range(const JtSkeleton *skel, const JtRefRange *range)
+{
+	JtRefRange	stored = *range;
+	const JtDelta *d;
+
+	if (skel->ndeltas > 0 && (d = jt_delta_for(skel, range->valueid)) != NULL)
+	{
+		stored.rawsize = d->hdr.base_rawsize;
+		stored.header = d->hdr.base_header;
+		stored.hash = d->hdr.base_hash;
+	}
+	return stored;
+}
+
+/*
+ * The content of a part kept as a delta (range, its directory entry),
+ * from its base's raw content, checked against both entries.
+ */
+struct varlena *
+jt_delta_apply(const JtDelta *delta, const JtRefRange *range,
+			   const struct varlena *base)
+{
+	JtRefRange	stored = *range;
+	JtSource	bsrc;
+	JtSource	lsrc;
+	JtNode		broot;
+	JtNode		lroot;
+	uint32		nb;
+	uint32		nl;
+	uint32		after;
+	bool		object;
+	StringInfoData buf;
+	JtWriter	w;
+	struct varlena *result;
+
+	stored.rawsize = delta->hdr.base_rawsize;
+	stored.header = delta->hdr.base_header;
+	jt_part_check(&bsrc, &stored, base, &broot);
+
+	jt_memory_source(&lsrc, delta->literal, delta->hdr.literal_len, false);
+	jt_nav_root(&lsrc, &lroot);
+	if ((lroot.header & ~JT_CONTAINER_COUNT_MASK) !=
+		(broot.header & ~JT_CONTAINER_COUNT_MASK) ||
+		(broot.header & JT_CONTAINER_SCALAR) ||
+		(range->header & ~JT_CONTAINER_COUNT_MASK) !=
+		(broot.header & ~JT_CONTAINER_COUNT_MASK))
+		jt_nav_corrupt(&lsrc, "a delta's literal or base is not of its part's kind");
+	if (!jt_nav_entries_fill(&lsrc, &lroot))
+		jt_nav_corrupt(&lsrc, "a delta's literal has entries past its data");
+	nb = jt_node_count(&broot);
+	nl = jt_node_count(&lroot);
+	if (delta->hdr.first > nb || delta->hdr.removed > nb - delta->hdr.first ||
+		(uint64) nb - delta->hdr.removed + nl !=
+		(range->header & JT_CONTAINER_COUNT_MASK))
+		jt_nav_corrupt(&lsrc, "a delta's edit does not fit its base");
+	after = nb - delta->hdr.first - delta->hdr.removed;
+	object = (broot.header & JT_CONTAINER_OBJECT) != 0;
+
+	initStringInfo(&buf);
+	appendStringInfoSpaces(&buf, VARHDRSZ);
+	jt_writer_begin(&w, &buf, range->header);
+	/* an object's keys, then its values, each in the same three runs */
+	for (int pass = 0; pass < (object ? 2 : 1); pass++)
+	{
+		jt_copy_entries(&w, &bsrc, &broot, pass * nb, delta->hdr.first);
+		jt_copy_entries(&w, &lsrc, &lroot, pass * nl, nl);
+		jt_copy_entries(&w, &bsrc, &broot,
+						pass * nb + delta->hdr.first + delta->hdr.removed, after);
+	}
+	jt_writer_end(&w);
+	result = (struct varlena *) buf.data;
+	SET_VARSIZE(result, buf.len);
+
+	if (buf.len != range->rawsize ||
+		hash_bytes((const unsigned char *) VARDATA(result),
+				   buf.len - VARHDRSZ) != range->hash)
+		jt_nav_corrupt(&lsrc, "a delta does not give the content its part's entry describes");
+	return result;
+}
+
+/*
+ * The raw content of a part of skel (a jsonb datum), read from TOAST and,
+ * for a part kept as a delta, rebuilt from its base.  *base, if given,
+ * gets what is stored: the base, or the content itself.
+ */
+struct varlena *
+jt_read_part_content(const JtSkeleton *skel, const JtRefRange *range,
+					 struct varlena **base)
+{
+	JtRefRange	stored = jt_stored_range(skel, range);
+	const JtDelta *d = jt_delta_for(skel, range->valueid);
+	struct varlena *raw = jt_read_part(&stored, skel->hdr.toastrelid);
+	struct varlena *content;
+
+	if (d == NULL)
+	{
+		if (base)
+			*base = raw;
+		return raw;
+	}
+	content = jt_delta_apply(d, range, raw);
+	if (base)
+		*base = raw;
+	else
+		pfree(raw);
+	return content;
+}
+
+/* Are entry i of a and entry j of b the same bytes of the same type? */
+static bool
+same_entry(JtSource *a, const JtNode *aroot, uint32 i,
+		   JtSource *b, const JtNode *broot, uint32 j)
+{
+	JtNode		x;
+	JtNode		y;
+
+	jt_nav_entry(a, aroot, i, &x);
+	jt_nav_entry(b, broot, j, &y);
+	if (x.kind != y.kind || x.length != y.length)
+		return false;
+	return memcmp(jt_source_read(a, x.offset, x.length),
+				  jt_source_read(b, y.offset, y.length), x.length) == 0;
+}
+
+/* Pair (or element) i of a and j of b: the same? */
+static bool
+same_pair(JtSource *a, const JtNode *aroot, uint32 i,
+		  JtSource *b, const JtNode *broot, uint32 j, bool object)
+{
+	if (!object)
+		return same_entry(a, aroot, i, b, broot, j);
+	return same_entry(a, aroot, i, b, broot, j) &&
+		same_entry(a, aroot, jt_node_count(aroot) + i,
+				   b, broot, jt_node_count(broot) + j);
+}
+
+/*
+ * The delta that makes target (a part's new content) from base (what is
+ * stored for it), both jsonb datums whose roots are containers of one
+ * kind: the literal is written to literal (reset first).  False when the
+ * literal would take more than budget bytes.
+ */
+bool
+jt_delta_make(const struct varlena *base, const struct varlena *target,
+			  uint32 budget, StringInfo literal, uint32 *first,
+			  uint32 *removed)
+{
+	JtSource	bsrc;
+	JtSource	tsrc;
+	JtNode		broot;
+	JtNode		troot;
+	uint32		nb;
+	uint32		nt;
+	uint32		head = 0;
+	uint32		tail = 0;
+	uint32		nl;
+	bool		object;
+	JtWriter	w;
+
+	jt_memory_source(&bsrc, VARDATA(base), VARSIZE(base) - VARHDRSZ, false);
+	jt_memory_source(&tsrc, VARDATA(target), VARSIZE(target) - VARHDRSZ, false);
+	jt_nav_root(&bsrc, &broot);
+	jt_nav_root(&tsrc, &troot);
+	if ((broot.header & ~JT_CONTAINER_COUNT_MASK) !=
+		(troot.header & ~JT_CONTAINER_COUNT_MASK) ||
+		(broot.header & JT_CONTAINER_SCALAR))
+		return false;
+	object = (broot.header & JT_CONTAINER_OBJECT) != 0;
+	nb = jt_node_count(&broot);
+	nt = jt_node_count(&troot);
+
+	while (head < Min(nb, nt) &&
+		   same_pair(&bsrc, &broot, head, &tsrc, &troot, head, object))
+		head++;
+	while (tail < Min(nb, nt) - head &&
+		   same_pair(&bsrc, &broot, nb - 1 - tail, &tsrc, &troot, nt - 1 - tail,
+					 object))
+		tail++;
+	nl = nt - head - tail;
+
+	resetStringInfo(literal);
+	jt_writer_begin(&w, literal, (troot.header & ~JT_CONTAINER_COUNT_MASK) | nl);
+	jt_copy_entries(&w, &tsrc, &troot, head, nl);
+	if (object)
+		jt_copy_entries(&w, &tsrc, &troot, nt + head, nl);
+	jt_writer_end(&w);
+	if ((uint32) literal->len > budget)
+		return false;
+	*first = head;
+	*removed = nb - head - tail;
+	return true;
+}
+
+/* Append a record to a delta area: base is the stored part's entry. */
+void
+jt_delta_append(StringInfo area, const JtRefRange *base, uint32 first,
+				uint32 removed, const char *literal, uint32 literal_len)
+{
+	JtDeltaHeader hdr;
+
+	Assert(area->len % sizeof(uint32) == 0);
+	hdr.valueid = base->valueid;
+	hdr.base_rawsize = base->rawsize;
+	hdr.base_header = base->header;
+	hdr.base_hash = base->hash;
+	hdr.first = first;
+	hdr.removed = removed;
+	hdr.literal_len = literal_len;
+	appendBinaryStringInfo(area, (const char *) &hdr, sizeof(hdr));
+	appendBinaryStringInfo(area, literal, literal_len);
+	jt_pad_to_int(area);
+}
+
+/* Append the delta records of skel to area, but that of value except. */
+void
+jt_delta_area_copy(const JtSkeleton *skel, Oid except, StringInfo area)
+{
+	for (uint32 i = 0; i < skel->ndeltas; i++)
+	{
+		const JtDelta *d = &skel->deltas[i];
+		JtRefRange	base = {0};
+
+		if (d->hdr.valueid == except)
+			continue;
+		base.valueid = d->hdr.valueid;
+		base.rawsize = d->hdr.base_rawsize;
+		base.header = d->hdr.base_header;
+		base.hash = d->hdr.base_hash;
+		jt_delta_append(area, &base, d->hdr.first, d->hdr.removed,
+						d->literal, d->hdr.literal_len);
+	}
+}

@@ -1,0 +1,86 @@
+/*-------------------------------------------------------------------------
+ *
+ * delta.h
+ *	  Parts kept as a delta of the part they replaced.
+ *
+ * An UPDATE that changes one part of a stored document by a small edit
+ * (jsonb_set() of one element, - of one key, ...) can leave the old part
+ * where it is and record, in the new pointer, how the new content differs
+ * from it: the old part's entries [0, first), then the entries of a small
+ * literal container, then its entries [first + removed, n).  Nothing is
+ * written to TOAST, and no TOAST page is touched: the UPDATE logs its heap
+ * tuple only.  The old part becomes the new version's own, its base.
+ *
+ * A pointer holding deltas has format version JT_SKELETON_VERSION_DELTAS:
+ * its payload is that of version 1, then the delta area, one record per
+ * part kept as a delta:
+ *
+ *		JtDeltaHeader		the base and the edit
+ *		literal				literal_len bytes: a container of the part's
+ *							kind holding the entries put in, padded to 4
+ *
+ * The part's directory entry describes its content (raw size, root
+ * header, hash), as for any part, since that is what readers navigate by;
+ * its extinfo and value id are the base's, whose own raw size, header and
+ * hash the record keeps.  Readers ask jt_stored_range() for the entry of
+ * what is stored, and jt_read_part_content() for the content.
+ *
+ * Copyright (c) 2026, jsonb_toaster developers
+ *
+ * src/delta.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef JSONB_TOASTER_DELTA_H
+#define JSONB_TOASTER_DELTA_H
+
+#include "lib/stringinfo.h"
+
+#include "skeleton.h"
+
+/* the format of pointers that hold deltas (varatt_custom.va_version) */
+#define JT_SKELETON_VERSION_DELTAS	2
+
+/* literals of at most this many bytes: a quarter of a range */
+#define JT_DELTA_BUDGET(range_size)	((range_size) / 4)
+
+typedef struct JtDeltaHeader
+{
+	Oid			valueid;		/* the base, a part of this skeleton */
+	int32		base_rawsize;	/* the base's directory entry, as stored */
+	uint32		base_header;
+	uint32		base_hash;
+	uint32		first;			/* base entries before the literal's */
+	uint32		removed;		/* base entries the literal's replace */
+	uint32		literal_len;	/* bytes of literal, padding excluded */
+} JtDeltaHeader;
+
+/* A delta record, checked and copied out of the payload. */
+typedef struct JtDelta
+{
+	JtDeltaHeader hdr;
+	const char *literal;		/* in the payload */
+} JtDelta;
+
+extern void jt_delta_parse_area(JtSkeleton *skel, const char *area,
+								uint32 len);
+extern const JtDelta *jt_delta_for(const JtSkeleton *skel, Oid valueid);
+extern JtRefRange jt_stored_range(const JtSkeleton *skel,
+								  const JtRefRange *range);
+extern struct varlena *jt_delta_apply(const JtDelta *delta,
+									  const JtRefRange *range,
+									  const struct varlena *base);
+extern struct varlena *jt_read_part_content(const JtSkeleton *skel,
+											const JtRefRange *range,
+											struct varlena **base);
+extern bool jt_delta_make(const struct varlena *base,
+						  const struct varlena *target, uint32 budget,
+						  StringInfo literal, uint32 *first,
+						  uint32 *removed);
+extern void jt_delta_append(StringInfo area, const JtRefRange *base,
+							uint32 first, uint32 removed,
+							const char *literal, uint32 literal_len);
+extern void jt_delta_area_copy(const JtSkeleton *skel, Oid except,
+							   StringInfo area);
+
+#endif							/* JSONB_TOASTER_DELTA_H */
