@@ -117,8 +117,10 @@ VACUUM d;
 SELECT toast_ok('d');
 
 -- the value of a row with deltas in another table, and the whole
--- document sent back by a client (the general path, which takes over the
--- parts whose content it finds stored, not a delta's)
+-- document sent back by a client: the general path takes over the parts
+-- whose content it finds stored, and keeps an edited one as a delta of the
+-- old part in its place: here the parts kept as deltas stay deltas of the
+-- same bases
 CREATE TABLE e (id int PRIMARY KEY, jb jsonb);
 ALTER TABLE e ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
 INSERT INTO e SELECT * FROM d;
@@ -129,25 +131,30 @@ SELECT * FROM check_rows();
 VACUUM d;
 SELECT toast_ok('d');
 
--- damaged delta records: an ERROR, never another document
-CREATE TABLE pre AS SELECT p.range, p.value_id, p.hash FROM d, jsonb_toaster_parts(jb) p WHERE id = 1;
-UPDATE d SET jb = jsonb_set(jb, '{k151}', '"again"') WHERE id = 1;
-UPDATE plain SET jb = jsonb_set(jb, '{k151}', '"again"') WHERE id = 1;
+-- damaged delta records: an ERROR, never another document (row 4, a
+-- fresh copy of row 1's document with one value set: one delta)
+INSERT INTO d SELECT 4, jb::text::jsonb FROM plain WHERE id = 1;
+INSERT INTO plain SELECT 4, jb FROM plain WHERE id = 1;
+INSERT INTO before SELECT 4, p.range, p.value_id, p.hash FROM d, jsonb_toaster_parts(jb) p WHERE d.id = 4;
+UPDATE d SET jb = jsonb_set(jb, '{k151}', '"again"') WHERE id = 4;
+UPDATE plain SET jb = jsonb_set(jb, '{k151}', '"again"') WHERE id = 4;
+SELECT * FROM check_rows() WHERE id = 4;
 SELECT q.range AS delta_part, q.raw_size, q.stored_size, q.value_id
 FROM d, jsonb_toaster_parts(jb) q
-WHERE d.id = 1 AND (q.value_id, q.hash) NOT IN (SELECT value_id, hash FROM pre)
-  AND q.value_id IN (SELECT value_id FROM pre) \gset
-SELECT jt_test_skeleton_set_delta(jb, 0, 0) -> 'k151' FROM d WHERE id = 1;
-SELECT jt_test_skeleton_set_delta(jb, 9999, 0) -> 'k151' FROM d WHERE id = 1;
-SELECT jt_test_skeleton_set_delta(jb, 1, 9999)::text FROM d WHERE id = 1;
-SELECT jsonb_set(jt_test_skeleton_set_delta(jb, 0, 0), '{k151}', '1') IS NULL FROM d WHERE id = 1;
--- an edit that fits the base but is not the one made: the content's hash
-SELECT jt_test_skeleton_set_delta(jb, 0, 1) -> 'k151' FROM d WHERE id = 1;
+WHERE d.id = 4 AND (q.value_id, q.hash) NOT IN (SELECT value_id, hash FROM before WHERE id = 4)
+  AND q.value_id IN (SELECT value_id FROM before WHERE id = 4) \gset
+SELECT jt_test_skeleton_set_delta(jb, 0, 0) -> 'k151' FROM d WHERE id = 4;
+SELECT jt_test_skeleton_set_delta(jb, 9999, 0)::text FROM d WHERE id = 4;
+SELECT jt_test_skeleton_set_delta(jb, 1, 9999)::text FROM d WHERE id = 4;
+SELECT jsonb_set(jt_test_skeleton_set_delta(jb, 0, 0), '{k151}', '1') IS NULL FROM d WHERE id = 4;
+-- edits that fit the base but are not the one made: the content's hash
+SELECT jt_test_skeleton_set_delta(jb, 0, 1)::text FROM d WHERE id = 4;
+SELECT jt_test_skeleton_set_delta(jb, 2, 1)::text FROM d WHERE id = 4;
 -- a part whose entry claims another size than its delta gives
 SELECT jt_test_skeleton_set_part(jb, :delta_part, :raw_size + 4, :stored_size, :value_id) -> 'k151'
-FROM d WHERE id = 1;
+FROM d WHERE id = 4;
 SELECT jt_test_skeleton_set_part(jb, :delta_part, :raw_size - 4, :stored_size, :value_id)::text
-FROM d WHERE id = 1;
+FROM d WHERE id = 4;
 
 -- rewrites copy every part, bases included, under the same value ids
 VACUUM FULL d;
@@ -166,7 +173,7 @@ DELETE FROM e;
 VACUUM d, e;
 SELECT toast_ok('d'), toast_ok('e');
 
-DROP TABLE d, e, plain, before, pre;
+DROP TABLE d, e, plain, before;
 DROP FUNCTION toast_ok(regclass), check_rows(), check_reads();
 DROP EXTENSION jsonb_toaster_test;
 RESET jsonb_toaster.range_size;

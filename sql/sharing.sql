@@ -48,7 +48,8 @@ CREATE FUNCTION kept(label text, row_id int, OUT kept bigint, OUT new bigint) LA
 	FROM t, jsonb_toaster_parts(t.jb) p WHERE t.id = row_id
 $$;
 
--- every way of producing the new value: one part changes, the rest is kept
+-- every way of producing the new value: one part changes, the rest is
+-- kept; the changed one is kept too, as the base of a delta (delta.h)
 SELECT remember('1', 1);
 UPDATE t SET jb = jsonb_set(jb, '{a,200}', '"changed"') WHERE id = 1;
 SELECT * FROM kept('1', 1);

@@ -225,6 +225,50 @@ same_pair(JtSource *a, const JtNode *aroot, uint32 i,
 }
 
 /*
+ * Does the delta give target back from base?  It must, by construction;
+ * like the toaster's check of a whole skeleton, this guards the stored
+ * data against a bug: a delta that would not read back is not used, and
+ * the part is written whole.
+ */
+static bool
+delta_gives_back(const struct varlena *base, const struct varlena *target,
+				 StringInfo literal, uint32 first, uint32 removed)
+{
+	JtDelta		delta;
+	JtRefRange	range = {0};
+	JtSource	src;
+	JtNode		root;
+	struct varlena *result;
+	bool		same;
+
+	jt_memory_source(&src, VARDATA(base), VARSIZE(base) - VARHDRSZ, false);
+	jt_nav_root(&src, &root);
+	delta.hdr.base_rawsize = VARSIZE(base);
+	delta.hdr.base_header = root.header;
+	delta.hdr.first = first;
+	delta.hdr.removed = removed;
+	delta.hdr.literal_len = literal->len;
+	delta.literal = literal->data;
+	jt_memory_source(&src, VARDATA(target), VARSIZE(target) - VARHDRSZ, false);
+	jt_nav_root(&src, &root);
+	range.rawsize = VARSIZE(target);
+	range.header = root.header;
+	range.hash = hash_bytes((const unsigned char *) VARDATA(target),
+							VARSIZE(target) - VARHDRSZ);
+	result = jt_delta_apply(&delta, &range, base);
+	same = VARSIZE(result) == VARSIZE(target) &&
+		memcmp(result, target, VARSIZE(target)) == 0;
+	pfree(result);
+	if (!same)
+		ereport(WARNING,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("jsonb_toaster wrote a changed part whole"),
+				 errdetail("Its delta would not give back the same bytes."),
+				 errhint("Please report this as a bug of jsonb_toaster.")));
+	return same;
+}
+
+/*
  * The delta that makes target (a part's new content) from base (what is
  * stored for it), both jsonb datums whose roots are containers of one
  * kind: the literal is written to literal (reset first).  False when the
@@ -278,7 +322,7 @@ jt_delta_make(const struct varlena *base, const struct varlena *target,
 		return false;
 	*first = head;
 	*removed = nb - head - tail;
-	return true;
+	return delta_gives_back(base, target, literal, head, nb - head - tail);
 }
 
 /* Append a record to a delta area: base is the stored part's entry. */
@@ -287,8 +331,8 @@ jt_delta_append(StringInfo area, const JtRefRange *base, uint32 first,
 				uint32 removed, const char *literal, uint32 literal_len)
 {
 	JtDeltaHeader hdr;
+	static const char padding[sizeof(uint32)] = {0};
 
-	Assert(area->len % sizeof(uint32) == 0);
 	hdr.valueid = base->valueid;
 	hdr.base_rawsize = base->rawsize;
 	hdr.base_header = base->header;
@@ -298,7 +342,8 @@ jt_delta_append(StringInfo area, const JtRefRange *base, uint32 first,
 	hdr.literal_len = literal_len;
 	appendBinaryStringInfo(area, (const char *) &hdr, sizeof(hdr));
 	appendBinaryStringInfo(area, literal, literal_len);
-	jt_pad_to_int(area);
+	/* records are 4-byte multiples, wherever the area starts */
+	appendBinaryStringInfo(area, padding, INTALIGN(literal_len) - literal_len);
 }
 
 /* Append the delta records of skel to area, but that of value except. */

@@ -17,6 +17,11 @@
  * version owns everything again.  Within one new value an old part is
  * taken at most once, so no value ever refers to a part twice.
  *
+ * A new part found nowhere among the old ones is most often an old part
+ * edited: the one, in document order, after the old part the previous new
+ * part took over.  If the new part is a small edit of it, that old part is
+ * taken as its base, and only the edit is stored, in the pointer (delta.h).
+ *
  * Nothing is shared in tables that are logically logged: logical decoding
  * rebuilds a value only from the parts the same change wrote.
  *
@@ -33,6 +38,7 @@
 #include "access/detoast.h"
 #include "varatt.h"
 
+#include "delta.h"
 #include "part_cache.h"
 #include "part_fetch.h"
 #include "sharing.h"
@@ -47,6 +53,10 @@ struct JtOldParts
 	struct varlena **read;		/* parts read ahead by jt_old_parts_prefetch */
 	uint32		nranges;
 	uint64		cache_token;	/* the part cache holds these parts */
+	uint32	   *at_position;	/* index in ranges of each part in document
+								 * order */
+	uint32	   *position;		/* and the other way */
+	uint32		next;			/* position after the last part taken */
 };
 
 static int
@@ -60,6 +70,42 @@ range_hash_cmp(const void *a, const void *b)
 	if (ra->rawsize != rb->rawsize)
 		return ra->rawsize < rb->rawsize ? -1 : 1;
 	return 0;
+}
+
+static int
+position_hash_cmp(const void *a, const void *b, void *arg)
+{
+	const JtRefRange *ranges = (const JtRefRange *) arg;
+
+	return range_hash_cmp(&ranges[*(const uint32 *) a],
+						  &ranges[*(const uint32 *) b]);
+}
+
+/*
+ * Sort the old parts, listed in document order, by content hash, and
+ * remember where each was.
+ */
+static void
+sort_keeping_positions(JtOldParts *old)
+{
+	JtRefRange *in_order = old->ranges;
+	uint32	   *order = palloc(old->nranges * sizeof(uint32));
+
+	for (uint32 p = 0; p < old->nranges; p++)
+		order[p] = p;
+	qsort_arg(order, old->nranges, sizeof(uint32), position_hash_cmp,
+			  in_order);
+	old->ranges = palloc(old->nranges * sizeof(JtRefRange));
+	old->at_position = palloc(old->nranges * sizeof(uint32));
+	old->position = palloc(old->nranges * sizeof(uint32));
+	for (uint32 i = 0; i < old->nranges; i++)
+	{
+		old->ranges[i] = in_order[order[i]];
+		old->position[i] = order[i];
+		old->at_position[order[i]] = i;
+	}
+	pfree(order);
+	pfree(in_order);
 }
 
 /*
@@ -89,7 +135,7 @@ jt_old_parts_open(Relation rel, struct varlena *oldvalue)
 	old->taken = palloc0(old->nranges * sizeof(bool));
 	old->read = palloc0(old->nranges * sizeof(struct varlena *));
 	old->cache_token = jt_part_cache_holds(oldvalue);
-	qsort(old->ranges, old->nranges, sizeof(JtRefRange), range_hash_cmp);
+	sort_keeping_positions(old);
 	return old;
 }
 
@@ -173,6 +219,30 @@ jt_old_parts_prefetch(JtOldParts *old, const JtRefRange *ranges, uint32 n)
 	pfree(wanted);
 }
 
+/* The raw content of old part i; *should_free says if it is a copy. */
+static const struct varlena *
+old_part_content(JtOldParts *old, uint32 i, bool *should_free)
+{
+	const struct varlena *oldraw = old->read[i];
+
+	*should_free = false;
+	if (oldraw == NULL)
+		oldraw = jt_part_cache_lookup(old->cache_token, &old->ranges[i]);
+	if (oldraw == NULL)
+	{
+		oldraw = jt_read_part(&old->ranges[i], old->toastrelid);
+		*should_free = true;
+	}
+	return oldraw;
+}
+
+static void
+take(JtOldParts *old, uint32 i)
+{
+	old->taken[i] = true;
+	old->next = old->position[i] + 1;
+}
+
 /*
  * Is there an old part, not taken yet, with exactly the content raw of a
  * new part (whose directory entry is range)?  If so, take it: return its
@@ -196,27 +266,52 @@ jt_old_parts_take(JtOldParts *old, const JtRefRange *range,
 		if (old->taken[i] || old->ranges[i].header != range->header)
 			continue;
 		/* a hash is not proof: compare the bytes */
-		oldraw = old->read[i];
-		if (oldraw == NULL)
-			oldraw = jt_part_cache_lookup(old->cache_token, &old->ranges[i]);
-		if (oldraw == NULL)
-		{
-			oldraw = jt_read_part(&old->ranges[i], old->toastrelid);
-			should_free = true;
-		}
+		oldraw = old_part_content(old, i, &should_free);
 		same = VARSIZE(oldraw) == VARSIZE(raw) &&
 			memcmp(oldraw, raw, VARSIZE(raw)) == 0;
 		if (should_free)
 			pfree((struct varlena *) oldraw);
 		if (same)
 		{
-			old->taken[i] = true;
+			take(old, i);
 			*extinfo = old->ranges[i].extinfo;
 			*valueid = old->ranges[i].valueid;
 			return true;
 		}
 	}
 	return false;
+}
+
+/*
+ * A new part (content raw) that no old part holds: is it a small edit of
+ * the old part that follows, in document order, the last one taken?  If
+ * so, take that part as its base: *base gets its directory entry, and
+ * literal, first and removed the delta (jt_delta_make()).
+ */
+bool
+jt_old_parts_take_as_delta(JtOldParts *old, const struct varlena *raw,
+						   uint32 budget, StringInfo literal, uint32 *first,
+						   uint32 *removed, JtRefRange *base)
+{
+	uint32		i;
+	bool		should_free;
+	const struct varlena *oldraw;
+	bool		made;
+
+	if (old->next >= old->nranges)
+		return false;
+	i = old->at_position[old->next];
+	if (old->taken[i])
+		return false;
+	oldraw = old_part_content(old, i, &should_free);
+	made = jt_delta_make(oldraw, raw, budget, literal, first, removed);
+	if (should_free)
+		pfree((struct varlena *) oldraw);
+	if (!made)
+		return false;
+	take(old, i);
+	*base = old->ranges[i];
+	return true;
 }
 
 static int

@@ -13,6 +13,7 @@
 #define JSONB_TOASTER_SHARING_H
 
 #ifdef JT_CUSTOM_TOAST
+#include "lib/stringinfo.h"
 #include "utils/rel.h"
 
 #include "skeleton.h"
@@ -25,6 +26,11 @@ extern void jt_old_parts_prefetch(JtOldParts *old, const JtRefRange *ranges,
 extern bool jt_old_parts_take(JtOldParts *old, const JtRefRange *range,
 							  const struct varlena *raw,
 							  uint32 *extinfo, Oid *valueid);
+extern bool jt_old_parts_take_as_delta(JtOldParts *old,
+									   const struct varlena *raw,
+									   uint32 budget, StringInfo literal,
+									   uint32 *first, uint32 *removed,
+									   JtRefRange *base);
 /* The parts a new row version took over from the old one. */
 typedef struct JtKeptParts
 {

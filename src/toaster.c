@@ -384,6 +384,8 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	JtRefRange *planned = NULL;
 	const JtPatch *patch;
 	struct varlena *result;
+	StringInfoData deltas;
+	StringInfoData literal;
 
 	target = Max(Min(budget, jt_inline_budget), 0);
 	if (!CompressionMethodIsValid(cmethod))
@@ -424,10 +426,16 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 				   sizeof(JtRefRange));
 		jt_old_parts_prefetch(old, planned, res.nparts);
 	}
+	initStringInfo(&deltas);
+	initStringInfo(&literal);
 	for (uint32 i = 0; i < res.nparts; i++)
 	{
 		struct varlena *raw = res.parts[i].raw;
 		varatt_external ext;
+		JtRefRange	base;
+		uint32		first;
+		uint32		removed;
+		int64		room;
 
 		/* a part the old value has already: take it over */
 		if (old != NULL &&
@@ -439,6 +447,22 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 			continue;
 		}
 
+		/* a small edit of an old part, if the row has room for it */
+		room = (int64) target - res.tree.len - deltas.len -
+			(int64) sizeof(JtDeltaHeader) - (sizeof(uint32) - 1);
+		if (old != NULL && room > 0 &&
+			jt_old_parts_take_as_delta(old, raw,
+									   (uint32) Min(JT_DELTA_BUDGET((int64) jt_range_size),
+													room),
+									   &literal, &first, &removed, &base))
+		{
+			jt_delta_append(&deltas, &base, first, removed, literal.data,
+							literal.len);
+			jt_build_set_stored(&res, i, base.extinfo, base.valueid);
+			stored_outside += base.extinfo & VARLENA_EXTSIZE_MASK;
+			continue;
+		}
+
 		store_part(rel, raw, cmethod, options, &ext);
 		jt_build_set_stored(&res, i, ext.va_extinfo, ext.va_valueid);
 		stored_outside += VARATT_EXTERNAL_GET_EXTSIZE(ext);
@@ -447,8 +471,8 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	hdr.toastrelid = toastrelid;
 	hdr.nparts = res.nparts;
 	hdr.tree_size = res.tree.len;
-	return make_pointer(&hdr, res.tree.data, NULL, 0, VARSIZE(doc),
-						stored_outside);
+	return make_pointer(&hdr, res.tree.data, deltas.data, deltas.len,
+						VARSIZE(doc), stored_outside);
 }
 
 static struct varlena *
