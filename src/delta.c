@@ -272,7 +272,8 @@ delta_gives_back(const struct varlena *base, const struct varlena *target,
  * The delta that makes target (a part's new content) from base (what is
  * stored for it), both jsonb datums whose roots are containers of one
  * kind: the literal is written to literal (reset first).  False when the
- * literal would take more than budget bytes.
+ * literal would take more than budget bytes, or the delta would keep
+ * fewer than half of the base's entries.
  */
 bool
 jt_delta_make(const struct varlena *base, const struct varlena *target,
@@ -311,6 +312,13 @@ jt_delta_make(const struct varlena *base, const struct varlena *target,
 					 object))
 		tail++;
 	nl = nt - head - tail;
+
+	/*
+	 * The base must stay mostly in use: a part kept alive for a few of its
+	 * entries would hold dead bytes for as long as the row lives.
+	 */
+	if ((uint64) (head + tail) * 2 < nb)
+		return false;
 
 	resetStringInfo(literal);
 	jt_writer_begin(&w, literal, (troot.header & ~JT_CONTAINER_COUNT_MASK) | nl);

@@ -57,6 +57,7 @@ struct JtOldParts
 								 * order */
 	uint32	   *position;		/* and the other way */
 	uint32		next;			/* position after the last part taken */
+	bool	   *named;			/* a new part has its hash and size */
 };
 
 static int
@@ -133,6 +134,7 @@ jt_old_parts_open(Relation rel, struct varlena *oldvalue)
 	if (old->nranges == 0)
 		return NULL;
 	old->taken = palloc0(old->nranges * sizeof(bool));
+	old->named = palloc0(old->nranges * sizeof(bool));
 	old->read = palloc0(old->nranges * sizeof(struct varlena *));
 	old->cache_token = jt_part_cache_holds(oldvalue);
 	sort_keeping_positions(old);
@@ -165,27 +167,23 @@ candidates(JtOldParts *old, const JtRefRange *range, uint32 *first,
 }
 
 /*
- * Read ahead, in one scan of the TOAST relation, the old parts that the
- * new parts' directory entries (ranges[0..n-1]) may share:
- * jt_old_parts_take() compares their bytes.  Not when the part cache holds
- * the old value's parts (a flatten of it read them all).
+ * Note the old parts that the new parts' directory entries
+ * (ranges[0..n-1]) may share, which jt_old_parts_take() will compare
+ * bytes with, and read them ahead, in one scan of the TOAST relation; not
+ * when the part cache holds the old value's parts (a flatten of it read
+ * them all).
  */
 void
 jt_old_parts_prefetch(JtOldParts *old, const JtRefRange *ranges, uint32 n)
 {
 	JtRefRange *wanted;
 	uint32	   *index;
-	bool	   *marked;
 	struct varlena **raws;
 	bool	   *should_free;
 	uint32		nwanted = 0;
 
-	if (old->cache_token != 0)
-		return;
 	wanted = palloc(old->nranges * sizeof(JtRefRange));
 	index = palloc(old->nranges * sizeof(uint32));
-	marked = palloc0(old->nranges * sizeof(bool));
-
 	for (uint32 k = 0; k < n; k++)
 	{
 		uint32		first;
@@ -195,15 +193,15 @@ jt_old_parts_prefetch(JtOldParts *old, const JtRefRange *ranges, uint32 n)
 			continue;
 		for (uint32 i = first; i < end; i++)
 		{
-			if (marked[i] || old->read[i] != NULL ||
+			if (old->named[i] || old->read[i] != NULL ||
 				old->ranges[i].header != ranges[k].header)
 				continue;
-			marked[i] = true;
+			old->named[i] = true;
 			wanted[nwanted] = old->ranges[i];
 			index[nwanted++] = i;
 		}
 	}
-	if (nwanted > 0)
+	if (nwanted > 0 && old->cache_token == 0)
 	{
 		raws = palloc(nwanted * sizeof(struct varlena *));
 		should_free = palloc(nwanted * sizeof(bool));
@@ -214,7 +212,6 @@ jt_old_parts_prefetch(JtOldParts *old, const JtRefRange *ranges, uint32 n)
 		pfree(should_free);
 		pfree(raws);
 	}
-	pfree(marked);
 	pfree(index);
 	pfree(wanted);
 }
@@ -286,7 +283,9 @@ jt_old_parts_take(JtOldParts *old, const JtRefRange *range,
  * A new part (content raw) that no old part holds: is it a small edit of
  * the old part that follows, in document order, the last one taken?  If
  * so, take that part as its base: *base gets its directory entry, and
- * literal, first and removed the delta (jt_delta_make()).
+ * literal, first and removed the delta (jt_delta_make()).  Not an old part
+ * that a new part may take over whole (jt_old_parts_prefetch() noted
+ * those).
  */
 bool
 jt_old_parts_take_as_delta(JtOldParts *old, const struct varlena *raw,
@@ -301,7 +300,7 @@ jt_old_parts_take_as_delta(JtOldParts *old, const struct varlena *raw,
 	if (old->next >= old->nranges)
 		return false;
 	i = old->at_position[old->next];
-	if (old->taken[i])
+	if (old->taken[i] || old->named[i])
 		return false;
 	oldraw = old_part_content(old, i, &should_free);
 	made = jt_delta_make(oldraw, raw, budget, literal, first, removed);
