@@ -19,7 +19,12 @@ fixed time (-T):
   workload A   50% of that read, 50% an update of one field with jsonb_set
                (<kind>_read.sql@1 and <kind>_update.sql@1);
   10 fields    a projection of 10 fields of one document
-               (<kind>_fields.sql).
+               (<kind>_fields.sql);
+  workload A floor
+               workload A with an update that leaves the document as it
+               was (<kind>_read.sql@1 and floor_update.sql@1): a new row
+               version and its WAL, no work on the document, so the most
+               workload A could reach with any storage of the documents.
 
 Rows, fields and paths are drawn uniformly at random (pgbench's random(),
 seeded with --seed).  For each point: pgbench's TPS (without the initial
@@ -38,7 +43,7 @@ copied into each configuration's table, which compresses them its own way
 a read of every document in a session of each configuration (a digest of a
 few fields and of the whole documents, compared across configurations;
 this also brings the table into shared buffers).  The read-only workloads
-run first, on the tables as loaded.  Before every workload A run the table
+run first, on the tables as loaded.  Before every workload A (and floor) run the table
 is VACUUMed (autovacuum is off), and a CHECKPOINT is taken so that each run
 starts from the same state: its WAL then includes the full-page images of
 the pages it touches first, as a run that follows a checkpoint would.
@@ -67,11 +72,15 @@ WORKLOADS = [
     ("workload C", [("{kind}_read.sql", 1)]),
     ("workload A", [("{kind}_read.sql", 1), ("{kind}_update.sql", 1)]),
     ("10 fields", [("{kind}_fields.sql", 1)]),
+    ("workload A floor", [("{kind}_read.sql", 1), ("floor_update.sql", 1)]),
 ]
 # the order in which they run: reads first, on the tables as loaded
-RUN_ORDER = ["workload C", "10 fields", "workload A"]
+RUN_ORDER = ["workload C", "10 fields", "workload A", "workload A floor"]
 UPDATES = "workload A"
-# script names of workload A, by pgbench script number
+# the workloads that update: each run after a VACUUM and a CHECKPOINT, and
+# its WAL measured
+UPDATING = {"workload A", "workload A floor"}
+# script names of the updating workloads, by pgbench script number
 A_SCRIPTS = ["read", "update"]
 
 KIND_TEXT = {
@@ -83,6 +92,7 @@ WORKLOAD_TEXT = {
     "workload C": "read one field by primary key",
     "workload A": "50% read one field, 50% update one field (jsonb_set)",
     "10 fields": "projection of 10 fields of one document",
+    "workload A floor": "workload A, the update leaving the document (SET id = id)",
 }
 
 # The documents of row i, from i alone: the same in every run.
@@ -191,7 +201,7 @@ def measure(cfg, kind, workload, scripts, clients, seconds, rows, seed, work,
             results, use_walinspect):
     t = cfg.table(f"y_{kind}", shared=True)
     paths = [(os.path.join(SCRIPTS, s.format(kind=kind)), w) for s, w in scripts]
-    if workload == UPDATES:
+    if workload in UPDATING:
         cfg.execute(f"VACUUM {t}; CHECKPOINT;")
         lsn0 = db.value("SELECT pg_current_wal_insert_lsn()")
     out = db.pgbench_load(paths, {"tab": t, "rows": rows}, clients, seconds,
@@ -212,7 +222,7 @@ def measure(cfg, kind, workload, scripts, clients, seconds, rows, seed, work,
                     ms(db.percentile(every, p)), **params)
     line = (f"{out['tps']:.0f} tps, p50 {ms(db.percentile(every, 50)) or 0:.2f} ms, "
             f"p99 {ms(db.percentile(every, 99)) or 0:.2f} ms")
-    if workload == UPDATES:
+    if workload in UPDATING:
         lsn1 = db.value("SELECT pg_current_wal_insert_lsn()")
         wal = int(db.value(f"SELECT '{lsn1}'::pg_lsn - '{lsn0}'"))
         updates = len(lat.get(1, []))

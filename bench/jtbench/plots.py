@@ -1,6 +1,7 @@
 """PNG plots of a run, drawn from the results (matplotlib, Agg backend)."""
 
 import os
+import textwrap
 
 import matplotlib
 
@@ -184,9 +185,11 @@ def plot_y(res, configs, out):
     kinds = [k for k in bench_y.KINDS if res.select(bench="Y", doc=k, metric="tps")]
     if not configs or not kinds:
         return
-    workloads = [w for w, _ in bench_y.WORKLOADS]
+    workloads = [w for w, _ in bench_y.WORKLOADS
+                 if res.select(bench="Y", case=w, metric="tps")]
     clients = sorted({p["clients"] for p in res.select(bench="Y", metric="tps")})
-    fig, axes = plt.subplots(len(kinds), len(workloads), figsize=(15, 4.5 * len(kinds)),
+    fig, axes = plt.subplots(len(kinds), len(workloads),
+                             figsize=(4.5 * len(workloads), 4.5 * len(kinds)),
                              squeeze=False)
     for row, kind in zip(axes, kinds):
         for ax, workload in zip(row, workloads):
@@ -206,7 +209,8 @@ def plot_y(res, configs, out):
             ax.yaxis.set_major_formatter(THOUSANDS)
             ax.yaxis.set_minor_formatter(THOUSANDS)
             ax.tick_params(axis="y", which="minor", labelsize=7)
-            ax.set_title(f"{kind}: {workload} ({bench_y.WORKLOAD_TEXT[workload]})", fontsize=9)
+            ax.set_title(textwrap.fill(f"{kind}: {workload} ({bench_y.WORKLOAD_TEXT[workload]})",
+                                       50), fontsize=9)
             ax.grid(True, which="both", alpha=0.3)
             ax.set_xlabel("clients")
             ax.set_ylabel("transactions per second (log scale)")
