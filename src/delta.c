@@ -196,32 +196,47 @@ jt_read_part_content(const JtSkeleton *skel, const JtRefRange *range,
 	return content;
 }
 
-/* Are entry i of a and entry j of b the same bytes of the same type? */
-static bool
-same_entry(JtSource *a, const JtNode *aroot, uint32 i,
-		   JtSource *b, const JtNode *broot, uint32 j)
+/*
+ * Every entry of a container, described once in order (for objects the
+ * keys, then the values): comparing entries by index then costs no walk
+ * back to the nearest stored offset.
+ */
+static JtNode *
+describe_entries(JtSource *src, const JtNode *root)
 {
-	JtNode		x;
-	JtNode		y;
+	JtEntryIter it;
+	JtNode	   *entries;
+	uint32		n = 0;
 
-	jt_nav_entry(a, aroot, i, &x);
-	jt_nav_entry(b, broot, j, &y);
-	if (x.kind != y.kind || x.length != y.length)
-		return false;
-	return memcmp(jt_source_read(a, x.offset, x.length),
-				  jt_source_read(b, y.offset, y.length), x.length) == 0;
+	jt_nav_iter_begin(src, root, &it);
+	entries = palloc(sizeof(JtNode) * Max(it.nentries, 1));
+	while (jt_nav_iter_next(src, &it, &entries[n]))
+		n++;
+	return entries;
 }
 
-/* Pair (or element) i of a and j of b: the same? */
+/* Are entries x of a and y of b the same bytes of the same type? */
 static bool
-same_pair(JtSource *a, const JtNode *aroot, uint32 i,
-		  JtSource *b, const JtNode *broot, uint32 j, bool object)
+same_entry(JtSource *a, const JtNode *x, JtSource *b, const JtNode *y)
 {
-	if (!object)
-		return same_entry(a, aroot, i, b, broot, j);
-	return same_entry(a, aroot, i, b, broot, j) &&
-		same_entry(a, aroot, jt_node_count(aroot) + i,
-				   b, broot, jt_node_count(broot) + j);
+	if (x->kind != y->kind || x->length != y->length)
+		return false;
+	return memcmp(jt_source_read(a, x->offset, x->length),
+				  jt_source_read(b, y->offset, y->length), x->length) == 0;
+}
+
+/*
+ * Pair (or element) i of a and j of b: the same?  ea and eb are the
+ * entries of the two containers (describe_entries()), na and nb their
+ * counts of pairs or elements.
+ */
+static bool
+same_pair(JtSource *a, const JtNode *ea, uint32 na, uint32 i,
+		  JtSource *b, const JtNode *eb, uint32 nb, uint32 j, bool object)
+{
+	if (!same_entry(a, &ea[i], b, &eb[j]))
+		return false;
+	return !object || same_entry(a, &ea[na + i], b, &eb[nb + j]);
 }
 
 /*
@@ -290,6 +305,8 @@ jt_delta_make(const struct varlena *base, const struct varlena *target,
 	uint32		tail = 0;
 	uint32		nl;
 	bool		object;
+	JtNode	   *be;
+	JtNode	   *te;
 	JtWriter	w;
 
 	jt_memory_source(&bsrc, VARDATA(base), VARSIZE(base) - VARHDRSZ, false);
@@ -304,14 +321,18 @@ jt_delta_make(const struct varlena *base, const struct varlena *target,
 	nb = jt_node_count(&broot);
 	nt = jt_node_count(&troot);
 
+	be = describe_entries(&bsrc, &broot);
+	te = describe_entries(&tsrc, &troot);
 	while (head < Min(nb, nt) &&
-		   same_pair(&bsrc, &broot, head, &tsrc, &troot, head, object))
+		   same_pair(&bsrc, be, nb, head, &tsrc, te, nt, head, object))
 		head++;
 	while (tail < Min(nb, nt) - head &&
-		   same_pair(&bsrc, &broot, nb - 1 - tail, &tsrc, &troot, nt - 1 - tail,
+		   same_pair(&bsrc, be, nb, nb - 1 - tail, &tsrc, te, nt, nt - 1 - tail,
 					 object))
 		tail++;
 	nl = nt - head - tail;
+	pfree(be);
+	pfree(te);
 
 	/*
 	 * The base must stay mostly in use: a part kept alive for a few of its
