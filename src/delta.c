@@ -103,16 +103,16 @@ jt_stored_range(const JtSkeleton *skel, const JtRefRange *range)
 }
 
 /*
- * The content of a part kept as a delta (range, its directory entry),
- * from its base's raw content, checked against both entries.
+ * The content a delta makes from its base's raw content, with the delta
+ * and the base checked against each other and against the part's entry
+ * (range: its kind and count); lsrc gets the literal, for errors.
  */
-struct varlena *
-jt_delta_apply(const JtDelta *delta, const JtRefRange *range,
-			   const struct varlena *base)
+static struct varlena *
+delta_build(const JtDelta *delta, const JtRefRange *range,
+			const struct varlena *base, JtSource *lsrc)
 {
 	JtRefRange	stored = *range;
 	JtSource	bsrc;
-	JtSource	lsrc;
 	JtNode		broot;
 	JtNode		lroot;
 	uint32		nb;
@@ -127,22 +127,22 @@ jt_delta_apply(const JtDelta *delta, const JtRefRange *range,
 	stored.header = delta->hdr.base_header;
 	jt_part_check(&bsrc, &stored, base, &broot);
 
-	jt_memory_source(&lsrc, delta->literal, delta->hdr.literal_len, false);
-	jt_nav_root(&lsrc, &lroot);
+	jt_memory_source(lsrc, delta->literal, delta->hdr.literal_len, false);
+	jt_nav_root(lsrc, &lroot);
 	if ((lroot.header & ~JT_CONTAINER_COUNT_MASK) !=
 		(broot.header & ~JT_CONTAINER_COUNT_MASK) ||
 		(broot.header & JT_CONTAINER_SCALAR) ||
 		(range->header & ~JT_CONTAINER_COUNT_MASK) !=
 		(broot.header & ~JT_CONTAINER_COUNT_MASK))
-		jt_nav_corrupt(&lsrc, "a delta's literal or base is not of its part's kind");
-	if (!jt_nav_entries_fill(&lsrc, &lroot))
-		jt_nav_corrupt(&lsrc, "a delta's literal has entries past its data");
+		jt_nav_corrupt(lsrc, "a delta's literal or base is not of its part's kind");
+	if (!jt_nav_entries_fill(lsrc, &lroot))
+		jt_nav_corrupt(lsrc, "a delta's literal has entries past its data");
 	nb = jt_node_count(&broot);
 	nl = jt_node_count(&lroot);
 	if (delta->hdr.first > nb || delta->hdr.removed > nb - delta->hdr.first ||
 		(uint64) nb - delta->hdr.removed + nl !=
 		(range->header & JT_CONTAINER_COUNT_MASK))
-		jt_nav_corrupt(&lsrc, "a delta's edit does not fit its base");
+		jt_nav_corrupt(lsrc, "a delta's edit does not fit its base");
 	after = nb - delta->hdr.first - delta->hdr.removed;
 	object = (broot.header & JT_CONTAINER_OBJECT) != 0;
 
@@ -153,17 +153,30 @@ jt_delta_apply(const JtDelta *delta, const JtRefRange *range,
 	for (int pass = 0; pass < (object ? 2 : 1); pass++)
 	{
 		jt_copy_entries(&w, &bsrc, &broot, pass * nb, delta->hdr.first);
-		jt_copy_entries(&w, &lsrc, &lroot, pass * nl, nl);
+		jt_copy_entries(&w, lsrc, &lroot, pass * nl, nl);
 		jt_copy_entries(&w, &bsrc, &broot,
 						pass * nb + delta->hdr.first + delta->hdr.removed, after);
 	}
 	jt_writer_end(&w);
 	result = (struct varlena *) buf.data;
 	SET_VARSIZE(result, buf.len);
+	return result;
+}
 
-	if (buf.len != range->rawsize ||
+/*
+ * The content of a part kept as a delta (range, its directory entry),
+ * from its base's raw content, checked against both entries.
+ */
+struct varlena *
+jt_delta_apply(const JtDelta *delta, const JtRefRange *range,
+			   const struct varlena *base)
+{
+	JtSource	lsrc;
+	struct varlena *result = delta_build(delta, range, base, &lsrc);
+
+	if (VARSIZE(result) != range->rawsize ||
 		hash_bytes((const unsigned char *) VARDATA(result),
-				   buf.len - VARHDRSZ) != range->hash)
+				   VARSIZE(result) - VARHDRSZ) != range->hash)
 		jt_nav_corrupt(&lsrc, "a delta does not give the content its part's entry describes");
 	return result;
 }
@@ -252,6 +265,7 @@ delta_gives_back(const struct varlena *base, const struct varlena *target,
 	JtDelta		delta;
 	JtRefRange	range = {0};
 	JtSource	src;
+	JtSource	lsrc;
 	JtNode		root;
 	struct varlena *result;
 	bool		same;
@@ -268,9 +282,8 @@ delta_gives_back(const struct varlena *base, const struct varlena *target,
 	jt_nav_root(&src, &root);
 	range.rawsize = VARSIZE(target);
 	range.header = root.header;
-	range.hash = hash_bytes((const unsigned char *) VARDATA(target),
-							VARSIZE(target) - VARHDRSZ);
-	result = jt_delta_apply(&delta, &range, base);
+	/* the bytes are compared whole: no need for the hash check */
+	result = delta_build(&delta, &range, base, &lsrc);
 	same = VARSIZE(result) == VARSIZE(target) &&
 		memcmp(result, target, VARSIZE(target)) == 0;
 	pfree(result);
