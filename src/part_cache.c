@@ -233,18 +233,21 @@ jt_flatten_pointer(struct varlena *attr)
 /*
  * Flatten skel, a copy of the stored pointer "pointer" with its tree
  * changed, or the directory entry of part partno and that part (raw), in
- * memory (partial_update.c); partno is ignored when raw is NULL.  The
- * stored parts read are kept as jt_flatten_pointer() keeps them: should
- * the toaster turn the change down, the general path finds them there.
+ * memory (partial_update.c); partno is ignored when raw is NULL.  With
+ * keep, the stored parts read are kept as jt_flatten_pointer() keeps them,
+ * for the general path that follows when the toaster turns the change
+ * down; without, they are decompressed straight into the result.
  */
 struct varlena *
 jt_flatten_changed(struct varlena *pointer, JtSkeleton *skel, uint32 partno,
-				   struct varlena *raw)
+				   struct varlena *raw, bool keep)
 {
 	FlattenParts fp = {0};
 
 	fp.partno = partno;
 	fp.raw = raw;
+	if (!keep)
+		return jt_skeleton_flatten(skel, fetch_changed_or_stored, &fp);
 	return flatten_keeping(pointer, skel, &fp);
 }
 

@@ -19,7 +19,7 @@
 extern struct varlena *jt_flatten_pointer(struct varlena *attr);
 extern struct varlena *jt_flatten_changed(struct varlena *pointer,
 										  JtSkeleton *skel, uint32 partno,
-										  struct varlena *raw);
+										  struct varlena *raw, bool keep);
 extern uint64 jt_part_cache_holds(struct varlena *attr);
 extern const struct varlena *jt_part_cache_lookup(uint64 token,
 												  const JtRefRange *range);

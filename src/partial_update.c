@@ -322,6 +322,7 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	uint32		ref_offset;
 	uint32		range_offset;
 	uint32		count;
+	bool		taken;
 	struct varlena *document;
 	StringInfoData buf;
 	JtRefRange	base_range;
@@ -334,7 +335,7 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 		/* nothing to store: the pointer stays as it is */
 		VARATT_CUSTOM_GET_HEADER(header, pointer);
 		payload_len = header.va_size - VARHDRSZ_CUSTOM;
-		document = jt_flatten_changed(pointer, skel, r, oldpart);
+		document = jt_flatten_changed(pointer, skel, r, oldpart, false);
 		keep_patch(pointer, VARDATA_CUSTOM(pointer), payload_len, 0, NULL,
 				   NULL, NULL, document);
 		elog(DEBUG1, "jsonb_toaster: part %u of %u unchanged", r + 1,
@@ -393,9 +394,15 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 							VARSIZE(newpart) - VARHDRSZ);
 	memcpy(payload + range_offset, &range, sizeof(range));
 
-	/* checks the new directory as any stored one, then flattens */
+	/*
+	 * Checks the new directory as any stored one, then flattens, keeping
+	 * the other parts read for the general path only if the toaster may
+	 * turn the change down.
+	 */
 	jt_skeleton_parse(&patched, payload, payload_len);
-	document = jt_flatten_changed(pointer, &patched, r, newpart);
+	taken = jt_patch_may_be_taken(payload_len - sizeof(JtSkeletonHeader),
+								  VARSIZE(newpart), ref->ranges[r].rawsize);
+	document = jt_flatten_changed(pointer, &patched, r, newpart, !taken);
 
 	keep_patch(pointer, payload, payload_len, range_offset, newpart, base,
 			   &base_range, document);
@@ -422,6 +429,7 @@ apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, const char *key,
 	char	   *tree;
 	uint32		tree_len;
 	uint32		root_entry;
+	bool		taken;
 	char	   *payload;
 	uint32		payload_len;
 	struct varlena *document;
@@ -449,9 +457,11 @@ apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, const char *key,
 	payload = buf.data;
 	payload_len = buf.len;
 
-	/* checks the new tree as any stored one, then flattens */
+	/* checks the new tree as any stored one, then flattens (as above) */
 	jt_skeleton_parse(&patched, payload, payload_len);
-	document = jt_flatten_changed(pointer, &patched, 0, NULL);
+	taken = jt_patch_may_be_taken(payload_len - sizeof(JtSkeletonHeader),
+								  0, 0);
+	document = jt_flatten_changed(pointer, &patched, 0, NULL, !taken);
 
 	keep_patch(pointer, payload, payload_len, 0, NULL, NULL, NULL, document);
 	elog(DEBUG1, "jsonb_toaster: changed the skeleton's tree in place");

@@ -274,6 +274,36 @@ keep_as_delta(const JtPatch *patch, JtRefRange *range, const char *deltas,
 }
 
 /*
+ * Has a changed part outgrown its range?  It may grow up to the largest
+ * range the general path cuts, or its old size, if more (the builder
+ * enlarges the ranges of a document whose directory would not fit the
+ * row).
+ */
+static bool
+part_outgrown(uint32 part_size, uint32 old_part_size)
+{
+	return part_size > Max((uint64) old_part_size,
+						   JT_RANGE_MAX(jt_range_size) + VARHDRSZ);
+}
+
+/*
+ * Would store_patch() take a patch, as far as can be told before the
+ * row's budget is known?  skeleton_size is the patched tree's and delta
+ * area's, part_size and old_part_size the changed part's raw sizes (0 when
+ * only the tree changed).  partial_update.c asks so as to keep copies of
+ * the other parts only for the general path that follows a refusal: a
+ * wrong guess costs time, never correctness.
+ */
+bool
+jt_patch_may_be_taken(uint32 skeleton_size, uint32 part_size,
+					  uint32 old_part_size)
+{
+	if (skeleton_size > (uint32) Max(jt_inline_budget, 0))
+		return false;
+	return part_size == 0 || !part_outgrown(part_size, old_part_size);
+}
+
+/*
  * Store a document that jsonb_set(), #-, - or || made from the value it
  * replaces by changing one part or the skeleton's tree (partial_update.c):
  * write that part, keep the others' value ids.  The document is what the
@@ -317,15 +347,9 @@ store_patch(Relation rel, const JtPatch *patch, char cmethod, int32 rawsize,
 							deltas, deltas_len, rawsize, stored_outside);
 	}
 
-	/*
-	 * A part may grow up to the largest range the general path cuts, or
-	 * its old size, if more (the builder enlarges the ranges of a document
-	 * whose directory would not fit the row).
-	 */
 	memcpy(&oldrange, VARDATA_CUSTOM(patch->old_pointer) + patch->range_offset,
 		   sizeof(oldrange));
-	if (VARSIZE(patch->part) > Max((uint64) oldrange.rawsize,
-								   JT_RANGE_MAX(jt_range_size) + VARHDRSZ))
+	if (part_outgrown(VARSIZE(patch->part), oldrange.rawsize))
 		return NULL;
 
 	payload = palloc(patch->payload_len);

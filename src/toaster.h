@@ -29,6 +29,8 @@
 
 extern void jt_toaster_init(void);
 extern void jt_parse_pointer(struct varlena *attr, JtSkeleton *skel);
+extern bool jt_patch_may_be_taken(uint32 skeleton_size, uint32 part_size,
+								  uint32 old_part_size);
 
 /* The toaster id of a custom TOAST pointer. */
 static inline int
