@@ -171,7 +171,10 @@ candidates(JtOldParts *old, const JtRefRange *range, uint32 *first,
  * (ranges[0..n-1]) may share, which jt_old_parts_take() will compare
  * bytes with, and read them ahead, in one scan of the TOAST relation; not
  * when the part cache holds the old value's parts (a flatten of it read
- * them all).
+ * them all).  The old parts no new part names are read in the same scan
+ * when there are no more of them than new parts without a candidate: they
+ * are the bases jt_old_parts_take_as_delta() may try for those (a client
+ * that changed one value sends one such part, and one old part is left).
  */
 void
 jt_old_parts_prefetch(JtOldParts *old, const JtRefRange *ranges, uint32 n)
@@ -181,6 +184,8 @@ jt_old_parts_prefetch(JtOldParts *old, const JtRefRange *ranges, uint32 n)
 	struct varlena **raws;
 	bool	   *should_free;
 	uint32		nwanted = 0;
+	uint32		unmatched = 0;
+	uint32		unnamed = 0;
 
 	wanted = palloc(old->nranges * sizeof(JtRefRange));
 	index = palloc(old->nranges * sizeof(uint32));
@@ -188,15 +193,34 @@ jt_old_parts_prefetch(JtOldParts *old, const JtRefRange *ranges, uint32 n)
 	{
 		uint32		first;
 		uint32		end;
+		bool		named = false;
 
-		if (!candidates(old, &ranges[k], &first, &end))
-			continue;
-		for (uint32 i = first; i < end; i++)
+		if (candidates(old, &ranges[k], &first, &end))
 		{
-			if (old->named[i] || old->read[i] != NULL ||
-				old->ranges[i].header != ranges[k].header)
+			for (uint32 i = first; i < end; i++)
+			{
+				if (old->ranges[i].header != ranges[k].header)
+					continue;
+				named = true;
+				if (old->named[i] || old->read[i] != NULL)
+					continue;
+				old->named[i] = true;
+				wanted[nwanted] = old->ranges[i];
+				index[nwanted++] = i;
+			}
+		}
+		if (!named)
+			unmatched++;
+	}
+	for (uint32 i = 0; i < old->nranges; i++)
+		if (!old->named[i] && old->read[i] == NULL)
+			unnamed++;
+	if (unnamed > 0 && unnamed <= unmatched)
+	{
+		for (uint32 i = 0; i < old->nranges; i++)
+		{
+			if (old->named[i] || old->read[i] != NULL)
 				continue;
-			old->named[i] = true;
 			wanted[nwanted] = old->ranges[i];
 			index[nwanted++] = i;
 		}

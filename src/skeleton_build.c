@@ -210,7 +210,8 @@ plan_ranges(Builder *b, BuildNode *n, uint32 range_size)
 			maybe_cut(n, i, &acc, end_after_previous, range_size, maxranges);
 			size = keys[i].length + entry.length + 2 * sizeof(uint32);
 			acc += size;
-			end_after_previous =
+			/* it matters only to a range long enough to end (maybe_cut) */
+			end_after_previous = acc >= JT_RANGE_MIN(range_size) &&
 				ends_range(jt_source_read(&b->src, keys[i].offset, keys[i].length),
 						   keys[i].length, keys[i].kind, size, range_size);
 		}
@@ -226,7 +227,7 @@ plan_ranges(Builder *b, BuildNode *n, uint32 range_size)
 
 			maybe_cut(n, i, &acc, end_after_previous, range_size, maxranges);
 			acc += size;
-			end_after_previous =
+			end_after_previous = acc >= JT_RANGE_MIN(range_size) &&
 				ends_range(jt_source_read(&b->src, entry.offset, entry.length),
 						   entry.length, entry.kind, size, range_size);
 		}
