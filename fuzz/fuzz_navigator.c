@@ -90,6 +90,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		{
 			JtNode		next;
 			bool		found;
+			JtEntryIter it;
+			JtNode		entry;
+
+			/* the entries of at least keylen bytes, as the builder walks */
+			jt_nav_iter_begin(&src.pub, &node, &it);
+			while (jt_nav_iter_next_long(&src.pub, &it, keylen, &entry))
+				check_node(&src.pub, &entry);
 
 			if (jt_node_is_object(&node))
 				found = jt_nav_object_get(&src.pub, &node, key, keylen, &next);

@@ -464,6 +464,38 @@ jt_nav_iter_next(JtSource *src, JtEntryIter *it, JtNode *entry)
 	return true;
 }
 
+/*
+ * The next entry at least min_length bytes long (its padding included), or
+ * false after the last.  Shorter entries are passed over by their JEntries
+ * alone: checked against the bounds, not described.
+ */
+bool
+jt_nav_iter_next_long(JtSource *src, JtEntryIter *it, uint64 min_length,
+					  JtNode *entry)
+{
+	ContainerLayout lay;
+
+	lay.nentries = it->nentries;
+	lay.entries = it->entries;
+	lay.data = it->data;
+	lay.end = it->end;
+	while (it->next < it->nentries)
+	{
+		uint32		e = entry_at(src, &lay, it->next);
+		uint64		len = entry_length(src, &lay, e, it->start);
+
+		if (it->next == lay.nentries - 1)
+			check_last_entry_end(src, &lay, it->start + len);
+		if (len >= min_length)
+			describe_entry(src, it->data, e, it->start, len, entry);
+		it->start += len;
+		it->next++;
+		if (len >= min_length)
+			return true;
+	}
+	return false;
+}
+
 /* The JEntry type of a node's value. */
 uint32
 jt_node_entry_type(const JtNode *node)

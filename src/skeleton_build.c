@@ -79,10 +79,11 @@ collect_candidates(Builder *b, BuildNode *parent)
 	check_stack_depth();
 	jt_nav_iter_begin(&b->src, &parent->node, &it);
 	jt_nav_iter_seek(&b->src, &it, first_value);	/* keys stay in the row */
-	while (jt_nav_iter_next(&b->src, &it, &entry))
+	while (jt_nav_iter_next_long(&b->src, &it, JT_MIN_PART_SIZE, &entry))
 	{
 		BuildNode  *child;
 
+		/* the padding counted above may have made up the difference */
 		if (entry.length < JT_MIN_PART_SIZE)
 			continue;
 		child = palloc0(sizeof(BuildNode));
