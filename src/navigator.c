@@ -444,24 +444,7 @@ jt_nav_entries_fill(JtSource *src, const JtNode *container)
 bool
 jt_nav_iter_next(JtSource *src, JtEntryIter *it, JtNode *entry)
 {
-	ContainerLayout lay;
-	uint32		e;
-	uint64		len;
-
-	if (it->next >= it->nentries)
-		return false;
-	lay.nentries = it->nentries;
-	lay.entries = it->entries;
-	lay.data = it->data;
-	lay.end = it->end;
-	e = entry_at(src, &lay, it->next);
-	len = entry_length(src, &lay, e, it->start);
-	if (it->next == lay.nentries - 1)
-		check_last_entry_end(src, &lay, it->start + len);
-	describe_entry(src, it->data, e, it->start, len, entry);
-	it->start += len;
-	it->next++;
-	return true;
+	return jt_nav_iter_next_long(src, it, 0, entry);
 }
 
 /*
@@ -482,16 +465,18 @@ jt_nav_iter_next_long(JtSource *src, JtEntryIter *it, uint64 min_length,
 	while (it->next < it->nentries)
 	{
 		uint32		e = entry_at(src, &lay, it->next);
-		uint64		len = entry_length(src, &lay, e, it->start);
+		uint64		start = it->start;
+		uint64		len = entry_length(src, &lay, e, start);
 
 		if (it->next == lay.nentries - 1)
-			check_last_entry_end(src, &lay, it->start + len);
-		if (len >= min_length)
-			describe_entry(src, it->data, e, it->start, len, entry);
+			check_last_entry_end(src, &lay, start + len);
 		it->start += len;
 		it->next++;
 		if (len >= min_length)
+		{
+			describe_entry(src, it->data, e, start, len, entry);
 			return true;
+		}
 	}
 	return false;
 }
