@@ -160,6 +160,60 @@ UPDATE plain SET jb = jb - :'first_key' WHERE id = 3;
 SELECT t.id, jt_test_flat_bytes(t.jb) = jt_test_flat_bytes(p.jb) AS same
 FROM t JOIN plain p USING (id) ORDER BY id;
 
+-- a value replaced by one that leaves the padding of the values after it
+-- as it was (here a 9-digit number by another): jsonb_set() returns a
+-- pointer to the patched skeleton, with the change as a delta, which the
+-- UPDATE of the row it was made from stores as it is; anywhere else it
+-- is read back, as a stored value is
+CREATE TABLE returned AS
+	SELECT p.value_id FROM t, jsonb_toaster_parts(jb) p WHERE t.id = 1;
+SET client_min_messages = debug1;
+SELECT (jsonb_toaster_storage(jsonb_set(jb, '{k151}', '123456789'))).form,
+	jsonb_set(jb, '{k151}', '123456789') -> 'k151' AS k151
+FROM t WHERE id = 1;
+UPDATE t SET jb = jsonb_set(jb, '{k151}', '123456789') WHERE id = 1
+RETURNING jb -> 'k151' AS k151;
+RESET client_min_messages;
+SELECT count(*) AS parts,
+	count(*) FILTER (WHERE p.value_id IN (SELECT value_id FROM returned)) AS kept
+FROM t, jsonb_toaster_parts(jb) p WHERE t.id = 1;
+SET client_min_messages = debug1;
+-- another row's
+UPDATE t SET jb = (SELECT jsonb_set(o.jb, '{k151}', '987654321')
+				   FROM t o WHERE o.id = 1) WHERE id = 2;
+-- one of several changes, and one made from another
+UPDATE t SET jb = jsonb_set(jsonb_set(jb, '{k157}', '333333333'), '{k151}',
+	'444444444') WHERE id = 1;
+RESET client_min_messages;
+-- a new row, a plain table, an aborted change
+INSERT INTO t SELECT 4, jsonb_set(jb, '{k151}', '111111111') FROM t WHERE id = 1;
+CREATE TABLE plain_copy AS
+	SELECT id, jsonb_set(jb, '{k151}', '222222222') AS jb FROM t WHERE id = 1;
+SELECT (jsonb_toaster_storage(jb)).form FROM plain_copy;
+BEGIN;
+SAVEPOINT s;
+UPDATE t SET jb = jsonb_set(jb, '{k151}', '555555555') WHERE id = 1;
+ROLLBACK TO SAVEPOINT s;
+COMMIT;
+UPDATE plain SET jb = jsonb_set(jb, '{k151}', '123456789') WHERE id = 1;
+UPDATE plain SET jb = (SELECT jsonb_set(o.jb, '{k151}', '987654321')
+					   FROM plain o WHERE o.id = 1) WHERE id = 2;
+UPDATE plain SET jb = jsonb_set(jsonb_set(jb, '{k157}', '333333333'), '{k151}',
+	'444444444') WHERE id = 1;
+INSERT INTO plain SELECT 4, jsonb_set(jb, '{k151}', '111111111') FROM plain
+WHERE id = 1;
+CREATE TABLE copy_expected AS
+	SELECT jt_test_flat_bytes(jsonb_set(jb, '{k151}', '222222222')) AS bytes
+	FROM plain WHERE id = 1;
+-- the rows that took copies keep them when the row they came from goes
+DELETE FROM t WHERE id = 1;
+DELETE FROM plain WHERE id = 1;
+VACUUM t;
+SELECT t.id, jt_test_flat_bytes(t.jb) = jt_test_flat_bytes(p.jb) AS same
+FROM t JOIN plain p USING (id) ORDER BY id;
+SELECT jt_test_flat_bytes(jb) = bytes AS same FROM plain_copy, copy_expected;
+DROP TABLE returned, plain_copy, copy_expected;
+
 -- nothing leaked, nothing lost
 VACUUM t;
 SELECT toast_ok('t');
@@ -225,7 +279,7 @@ DROP TABLE r, rplain, rcases, rparts_before;
 SET jsonb_toaster.override_builtins = off;
 INSERT INTO t SELECT * FROM plain;
 SET client_min_messages = debug1;
-UPDATE t SET jb = jsonb_set(jb, '{k150}', '"off"') WHERE id = 1;
+UPDATE t SET jb = jsonb_set(jb, '{k150}', '"off"') WHERE id = 2;
 RESET client_min_messages;
 RESET jsonb_toaster.override_builtins;
 

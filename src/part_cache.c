@@ -225,9 +225,19 @@ jt_flatten_pointer(struct varlena *attr)
 {
 	JtSkeleton	skel;
 	FlattenParts fp = {0};
+	varatt_custom header;
+	struct varlena *result;
 
 	jt_parse_pointer(attr, &skel);
-	return flatten_keeping(attr, &skel, &fp);
+	result = flatten_keeping(attr, &skel, &fp);
+	VARATT_CUSTOM_GET_HEADER(header, attr);
+	if (VARSIZE(result) != (uint32) header.va_rawsize)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("corrupt jsonb_toaster value"),
+				 errdetail("The document is %u bytes long, its pointer says %d.",
+						   VARSIZE(result), header.va_rawsize)));
+	return result;
 }
 
 /*

@@ -32,8 +32,18 @@
  * names, a longer path or several keys in the tree, a key of the tree
  * whose value is a container or a reference.
  *
- * The result is an ordinary flat jsonb, as the builtin's, so it can go
- * wherever a jsonb goes.  The patch is kept for the toaster until the next
+ * When the changed part can be kept as a delta of the stored one and the
+ * new document's raw size is known from the two parts alone (a value
+ * replaced by one whose length leaves the padding of the values after it
+ * as it was: U's jsonb_set(js, '{500}', '0'), a string replaced by one as
+ * long), the result is a pointer like the one the toaster would store:
+ * the skeleton with the delta, referring to the stored parts.  It can go
+ * wherever a jsonb goes, as a stored pointer can; on UPDATE of the row it
+ * was made from, the toaster adopts it (jt_adopt(), through the core
+ * series' adopt callback), and nothing is flattened.
+ *
+ * Otherwise the result is an ordinary flat jsonb, as the builtin's, so it
+ * can go wherever a jsonb goes.  The patch is kept for the toaster until the next
  * patch is made, the transaction ends, or a subtransaction aborts; the
  * toaster uses it only for the very bytes made here, replacing the very
  * pointer they were made from (jt_patch_for()).  The stored parts read to
@@ -255,6 +265,100 @@ jsonb_value_node(Jsonb *value, JtSource *src, JtNode *node)
 		*node = root;
 }
 
+/*
+ * Where a part's root object lies in the flattened document: its key
+ * bytes, and the bytes its values take (padding included) for each of the
+ * four positions modulo 4 they may start at, since jsonb's writer starts
+ * every numeric and container on a 4-byte boundary of the document.
+ */
+typedef struct PartLayout
+{
+	uint32		count;			/* key/value pairs */
+	int64		key_bytes;
+	int64		value_span[4];
+} PartLayout;
+
+static void
+part_layout(const struct varlena *part, PartLayout *layout)
+{
+	JtSource	src;
+	JtNode		root;
+	JtEntryIter it;
+	JtNode		entry;
+	uint64		pos[4] = {0, 1, 2, 3};
+
+	jt_memory_source(&src, VARDATA(part), VARSIZE(part) - VARHDRSZ, false);
+	jt_nav_root(&src, &root);
+	layout->count = jt_node_count(&root);
+	layout->key_bytes = 0;
+	jt_nav_iter_begin(&src, &root, &it);
+	for (uint32 i = 0; jt_nav_iter_next(&src, &it, &entry); i++)
+	{
+		bool		aligned = entry.kind == JT_NODE_NUMERIC ||
+			entry.kind == JT_NODE_CONTAINER;
+
+		if (i < layout->count)
+		{
+			layout->key_bytes += entry.length;
+			continue;
+		}
+		for (int phase = 0; phase < 4; phase++)
+			pos[phase] = (aligned ? TYPEALIGN(4, pos[phase]) : pos[phase]) +
+				entry.length;
+	}
+	for (int phase = 0; phase < 4; phase++)
+		layout->value_span[phase] = pos[phase] - phase;
+}
+
+/*
+ * The raw size of the document made by putting newpart in place of part r
+ * (oldpart) of the nranges of a split root object, stored with raw size
+ * old_rawsize, when these two parts alone tell it; false when it depends
+ * on where the part lies modulo 4 in the document.
+ *
+ * The root's keys come before all the values: a change of the part's key
+ * bytes by other than a multiple of 4 moves the padding of the values of
+ * the parts before it, which are not at hand, unless there are none.  The
+ * part's values start at a position modulo 4 not known here: the document
+ * is known to grow by the same amount wherever they start, and the values
+ * after them to keep their padding, when the growth is the same for the
+ * four positions and a multiple of 4 (or no part follows).
+ */
+static bool
+patched_raw_size(int32 old_rawsize, const struct varlena *oldpart,
+				 const struct varlena *newpart, uint32 r, uint32 nranges,
+				 int32 *rawsize)
+{
+	PartLayout old;
+	PartLayout new;
+	int64		shift;
+	int64		growth = 0;
+
+	part_layout(oldpart, &old);
+	part_layout(newpart, &new);
+	shift = new.key_bytes - old.key_bytes;
+	if (r > 0 && shift % 4 != 0)
+		return false;
+	for (int phase = 0; phase < 4; phase++)
+	{
+		int			new_phase = (int) (((phase + shift) % 4 + 4) % 4);
+		int64		g;
+
+		/* JEntries (8 bytes a pair) and keys, then the values */
+		g = 8 * ((int64) new.count - old.count) + shift +
+			new.value_span[new_phase] - old.value_span[phase];
+		if (phase > 0 && g != growth)
+			return false;
+		growth = g;
+	}
+	if (r + 1 < nranges && growth % 4 != 0)
+		return false;
+	if ((int64) old_rawsize + growth > (int64) JT_JENTRY_OFFLEN_MASK)
+		return false;
+	*rawsize = (int32) (old_rawsize + growth);
+	return true;
+}
+
 static void
 keep_patch(const struct varlena *pointer, const char *payload,
 		   uint32 payload_len, uint32 range_offset,
@@ -330,17 +434,13 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	if (VARSIZE(newpart) == VARSIZE(oldpart) &&
 		memcmp(newpart, oldpart, VARSIZE(oldpart)) == 0)
 	{
-		varatt_custom header;
+		struct varlena *same = palloc(VARSIZE_EXTERNAL(pointer));
 
-		/* nothing to store: the pointer stays as it is */
-		VARATT_CUSTOM_GET_HEADER(header, pointer);
-		payload_len = header.va_size - VARHDRSZ_CUSTOM;
-		document = jt_flatten_changed(pointer, skel, r, oldpart, false);
-		keep_patch(pointer, VARDATA_CUSTOM(pointer), payload_len, 0, NULL,
-				   NULL, NULL, document);
+		/* the document is the one stored: so is the result */
+		memcpy(same, pointer, VARSIZE_EXTERNAL(pointer));
 		elog(DEBUG1, "jsonb_toaster: part %u of %u unchanged", r + 1,
 			 ref->nranges);
-		return document;
+		return same;
 	}
 
 	/* the builtin's result is plain, and an object like its argument */
@@ -395,13 +495,53 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	memcpy(payload + range_offset, &range, sizeof(range));
 
 	/*
-	 * Checks the new directory as any stored one, then flattens, keeping
-	 * the other parts read for the general path only if the toaster may
-	 * turn the change down.
+	 * Checks the new directory as any stored one.  When the document's raw
+	 * size is known without it, a pointer is returned in place of the
+	 * document, for the toaster to adopt; otherwise the document is
+	 * flattened, keeping the other parts read for the general path only if
+	 * the toaster may turn the change down.
 	 */
 	jt_skeleton_parse(&patched, payload, payload_len);
 	taken = jt_patch_may_be_taken(payload_len - sizeof(JtSkeletonHeader),
 								  VARSIZE(newpart), ref->ranges[r].rawsize);
+	if (taken && base != NULL)
+	{
+		varatt_custom header;
+		int32		rawsize;
+		struct varlena *result = NULL;
+
+		VARATT_CUSTOM_GET_HEADER(header, pointer);
+		if (patched_raw_size(header.va_rawsize, oldpart, newpart, r,
+							 ref->nranges, &rawsize))
+		{
+			JtPatch		patch = {
+				.payload = payload,
+				.payload_len = payload_len,
+				.range_offset = range_offset,
+				.part = newpart,
+				.base = base,
+				.base_range = base_range,
+				.old_pointer = pointer,
+			};
+
+			result = jt_patch_pointer(&patch, rawsize);
+		}
+		if (result != NULL)
+		{
+#ifdef USE_ASSERT_CHECKING
+			/* the size told is the size flattening gives */
+			struct varlena *flat = jt_flatten_changed(pointer, &patched, r,
+													  newpart, false);
+
+			Assert(VARSIZE(flat) == (uint32) rawsize);
+			pfree(flat);
+#endif
+			elog(DEBUG1, "jsonb_toaster: changed part %u of %u, returned as a delta",
+				 r + 1, ref->nranges);
+			pfree(payload);
+			return result;
+		}
+	}
 	document = jt_flatten_changed(pointer, &patched, r, newpart, !taken);
 
 	keep_patch(pointer, payload, payload_len, range_offset, newpart, base,

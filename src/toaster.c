@@ -28,6 +28,7 @@
 #ifdef JT_CUSTOM_TOAST
 
 #include "access/detoast.h"
+#include "access/heaptoast.h"
 #include "access/toast_compression.h"
 #include "access/toast_custom.h"
 #include "access/toast_internals.h"
@@ -57,6 +58,8 @@ static struct varlena *jt_toast(Relation rel, int attnum,
 								struct varlena *value,
 								struct varlena *oldvalue, int32 budget,
 								int options);
+static bool jt_adopt(Relation rel, int attnum, struct varlena *value,
+					 struct varlena *oldvalue);
 static void jt_delete(Relation rel, struct varlena *attr,
 					  struct varlena *replacement, bool is_speculative);
 static int	jt_get_parts(struct varlena *attr, varatt_external **parts);
@@ -68,6 +71,7 @@ static const CustomToasterRoutine jsonb_toaster_routine = {
 	.detoast = jt_flatten_pointer,	/* part_cache.c */
 	.detoast_slice = NULL,		/* core detoasts, then slices */
 	.toast = jt_toast,
+	.adopt = jt_adopt,
 	.delete = jt_delete,
 	.get_parts = jt_get_parts,
 	.reassemble = jt_reassemble,
@@ -304,6 +308,64 @@ jt_patch_may_be_taken(uint32 skeleton_size, uint32 part_size,
 }
 
 /*
+ * The pointer of a patch whose changed part is kept as a delta of what the
+ * old value stores for it (patch->base), for a document of rawsize bytes:
+ * NULL when the edit is too large for a delta or the skeleton and its
+ * delta area would take more than target bytes.
+ */
+static struct varlena *
+patch_as_delta(const JtPatch *patch, int32 rawsize, int32 target)
+{
+	JtSkeletonHeader hdr;
+	JtRefRange	range;
+	varatt_custom oldheader;
+	char	   *payload;
+	const char *deltas;
+	uint32		deltas_len;
+	struct varlena *delta;
+
+	memcpy(&hdr, patch->payload, sizeof(hdr));
+	deltas = patch->payload + sizeof(hdr) + hdr.tree_size;
+	deltas_len = patch->payload_len - sizeof(hdr) - hdr.tree_size;
+	memcpy(&range, patch->payload + patch->range_offset, sizeof(range));
+	delta = keep_as_delta(patch, &range, deltas, deltas_len,
+						  (int64) target - hdr.tree_size);
+	if (delta == NULL)
+		return NULL;
+
+	payload = palloc(patch->payload_len);
+	memcpy(payload, patch->payload, patch->payload_len);
+	memcpy(payload + patch->range_offset, &range, sizeof(range));
+	/* the parts' TOAST bytes are the old value's: the base stays */
+	VARATT_CUSTOM_GET_HEADER(oldheader, patch->old_pointer);
+	return make_pointer(&hdr, payload + sizeof(JtSkeletonHeader),
+						VARDATA(delta), VARSIZE(delta) - VARHDRSZ, rawsize,
+						oldheader.va_storedsize - oldheader.va_size);
+}
+
+/*
+ * The pointer jsonb_set() and the like return in place of the document
+ * when their patch changed one part, of a document whose raw size they
+ * know, and keeps it as a delta: what store_patch() would make of the
+ * document, written in the row by jt_adopt() without flattening anything.
+ * NULL when store_patch() might do otherwise (the row's budget is not
+ * known here: jsonb_toaster.inline_budget stands for it).
+ */
+struct varlena *
+jt_patch_pointer(const JtPatch *patch, int32 rawsize)
+{
+	JtRefRange	oldrange;
+
+	if (patch->part == NULL || patch->base == NULL)
+		return NULL;
+	memcpy(&oldrange, VARDATA_CUSTOM(patch->old_pointer) + patch->range_offset,
+		   sizeof(oldrange));
+	if (part_outgrown(VARSIZE(patch->part), oldrange.rawsize))
+		return NULL;
+	return patch_as_delta(patch, rawsize, Max(jt_inline_budget, 0));
+}
+
+/*
  * Store a document that jsonb_set(), #-, - or || made from the value it
  * replaces by changing one part or the skeleton's tree (partial_update.c):
  * write that part, keep the others' value ids.  The document is what the
@@ -359,18 +421,13 @@ store_patch(Relation rel, const JtPatch *patch, char cmethod, int32 rawsize,
 	/* a small edit: keep the old part, store how the new one differs */
 	if (patch->base != NULL)
 	{
-		struct varlena *delta = keep_as_delta(patch, &range, deltas,
-											  deltas_len,
-											  target - hdr.tree_size);
+		struct varlena *result = patch_as_delta(patch, rawsize, target);
 
-		if (delta != NULL)
+		if (result != NULL)
 		{
-			memcpy(payload + patch->range_offset, &range, sizeof(range));
 			elog(DEBUG1, "jsonb_toaster: kept the changed part as a delta, and the %u others",
 				 hdr.nparts - 1);
-			return make_pointer(&hdr, payload + sizeof(JtSkeletonHeader),
-								VARDATA(delta), VARSIZE(delta) - VARHDRSZ,
-								rawsize, stored_outside);
+			return result;
 		}
 	}
 
@@ -534,6 +591,54 @@ jt_toast(Relation rel, int attnum, struct varlena *value,
 	}
 	MemoryContextDelete(work);
 	return result;
+}
+
+/*
+ * Take a pointer made by jt_patch_pointer() in place of the value it was
+ * made from: only if every part it refers to is one that value owns, in
+ * this table, so that one version chain owns each part.  Its size is
+ * checked against the one it replaces, or TOAST's target for a whole row,
+ * since the budget of the row is not known here.
+ */
+static bool
+jt_adopt(Relation rel, int attnum, struct varlena *value,
+		 struct varlena *oldvalue)
+{
+	Form_pg_attribute att = TupleDescAttr(RelationGetDescr(rel), attnum - 1);
+	Oid			toastrelid = rel->rd_rel->reltoastrelid;
+	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext work;
+	JtSkeleton	skel;
+	JtRefRange *ranges;
+	JtKeptParts *owned;
+	uint32		n;
+	bool		taken = true;
+
+	if (att->atttypid != JSONBOID || !OidIsValid(toastrelid) ||
+		custom_toaster_id(value) != JSONB_TOASTER_ID ||
+		custom_toaster_id(oldvalue) != JSONB_TOASTER_ID ||
+		VARSIZE_EXTERNAL(value) > Max(VARSIZE_EXTERNAL(oldvalue),
+									  TOAST_TUPLE_TARGET))
+		return false;
+
+	work = AllocSetContextCreate(caller, "jsonb_toaster adopt",
+								 ALLOCSET_SMALL_SIZES);
+	MemoryContextSwitchTo(work);
+	jt_parse_pointer(value, &skel);
+	owned = jt_kept_parts(oldvalue, toastrelid);
+	if (skel.hdr.toastrelid != toastrelid || owned == NULL)
+		taken = false;
+	else
+	{
+		n = jt_skeleton_list_parts(&skel, &ranges);
+		for (uint32 i = 0; i < n && taken; i++)
+			taken = jt_part_is_kept(owned, ranges[i].valueid);
+	}
+	MemoryContextSwitchTo(caller);
+	MemoryContextDelete(work);
+	if (taken)
+		elog(DEBUG1, "jsonb_toaster: stored the pointer jsonb_set() or the like returned");
+	return taken;
 }
 
 static void
