@@ -120,27 +120,95 @@ open_stored(Datum value, JtSkeleton *skel, JtRef *ref)
 }
 
 /*
- * Read part r of a stored value, checked against its directory entry, and
- * (for the builtins, which trust what they read) every entry of its root
- * against the part's bounds.  *base gets what is stored for it: the part
- * itself, or the base it is a delta of.
+ * Where a part's root object lies in the flattened document: its key
+ * bytes, and the bytes its values take (padding included) for each of the
+ * four positions modulo 4 they may start at, since jsonb's writer starts
+ * every numeric and container on a 4-byte boundary of the document.
  */
-static struct varlena *
-fetch_part(JtSkeleton *skel, const JtRef *ref, uint32 r,
-		   struct varlena **base)
+typedef struct PartLayout
 {
-	struct varlena *part;
+	uint32		count;			/* key/value pairs */
+	int64		key_bytes;
+	uint64		value_end[4];	/* from positions 0, 1, 2, 3 */
+} PartLayout;
+
+static void
+layout_begin(PartLayout *layout, uint32 count)
+{
+	layout->count = count;
+	layout->key_bytes = 0;
+	for (int phase = 0; phase < 4; phase++)
+		layout->value_end[phase] = phase;
+}
+
+/* Entry i of the part's root, in order. */
+static void
+layout_add(PartLayout *layout, uint32 i, const JtNode *entry)
+{
+	bool		aligned = entry->kind == JT_NODE_NUMERIC ||
+		entry->kind == JT_NODE_CONTAINER;
+
+	if (i < layout->count)
+	{
+		layout->key_bytes += entry->length;
+		return;
+	}
+	for (int phase = 0; phase < 4; phase++)
+		layout->value_end[phase] = entry->length +
+			(aligned ? TYPEALIGN(4, layout->value_end[phase]) :
+			 layout->value_end[phase]);
+}
+
+static int64
+layout_value_span(const PartLayout *layout, int phase)
+{
+	return (int64) layout->value_end[phase] - phase;
+}
+
+static void
+part_layout(const struct varlena *part, PartLayout *layout)
+{
 	JtSource	src;
 	JtNode		root;
 	JtEntryIter it;
 	JtNode		entry;
 
-	part = jt_read_part_content(skel, &ref->ranges[r], base);
-	jt_part_check(&src, &ref->ranges[r], part, &root);
+	jt_memory_source(&src, VARDATA(part), VARSIZE(part) - VARHDRSZ, false);
+	jt_nav_root(&src, &root);
+	layout_begin(layout, jt_node_count(&root));
 	jt_nav_iter_begin(&src, &root, &it);
-	while (jt_nav_iter_next(&src, &it, &entry))
-		;
-	return part;
+	for (uint32 i = 0; jt_nav_iter_next(&src, &it, &entry); i++)
+		layout_add(layout, i, &entry);
+}
+
+/* A part read for a change. */
+typedef struct OldPart
+{
+	struct varlena *content;	/* what it reads as */
+	struct varlena *base;		/* what is stored for it: itself, or the
+								 * base it is a delta of */
+	PartLayout	layout;
+} OldPart;
+
+/*
+ * Read part r of a stored value, checked against its directory entry, and
+ * (for the builtins, which trust what they read) every entry of its root
+ * against the part's bounds, laying it out on the way.
+ */
+static void
+fetch_part(JtSkeleton *skel, const JtRef *ref, uint32 r, OldPart *old)
+{
+	JtSource	src;
+	JtNode		root;
+	JtEntryIter it;
+	JtNode		entry;
+
+	old->content = jt_read_part_content(skel, &ref->ranges[r], &old->base);
+	jt_part_check(&src, &ref->ranges[r], old->content, &root);
+	layout_begin(&old->layout, jt_node_count(&root));
+	jt_nav_iter_begin(&src, &root, &it);
+	for (uint32 i = 0; jt_nav_iter_next(&src, &it, &entry); i++)
+		layout_add(&old->layout, i, &entry);
 }
 
 /*
@@ -266,51 +334,6 @@ jsonb_value_node(Jsonb *value, JtSource *src, JtNode *node)
 }
 
 /*
- * Where a part's root object lies in the flattened document: its key
- * bytes, and the bytes its values take (padding included) for each of the
- * four positions modulo 4 they may start at, since jsonb's writer starts
- * every numeric and container on a 4-byte boundary of the document.
- */
-typedef struct PartLayout
-{
-	uint32		count;			/* key/value pairs */
-	int64		key_bytes;
-	int64		value_span[4];
-} PartLayout;
-
-static void
-part_layout(const struct varlena *part, PartLayout *layout)
-{
-	JtSource	src;
-	JtNode		root;
-	JtEntryIter it;
-	JtNode		entry;
-	uint64		pos[4] = {0, 1, 2, 3};
-
-	jt_memory_source(&src, VARDATA(part), VARSIZE(part) - VARHDRSZ, false);
-	jt_nav_root(&src, &root);
-	layout->count = jt_node_count(&root);
-	layout->key_bytes = 0;
-	jt_nav_iter_begin(&src, &root, &it);
-	for (uint32 i = 0; jt_nav_iter_next(&src, &it, &entry); i++)
-	{
-		bool		aligned = entry.kind == JT_NODE_NUMERIC ||
-			entry.kind == JT_NODE_CONTAINER;
-
-		if (i < layout->count)
-		{
-			layout->key_bytes += entry.length;
-			continue;
-		}
-		for (int phase = 0; phase < 4; phase++)
-			pos[phase] = (aligned ? TYPEALIGN(4, pos[phase]) : pos[phase]) +
-				entry.length;
-	}
-	for (int phase = 0; phase < 4; phase++)
-		layout->value_span[phase] = pos[phase] - phase;
-}
-
-/*
  * The raw size of the document made by putting newpart in place of part r
  * (oldpart) of the nranges of a split root object, stored with raw size
  * old_rawsize, when these two parts alone tell it; false when it depends
@@ -325,18 +348,16 @@ part_layout(const struct varlena *part, PartLayout *layout)
  * four positions and a multiple of 4 (or no part follows).
  */
 static bool
-patched_raw_size(int32 old_rawsize, const struct varlena *oldpart,
+patched_raw_size(int32 old_rawsize, const PartLayout *old,
 				 const struct varlena *newpart, uint32 r, uint32 nranges,
 				 int32 *rawsize)
 {
-	PartLayout old;
 	PartLayout new;
 	int64		shift;
 	int64		growth = 0;
 
-	part_layout(oldpart, &old);
 	part_layout(newpart, &new);
-	shift = new.key_bytes - old.key_bytes;
+	shift = new.key_bytes - old->key_bytes;
 	if (r > 0 && shift % 4 != 0)
 		return false;
 	for (int phase = 0; phase < 4; phase++)
@@ -345,8 +366,9 @@ patched_raw_size(int32 old_rawsize, const struct varlena *oldpart,
 		int64		g;
 
 		/* JEntries (8 bytes a pair) and keys, then the values */
-		g = 8 * ((int64) new.count - old.count) + shift +
-			new.value_span[new_phase] - old.value_span[phase];
+		g = 8 * ((int64) new.count - old->count) + shift +
+			layout_value_span(&new, new_phase) -
+			layout_value_span(old, phase);
 		if (phase > 0 && g != growth)
 			return false;
 		growth = g;
@@ -403,8 +425,8 @@ keep_patch(const struct varlena *pointer, const char *payload,
 }
 
 /*
- * The document made by putting newpart in place of part r (oldpart, kept
- * in TOAST as base) of the stored value (a pointer parsed into skel and
+ * The document made by putting newpart in place of part r (old, kept in
+ * TOAST as old->base) of the stored value (a pointer parsed into skel and
  * ref), or NULL when the skeleton cannot stay as it is: newpart empty, or
  * starting with another key than the one the directory names, or the
  * document too large.  A part that did not change keeps its directory
@@ -413,9 +435,10 @@ keep_patch(const struct varlena *pointer, const char *payload,
  */
 static struct varlena *
 apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
-			uint32 r, struct varlena *oldpart, struct varlena *base,
-			struct varlena *newpart)
+			uint32 r, const OldPart *old, struct varlena *newpart)
 {
+	struct varlena *oldpart = old->content;
+	struct varlena *base = old->base;
 	JtSource	src;
 	JtNode		root;
 	JtSkeleton	patched;
@@ -511,7 +534,7 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 		struct varlena *result = NULL;
 
 		VARATT_CUSTOM_GET_HEADER(header, pointer);
-		if (patched_raw_size(header.va_rawsize, oldpart, newpart, r,
+		if (patched_raw_size(header.va_rawsize, &old->layout, newpart, r,
 							 ref->nranges, &rawsize))
 		{
 			JtPatch		patch = {
@@ -620,16 +643,16 @@ change_key(struct varlena *pointer, StoredShape shape, JtSkeleton *skel,
 		   const JtNode *vnode, bool create)
 {
 	uint32		r;
-	struct varlena *part;
-	struct varlena *base;
+	OldPart		old;
 
 	if (shape == SHAPE_TREE_ROOT)
 		return apply_tree_patch(pointer, skel, key, keylen, vsrc, vnode,
 								create);
 	r = jt_ref_range_for_key(ref, key, keylen);
-	part = fetch_part(skel, ref, r, &base);
-	return apply_patch(pointer, skel, ref, r, part, base,
-					   splice_part(part, key, keylen, vsrc, vnode, create));
+	fetch_part(skel, ref, r, &old);
+	return apply_patch(pointer, skel, ref, r, &old,
+					   splice_part(old.content, key, keylen, vsrc, vnode,
+								   create));
 }
 
 /*
@@ -649,8 +672,7 @@ change_path(FunctionCallInfo fcinfo, PGFunction builtin, bool deleting)
 	int			npath;
 	text	   *key;
 	uint32		r;
-	struct varlena *part;
-	struct varlena *base;
+	OldPart		old;
 	struct varlena *result;
 
 	shape = open_stored(PG_GETARG_DATUM(0), &skel, &ref);
@@ -685,17 +707,17 @@ change_path(FunctionCallInfo fcinfo, PGFunction builtin, bool deleting)
 
 		r = jt_ref_range_for_key(&ref, VARDATA_ANY(key),
 								 VARSIZE_ANY_EXHDR(key));
-		part = fetch_part(&skel, &ref, r, &base);
+		fetch_part(&skel, &ref, r, &old);
 		if (deleting)
 			newpart = (struct varlena *) DatumGetPointer(
-				DirectFunctionCall2(builtin, PointerGetDatum(part),
+				DirectFunctionCall2(builtin, PointerGetDatum(old.content),
 									PG_GETARG_DATUM(1)));
 		else
 			newpart = (struct varlena *) DatumGetPointer(
-				DirectFunctionCall4(builtin, PointerGetDatum(part),
+				DirectFunctionCall4(builtin, PointerGetDatum(old.content),
 									PG_GETARG_DATUM(1), PG_GETARG_DATUM(2),
 									PG_GETARG_DATUM(3)));
-		result = apply_patch(pointer, &skel, &ref, r, part, base, newpart);
+		result = apply_patch(pointer, &skel, &ref, r, &old, newpart);
 	}
 	else
 		result = NULL;
@@ -754,8 +776,7 @@ jt_jsonb_concat(PG_FUNCTION_ARGS)
 	const char *key;
 	uint32		count;
 	uint32		r;
-	struct varlena *part;
-	struct varlena *base;
+	OldPart		old;
 	struct varlena *result = NULL;
 
 	shape = open_stored(PG_GETARG_DATUM(0), &skel, &ref);
@@ -788,11 +809,11 @@ jt_jsonb_concat(PG_FUNCTION_ARGS)
 		if (jt_ref_range_for_key(&ref, jt_source_read(&src, last.offset, last.length),
 								 last.length) == r)
 		{
-			part = fetch_part(&skel, &ref, r, &base);
-			result = apply_patch(pointer, &skel, &ref, r, part, base,
+			fetch_part(&skel, &ref, r, &old);
+			result = apply_patch(pointer, &skel, &ref, r, &old,
 								 (struct varlena *) DatumGetPointer(
 									 DirectFunctionCall2(jsonb_concat,
-														 PointerGetDatum(part),
+														 PointerGetDatum(old.content),
 														 PointerGetDatum(right))));
 		}
 	}

@@ -649,6 +649,8 @@ jt_delete(Relation rel, struct varlena *attr, struct varlena *replacement,
 	JtRefRange *ranges;
 	JtKeptParts *kept;
 	uint32		n;
+	MemoryContext work;
+	MemoryContext caller;
 
 	/* the same pointer is kept in the new row version: it owns its parts */
 	if (replacement != NULL && VARATT_IS_EXTERNAL_CUSTOM(replacement) &&
@@ -656,6 +658,10 @@ jt_delete(Relation rel, struct varlena *attr, struct varlena *replacement,
 		memcmp(replacement, attr, VARSIZE_EXTERNAL(attr)) == 0)
 		return;
 
+	/* once per row: what is allocated here goes when it is done */
+	work = AllocSetContextCreate(CurrentMemoryContext, "jsonb_toaster delete",
+								 ALLOCSET_SMALL_SIZES);
+	caller = MemoryContextSwitchTo(work);
 	jt_parse_pointer(attr, &skel);
 	kept = jt_kept_parts(replacement, skel.hdr.toastrelid);
 	n = jt_skeleton_list_parts(&skel, &ranges);
@@ -670,6 +676,8 @@ jt_delete(Relation rel, struct varlena *attr, struct varlena *replacement,
 		toast_delete_datum(rel, PointerGetDatum(ptr), is_speculative);
 		pfree(ptr);
 	}
+	MemoryContextSwitchTo(caller);
+	MemoryContextDelete(work);
 }
 
 static int
