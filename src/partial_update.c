@@ -43,13 +43,13 @@
  * series' adopt callback), and nothing is flattened.
  *
  * Otherwise the result is an ordinary flat jsonb, as the builtin's, so it
- * can go wherever a jsonb goes.  The patch is kept for the toaster until the next
- * patch is made, the transaction ends, or a subtransaction aborts; the
- * toaster uses it only for the very bytes made here, replacing the very
- * pointer they were made from (jt_patch_for()).  The stored parts read to
- * flatten the document are kept by the part cache, as parts of that
- * pointer: should the toaster turn the patch down (the skeleton grew too
- * large for the row, say), the general path finds them there.
+ * can go wherever a jsonb goes.  The patch is kept for the toaster until
+ * the next patch is made, the transaction ends, or a subtransaction
+ * aborts; the toaster uses it only for the very bytes made here, replacing
+ * the very pointer they were made from (jt_patch_for()).  The stored parts
+ * read to flatten the document are kept by the part cache, as parts of
+ * that pointer: should the toaster turn the patch down (the skeleton grew
+ * too large for the row, say), the general path finds them there.
  *
  * Copyright (c) 2026, jsonb_toaster developers
  *
@@ -335,9 +335,9 @@ jsonb_value_node(Jsonb *value, JtSource *src, JtNode *node)
 
 /*
  * The raw size of the document made by putting newpart in place of part r
- * (oldpart) of the nranges of a split root object, stored with raw size
- * old_rawsize, when these two parts alone tell it; false when it depends
- * on where the part lies modulo 4 in the document.
+ * (laid out as old) of the nranges of a split root object, stored with raw
+ * size old_rawsize, when these two parts alone tell it; false when it
+ * depends on where the part lies modulo 4 in the document.
  *
  * The root's keys come before all the values: a change of the part's key
  * bytes by other than a multiple of 4 moves the padding of the values of
