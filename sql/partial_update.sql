@@ -221,6 +221,65 @@ DELETE FROM t;
 VACUUM t;
 SELECT toast_ok('t');
 
+-- a sweep: edits at keys all along the document, so that a change falls
+-- at every position modulo 4, before values of every kind (short strings
+-- move the next aligned value), with keys of three lengths; each UPDATE
+-- keeps what the function returns (a pointer when the new size is known:
+-- assert-enabled builds check that size against the flattened document),
+-- and must leave the bytes the builtins give the standard copy
+CREATE FUNCTION sweep_doc(id int) RETURNS jsonb LANGUAGE sql AS $$
+	SELECT jsonb_object_agg(format('k%s', i),
+		CASE (i * 3) % 5
+			WHEN 0 THEN to_jsonb(repeat('s', i % 4))
+			WHEN 1 THEN to_jsonb(i * 7 + id)
+			WHEN 2 THEN jsonb_build_array(i, repeat('t', i % 3))
+			WHEN 3 THEN to_jsonb(i % 2 = 0)
+			ELSE to_jsonb((i + id) / 3.0)
+		END)
+	FROM generate_series(1, 300) i
+$$;
+CREATE TABLE sweep (id int PRIMARY KEY, jb jsonb);
+ALTER TABLE sweep ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+INSERT INTO sweep SELECT i, sweep_doc(i) FROM generate_series(1, 2) i;
+CREATE TABLE sweep_plain AS SELECT * FROM sweep;
+SELECT id, (jsonb_toaster_storage(jb)).form, count(*) > 5 AS split
+FROM sweep, jsonb_toaster_parts(jb) GROUP BY id, 2 ORDER BY id;
+DO $$
+DECLARE
+	k text;
+	e text;
+BEGIN
+	FOR i IN 1..300 BY 7 LOOP
+		k := format('k%s', i);
+		FOREACH e IN ARRAY ARRAY[
+			format('jsonb_set(jb, %L, %L)', ARRAY[k], '7'),
+			format('jsonb_set(jb, %L, %L)', ARRAY[k], '123456.789'),
+			format('jsonb_set(jb, %L, %L)', ARRAY[k], '"a"'),
+			format('jsonb_set(jb, %L, %L)', ARRAY[k], '"abcde"'),
+			format('jsonb_set(jb, %L, %L)', ARRAY[k], '{"x": [1]}'),
+			format('jsonb_set(jb, %L, %L)', ARRAY[k], 'false'),
+			format('jsonb_set(jb, %L, %L)', ARRAY[k || repeat('q', i % 4)], '1'),
+			format('jb - %L', k),
+			format('jb #- %L', ARRAY[format('k%s', i + 1), '0']),
+			format('jb || %L', jsonb_build_object(format('k%s', i + 2), 'yz'))]
+		LOOP
+			EXECUTE format('UPDATE sweep SET jb = %s', e);
+			EXECUTE format('UPDATE sweep_plain SET jb = %s', e);
+			IF EXISTS (SELECT FROM sweep s JOIN sweep_plain p USING (id)
+					   WHERE jt_test_flat_bytes(s.jb) <> jt_test_flat_bytes(p.jb)) THEN
+				RAISE EXCEPTION 'the documents differ after %', e;
+			END IF;
+		END LOOP;
+	END LOOP;
+END $$;
+SELECT s.id, jt_test_flat_bytes(s.jb) = jt_test_flat_bytes(p.jb) AS same,
+	(jsonb_toaster_storage(s.jb)).form
+FROM sweep s JOIN sweep_plain p USING (id) ORDER BY id;
+VACUUM sweep;
+SELECT toast_ok('sweep');
+DROP TABLE sweep, sweep_plain;
+DROP FUNCTION sweep_doc(int);
+
 -- a root kept in the skeleton's tree (short fields in the row, long values
 -- in parts): setting, adding or removing a short field changes the tree
 -- alone, and the UPDATE keeps every part

@@ -217,25 +217,27 @@ jt_read_part_content(const JtSkeleton *skel, const JtRefRange *range,
 static JtNode *
 describe_entries(JtSource *src, const JtNode *root)
 {
-	JtEntryIter it;
 	JtNode	   *entries;
-	uint32		n = 0;
 
-	jt_nav_iter_begin(src, root, &it);
-	entries = palloc(sizeof(JtNode) * Max(it.nentries, 1));
-	while (jt_nav_iter_next(src, &it, &entries[n]))
-		n++;
+	entries = palloc(sizeof(JtNode) * Max(jt_node_entry_count(root), 1));
+	jt_nav_describe_all(src, root, entries);
 	return entries;
 }
 
-/* Are entries x of a and y of b the same bytes of the same type? */
-static bool
-same_entry(JtSource *a, const JtNode *x, JtSource *b, const JtNode *y)
+/*
+ * Are entries x of a and y of b the same bytes of the same type?  Both
+ * sources are in memory whole, and the entries were described from them,
+ * so within their bounds.
+ */
+static inline bool
+same_entry(const JtSource *a, const JtNode *x, const JtSource *b,
+		   const JtNode *y)
 {
+	Assert((uint64) x->offset + x->length <= a->avail);
+	Assert((uint64) y->offset + y->length <= b->avail);
 	if (x->kind != y->kind || x->length != y->length)
 		return false;
-	return memcmp(jt_source_read(a, x->offset, x->length),
-				  jt_source_read(b, y->offset, y->length), x->length) == 0;
+	return memcmp(a->data + x->offset, b->data + y->offset, x->length) == 0;
 }
 
 /*
@@ -243,9 +245,10 @@ same_entry(JtSource *a, const JtNode *x, JtSource *b, const JtNode *y)
  * entries of the two containers (describe_entries()), na and nb their
  * counts of pairs or elements.
  */
-static bool
-same_pair(JtSource *a, const JtNode *ea, uint32 na, uint32 i,
-		  JtSource *b, const JtNode *eb, uint32 nb, uint32 j, bool object)
+static inline bool
+same_pair(const JtSource *a, const JtNode *ea, uint32 na, uint32 i,
+		  const JtSource *b, const JtNode *eb, uint32 nb, uint32 j,
+		  bool object)
 {
 	if (!same_entry(a, &ea[i], b, &eb[j]))
 		return false;
@@ -301,10 +304,13 @@ delta_gives_back(const struct varlena *base, const struct varlena *target,
  * stored for it), both jsonb datums whose roots are containers of one
  * kind: the literal is written to literal (reset first).  False when the
  * literal would take more than budget bytes, or the delta would keep
- * fewer than half of the base's entries.
+ * fewer than half of the base's entries.  base_entries and target_entries,
+ * if not NULL, are the entries of the two roots as describe_entries()
+ * gives them, from a caller that walked them already.
  */
 bool
-jt_delta_make(const struct varlena *base, const struct varlena *target,
+jt_delta_make(const struct varlena *base, const JtNode *base_entries,
+			  const struct varlena *target, const JtNode *target_entries,
 			  uint32 budget, StringInfo literal, uint32 *first,
 			  uint32 *removed)
 {
@@ -318,8 +324,8 @@ jt_delta_make(const struct varlena *base, const struct varlena *target,
 	uint32		tail = 0;
 	uint32		nl;
 	bool		object;
-	JtNode	   *be;
-	JtNode	   *te;
+	const JtNode *be = base_entries;
+	const JtNode *te = target_entries;
 	JtWriter	w;
 
 	jt_memory_source(&bsrc, VARDATA(base), VARSIZE(base) - VARHDRSZ, false);
@@ -334,8 +340,10 @@ jt_delta_make(const struct varlena *base, const struct varlena *target,
 	nb = jt_node_count(&broot);
 	nt = jt_node_count(&troot);
 
-	be = describe_entries(&bsrc, &broot);
-	te = describe_entries(&tsrc, &troot);
+	if (be == NULL)
+		be = describe_entries(&bsrc, &broot);
+	if (te == NULL)
+		te = describe_entries(&tsrc, &troot);
 	while (head < Min(nb, nt) &&
 		   same_pair(&bsrc, be, nb, head, &tsrc, te, nt, head, object))
 		head++;
@@ -344,8 +352,10 @@ jt_delta_make(const struct varlena *base, const struct varlena *target,
 					 object))
 		tail++;
 	nl = nt - head - tail;
-	pfree(be);
-	pfree(te);
+	if (be != base_entries)
+		pfree((JtNode *) be);
+	if (te != target_entries)
+		pfree((JtNode *) te);
 
 	/*
 	 * The base must stay mostly in use: a part kept alive for a few of its

@@ -74,7 +74,9 @@ extern struct varlena *jt_read_part_content(const JtSkeleton *skel,
 											const JtRefRange *range,
 											struct varlena **base);
 extern bool jt_delta_make(const struct varlena *base,
-						  const struct varlena *target, uint32 budget,
+						  const JtNode *base_entries,
+						  const struct varlena *target,
+						  const JtNode *target_entries, uint32 budget,
 						  StringInfo literal, uint32 *first,
 						  uint32 *removed);
 extern void jt_delta_append(StringInfo area, const JtRefRange *base,

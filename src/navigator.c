@@ -147,7 +147,7 @@ check_last_entry_end(JtSource *src, const ContainerLayout *lay, uint64 end)
  * Describe an entry as a node, given its JEntry and the start of its data
  * (relative to the data area of the container).
  */
-static void
+static pg_attribute_always_inline void
 describe_entry(JtSource *src, uint64 data, uint32 e, uint64 start, uint64 len,
 			   JtNode *node)
 {
@@ -440,21 +440,15 @@ jt_nav_entries_fill(JtSource *src, const JtNode *container)
 	return it.data + it.start == it.end;
 }
 
-/* The next entry, or false after the last. */
-bool
-jt_nav_iter_next(JtSource *src, JtEntryIter *it, JtNode *entry)
-{
-	return jt_nav_iter_next_long(src, it, 0, entry);
-}
-
 /*
  * The next entry at least min_length bytes long (its padding included), or
  * false after the last.  Shorter entries are passed over by their JEntries
- * alone: checked against the bounds, not described.
+ * alone: checked against the bounds, not described.  Inlined in the two
+ * entry points below: walks over every entry are the hot loop of reading
+ * and changing parts.
  */
-bool
-jt_nav_iter_next_long(JtSource *src, JtEntryIter *it, uint64 min_length,
-					  JtNode *entry)
+static pg_attribute_always_inline bool
+iter_next(JtSource *src, JtEntryIter *it, uint64 min_length, JtNode *entry)
 {
 	ContainerLayout lay;
 
@@ -479,6 +473,47 @@ jt_nav_iter_next_long(JtSource *src, JtEntryIter *it, uint64 min_length,
 		}
 	}
 	return false;
+}
+
+/* The next entry, or false after the last. */
+bool
+jt_nav_iter_next(JtSource *src, JtEntryIter *it, JtNode *entry)
+{
+	return iter_next(src, it, 0, entry);
+}
+
+/* The next entry at least min_length bytes long, as iter_next(). */
+bool
+jt_nav_iter_next_long(JtSource *src, JtEntryIter *it, uint64 min_length,
+					  JtNode *entry)
+{
+	return iter_next(src, it, min_length, entry);
+}
+
+/*
+ * Describe every entry of a container in order (for objects the keys, then
+ * the values) into entries, which has room for jt_node_entry_count() of
+ * them, each checked as jt_nav_iter_next() checks it: one loop, for the
+ * callers that want them all.
+ */
+void
+jt_nav_describe_all(JtSource *src, const JtNode *container, JtNode *entries)
+{
+	ContainerLayout lay;
+	uint64		start = 0;
+
+	Assert(container->kind == JT_NODE_CONTAINER);
+	container_layout(src, container, &lay);
+	for (uint32 i = 0; i < lay.nentries; i++)
+	{
+		uint32		e = entry_at(src, &lay, i);
+		uint64		len = entry_length(src, &lay, e, start);
+
+		if (i == lay.nentries - 1)
+			check_last_entry_end(src, &lay, start + len);
+		describe_entry(src, lay.data, e, start, len, &entries[i]);
+		start += len;
+	}
 }
 
 /* The JEntry type of a node's value. */

@@ -112,6 +112,8 @@ extern void jt_nav_iter_seek(JtSource *src, JtEntryIter *it, uint32 i);
 extern bool jt_nav_iter_next(JtSource *src, JtEntryIter *it, JtNode *entry);
 extern bool jt_nav_iter_next_long(JtSource *src, JtEntryIter *it,
 								  uint64 min_length, JtNode *entry);
+extern void jt_nav_describe_all(JtSource *src, const JtNode *container,
+								JtNode *entries);
 extern uint32 jt_node_entry_type(const JtNode *node);
 
 /* Compare two object keys in jsonb's order: shorter first, then bytewise. */
@@ -134,6 +136,14 @@ jt_node_is_object(const JtNode *node)
 {
 	return (node->kind == JT_NODE_CONTAINER || node->kind == JT_NODE_REF) &&
 		(node->header & JT_CONTAINER_OBJECT) != 0;
+}
+
+/* JEntries of a container: an object has one for each key and value. */
+static inline uint32
+jt_node_entry_count(const JtNode *node)
+{
+	return jt_node_is_object(node) ? 2 * jt_node_count(node) :
+		jt_node_count(node);
 }
 
 /* True for arrays, including the 1-element array holding a raw scalar. */

@@ -130,33 +130,52 @@ typedef struct PartLayout
 	uint32		count;			/* key/value pairs */
 	int64		key_bytes;
 	uint64		value_end[4];	/* from positions 0, 1, 2, 3 */
+	JtNode	   *entries;		/* the keys, then the values, for deltas */
 } PartLayout;
 
+/*
+ * Lay out a part from its root (in src), describing every entry of it
+ * (checked against the part's bounds) on the way.
+ *
+ * The values' ends from the four positions are followed as the end from
+ * position 0 plus a difference for each.  Once a value has been aligned
+ * the four ends agree modulo 4, so every later alignment pads them alike
+ * and the differences stay: they are computed at the first aligned value.
+ */
 static void
-layout_begin(PartLayout *layout, uint32 count)
+layout_part_root(JtSource *src, const JtNode *root, PartLayout *layout)
 {
-	layout->count = count;
+	uint32		nentries = jt_node_entry_count(root);
+	uint64		end = 0;
+	uint64		diff[4] = {0, 1, 2, 3};
+	bool		aligned_once = false;
+
+	layout->count = jt_node_count(root);
 	layout->key_bytes = 0;
-	for (int phase = 0; phase < 4; phase++)
-		layout->value_end[phase] = phase;
-}
+	layout->entries = palloc(sizeof(JtNode) * Max(nentries, 1));
+	jt_nav_describe_all(src, root, layout->entries);
 
-/* Entry i of the part's root, in order. */
-static void
-layout_add(PartLayout *layout, uint32 i, const JtNode *entry)
-{
-	bool		aligned = entry->kind == JT_NODE_NUMERIC ||
-		entry->kind == JT_NODE_CONTAINER;
-
-	if (i < layout->count)
+	for (uint32 i = 0; i < nentries; i++)
 	{
-		layout->key_bytes += entry->length;
-		return;
+		const JtNode *entry = &layout->entries[i];
+		bool		aligned = entry->kind == JT_NODE_NUMERIC ||
+			entry->kind == JT_NODE_CONTAINER;
+
+		if (i < layout->count)
+		{
+			layout->key_bytes += entry->length;
+			continue;
+		}
+		if (aligned && !aligned_once)
+		{
+			for (int phase = 1; phase < 4; phase++)
+				diff[phase] = TYPEALIGN(4, end + phase) - TYPEALIGN(4, end);
+			aligned_once = true;
+		}
+		end = entry->length + (aligned ? TYPEALIGN(4, end) : end);
 	}
 	for (int phase = 0; phase < 4; phase++)
-		layout->value_end[phase] = entry->length +
-			(aligned ? TYPEALIGN(4, layout->value_end[phase]) :
-			 layout->value_end[phase]);
+		layout->value_end[phase] = end + diff[phase];
 }
 
 static int64
@@ -170,15 +189,10 @@ part_layout(const struct varlena *part, PartLayout *layout)
 {
 	JtSource	src;
 	JtNode		root;
-	JtEntryIter it;
-	JtNode		entry;
 
 	jt_memory_source(&src, VARDATA(part), VARSIZE(part) - VARHDRSZ, false);
 	jt_nav_root(&src, &root);
-	layout_begin(layout, jt_node_count(&root));
-	jt_nav_iter_begin(&src, &root, &it);
-	for (uint32 i = 0; jt_nav_iter_next(&src, &it, &entry); i++)
-		layout_add(layout, i, &entry);
+	layout_part_root(&src, &root, layout);
 }
 
 /* A part read for a change. */
@@ -200,15 +214,10 @@ fetch_part(JtSkeleton *skel, const JtRef *ref, uint32 r, OldPart *old)
 {
 	JtSource	src;
 	JtNode		root;
-	JtEntryIter it;
-	JtNode		entry;
 
 	old->content = jt_read_part_content(skel, &ref->ranges[r], &old->base);
 	jt_part_check(&src, &ref->ranges[r], old->content, &root);
-	layout_begin(&old->layout, jt_node_count(&root));
-	jt_nav_iter_begin(&src, &root, &it);
-	for (uint32 i = 0; jt_nav_iter_next(&src, &it, &entry); i++)
-		layout_add(&old->layout, i, &entry);
+	layout_part_root(&src, &root, &old->layout);
 }
 
 /*
@@ -334,10 +343,10 @@ jsonb_value_node(Jsonb *value, JtSource *src, JtNode *node)
 }
 
 /*
- * The raw size of the document made by putting newpart in place of part r
- * (laid out as old) of the nranges of a split root object, stored with raw
- * size old_rawsize, when these two parts alone tell it; false when it
- * depends on where the part lies modulo 4 in the document.
+ * The raw size of the document made by putting a new part (laid out as
+ * new) in place of part r (old) of the nranges of a split root object
+ * stored with raw size old_rawsize, when these two parts alone tell it;
+ * false when it depends on where the part lies modulo 4 in the document.
  *
  * The root's keys come before all the values: a change of the part's key
  * bytes by other than a multiple of 4 moves the padding of the values of
@@ -349,15 +358,13 @@ jsonb_value_node(Jsonb *value, JtSource *src, JtNode *node)
  */
 static bool
 patched_raw_size(int32 old_rawsize, const PartLayout *old,
-				 const struct varlena *newpart, uint32 r, uint32 nranges,
+				 const PartLayout *new, uint32 r, uint32 nranges,
 				 int32 *rawsize)
 {
-	PartLayout new;
 	int64		shift;
 	int64		growth = 0;
 
-	part_layout(newpart, &new);
-	shift = new.key_bytes - old->key_bytes;
+	shift = new->key_bytes - old->key_bytes;
 	if (r > 0 && shift % 4 != 0)
 		return false;
 	for (int phase = 0; phase < 4; phase++)
@@ -366,8 +373,8 @@ patched_raw_size(int32 old_rawsize, const PartLayout *old,
 		int64		g;
 
 		/* JEntries (8 bytes a pair) and keys, then the values */
-		g = 8 * ((int64) new.count - old->count) + shift +
-			layout_value_span(&new, new_phase) -
+		g = 8 * ((int64) new->count - old->count) + shift +
+			layout_value_span(new, new_phase) -
 			layout_value_span(old, phase);
 		if (phase > 0 && g != growth)
 			return false;
@@ -408,6 +415,8 @@ keep_patch(const struct varlena *pointer, const char *payload,
 	last_patch.range_offset = range_offset;
 	last_patch.part = NULL;
 	last_patch.base = NULL;
+	last_patch.base_entries = NULL;
+	last_patch.part_entries = NULL;
 	if (part)
 	{
 		last_patch.part = palloc(VARSIZE(part));
@@ -531,12 +540,15 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	{
 		varatt_custom header;
 		int32		rawsize;
+		PartLayout	new_layout;
 		struct varlena *result = NULL;
 
 		VARATT_CUSTOM_GET_HEADER(header, pointer);
-		if (patched_raw_size(header.va_rawsize, &old->layout, newpart, r,
+		part_layout(newpart, &new_layout);
+		if (patched_raw_size(header.va_rawsize, &old->layout, &new_layout, r,
 							 ref->nranges, &rawsize))
 		{
+			/* the two parts' entries were walked: the delta reuses them */
 			JtPatch		patch = {
 				.payload = payload,
 				.payload_len = payload_len,
@@ -545,6 +557,8 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 				.base = base,
 				.base_range = base_range,
 				.old_pointer = pointer,
+				.base_entries = base == oldpart ? old->layout.entries : NULL,
+				.part_entries = new_layout.entries,
 			};
 
 			result = jt_patch_pointer(&patch, rawsize);

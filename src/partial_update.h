@@ -34,6 +34,9 @@ typedef struct JtPatch
 	const struct varlena *base; /* what the old value stores for it */
 	JtRefRange	base_range;		/* and that stored part's entry */
 	const struct varlena *old_pointer;	/* the value it was made from */
+	/* the entries of base's and part's roots, when at hand; or NULL */
+	const JtNode *base_entries;
+	const JtNode *part_entries;
 } JtPatch;
 
 /* same arguments, results and errors as the builtins of the same name */

@@ -260,7 +260,8 @@ keep_as_delta(const JtPatch *patch, JtRefRange *range, const char *deltas,
 	uint32		removed;
 
 	initStringInfo(&literal);
-	if (!jt_delta_make(patch->base, patch->part,
+	if (!jt_delta_make(patch->base, patch->base_entries, patch->part,
+					   patch->part_entries,
 					   JT_DELTA_BUDGET((uint32) jt_range_size), &literal,
 					   &first, &removed))
 		return NULL;
