@@ -192,36 +192,36 @@ plan_ranges(Builder *b, BuildNode *n, uint32 range_size)
 	n->range_starts = palloc(maxranges * sizeof(uint32));
 	n->range_starts[0] = 0;
 
-	jt_nav_iter_begin(&b->src, &n->node, &it);
 	if (jt_node_is_object(&n->node))
 	{
-		/* keys come first; a pair's size is its key's and its value's */
-		JtNode	   *keys = palloc(count * sizeof(JtNode));
+		/*
+		 * Keys come first; a pair's size is its key's and its value's.  The
+		 * pairs are described in one walk (the keys had to be kept anyway).
+		 */
+		JtNode	   *entries = palloc(2 * (Size) count * sizeof(JtNode));
 		bool		end_after_previous = false;
 
-		for (uint32 i = 0; i < count; i++)
-			if (!jt_nav_iter_next(&b->src, &it, &keys[i]))
-				elog(ERROR, "object has fewer keys than its count");
+		jt_nav_describe_all(&b->src, &n->node, entries);
 		for (uint32 i = 0; i < count; i++)
 		{
+			const JtNode *key = &entries[i];
 			uint64		size;
 
-			if (!jt_nav_iter_next(&b->src, &it, &entry))
-				elog(ERROR, "object has fewer values than its count");
 			maybe_cut(n, i, &acc, end_after_previous, range_size, maxranges);
-			size = keys[i].length + entry.length + 2 * sizeof(uint32);
+			size = key->length + entries[count + i].length + 2 * sizeof(uint32);
 			acc += size;
 			/* it matters only to a range long enough to end (maybe_cut) */
 			end_after_previous = acc >= JT_RANGE_MIN(range_size) &&
-				ends_range(jt_source_read(&b->src, keys[i].offset, keys[i].length),
-						   keys[i].length, keys[i].kind, size, range_size);
+				ends_range(jt_source_read(&b->src, key->offset, key->length),
+						   key->length, key->kind, size, range_size);
 		}
-		pfree(keys);
+		pfree(entries);
 	}
 	else
 	{
 		bool		end_after_previous = false;
 
+		jt_nav_iter_begin(&b->src, &n->node, &it);
 		for (uint32 i = 0; jt_nav_iter_next(&b->src, &it, &entry); i++)
 		{
 			uint64		size = entry.length + sizeof(uint32);
