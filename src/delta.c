@@ -225,34 +225,55 @@ describe_entries(JtSource *src, const JtNode *root)
 }
 
 /*
- * Are entries x of a and y of b the same bytes of the same type?  Both
+ * The root container of a part in memory, with its entries described in
+ * full (describe_entries()) or, when only a few are compared, read one by
+ * one.
+ */
+typedef struct PartEntries
+{
+	JtSource	src;
+	JtNode		root;
+	uint32		count;			/* pairs or elements */
+	const JtNode *all;			/* every entry, or NULL */
+} PartEntries;
+
+static inline const JtNode *
+part_entry(PartEntries *part, uint32 i, JtNode *scratch)
+{
+	if (part->all)
+		return &part->all[i];
+	jt_nav_entry(&part->src, &part->root, i, scratch);
+	return scratch;
+}
+
+/*
+ * Are entries i of a and j of b the same bytes of the same type?  Both
  * sources are in memory whole, and the entries were described from them,
  * so within their bounds.
  */
 static inline bool
-same_entry(const JtSource *a, const JtNode *x, const JtSource *b,
-		   const JtNode *y)
+same_entry(PartEntries *a, uint32 i, PartEntries *b, uint32 j)
 {
-	Assert((uint64) x->offset + x->length <= a->avail);
-	Assert((uint64) y->offset + y->length <= b->avail);
+	JtNode		xs;
+	JtNode		ys;
+	const JtNode *x = part_entry(a, i, &xs);
+	const JtNode *y = part_entry(b, j, &ys);
+
+	Assert((uint64) x->offset + x->length <= a->src.avail);
+	Assert((uint64) y->offset + y->length <= b->src.avail);
 	if (x->kind != y->kind || x->length != y->length)
 		return false;
-	return memcmp(a->data + x->offset, b->data + y->offset, x->length) == 0;
+	return memcmp(a->src.data + x->offset, b->src.data + y->offset,
+				  x->length) == 0;
 }
 
-/*
- * Pair (or element) i of a and j of b: the same?  ea and eb are the
- * entries of the two containers (describe_entries()), na and nb their
- * counts of pairs or elements.
- */
+/* Pair (or element) i of a and j of b: the same? */
 static inline bool
-same_pair(const JtSource *a, const JtNode *ea, uint32 na, uint32 i,
-		  const JtSource *b, const JtNode *eb, uint32 nb, uint32 j,
-		  bool object)
+same_pair(PartEntries *a, uint32 i, PartEntries *b, uint32 j, bool object)
 {
-	if (!same_entry(a, &ea[i], b, &eb[j]))
+	if (!same_entry(a, i, b, j))
 		return false;
-	return !object || same_entry(a, &ea[na + i], b, &eb[nb + j]);
+	return !object || same_entry(a, a->count + i, b, b->count + j);
 }
 
 /*
@@ -306,75 +327,82 @@ delta_gives_back(const struct varlena *base, const struct varlena *target,
  * literal would take more than budget bytes, or the delta would keep
  * fewer than half of the base's entries.  base_entries and target_entries,
  * if not NULL, are the entries of the two roots as describe_entries()
- * gives them, from a caller that walked them already.
+ * gives them, from a caller that walked them already.  A caller that
+ * knows the first same_head and the last same_tail pairs (or elements) of
+ * the two to be the same says so: the entries compared are then few, and
+ * read one by one when not given.
  */
 bool
 jt_delta_make(const struct varlena *base, const JtNode *base_entries,
 			  const struct varlena *target, const JtNode *target_entries,
-			  uint32 budget, StringInfo literal, uint32 *first,
-			  uint32 *removed)
+			  uint32 same_head, uint32 same_tail, uint32 budget,
+			  StringInfo literal, uint32 *first, uint32 *removed)
 {
-	JtSource	bsrc;
-	JtSource	tsrc;
-	JtNode		broot;
-	JtNode		troot;
-	uint32		nb;
-	uint32		nt;
-	uint32		head = 0;
-	uint32		tail = 0;
+	PartEntries b;
+	PartEntries t;
+	uint32		head = same_head;
+	uint32		tail = same_tail;
 	uint32		nl;
 	bool		object;
-	const JtNode *be = base_entries;
-	const JtNode *te = target_entries;
+	bool		known = same_head > 0 || same_tail > 0;
 	JtWriter	w;
 
-	jt_memory_source(&bsrc, VARDATA(base), VARSIZE(base) - VARHDRSZ, false);
-	jt_memory_source(&tsrc, VARDATA(target), VARSIZE(target) - VARHDRSZ, false);
-	jt_nav_root(&bsrc, &broot);
-	jt_nav_root(&tsrc, &troot);
-	if ((broot.header & ~JT_CONTAINER_COUNT_MASK) !=
-		(troot.header & ~JT_CONTAINER_COUNT_MASK) ||
-		(broot.header & JT_CONTAINER_SCALAR))
+	jt_memory_source(&b.src, VARDATA(base), VARSIZE(base) - VARHDRSZ, false);
+	jt_memory_source(&t.src, VARDATA(target), VARSIZE(target) - VARHDRSZ,
+					 false);
+	jt_nav_root(&b.src, &b.root);
+	jt_nav_root(&t.src, &t.root);
+	if ((b.root.header & ~JT_CONTAINER_COUNT_MASK) !=
+		(t.root.header & ~JT_CONTAINER_COUNT_MASK) ||
+		(b.root.header & JT_CONTAINER_SCALAR))
 		return false;
-	object = (broot.header & JT_CONTAINER_OBJECT) != 0;
-	nb = jt_node_count(&broot);
-	nt = jt_node_count(&troot);
-
-	if (be == NULL)
-		be = describe_entries(&bsrc, &broot);
-	if (te == NULL)
-		te = describe_entries(&tsrc, &troot);
-	while (head < Min(nb, nt) &&
-		   same_pair(&bsrc, be, nb, head, &tsrc, te, nt, head, object))
+	object = (b.root.header & JT_CONTAINER_OBJECT) != 0;
+	b.count = jt_node_count(&b.root);
+	t.count = jt_node_count(&t.root);
+	if (head + tail > Min(b.count, t.count))
+		elog(ERROR, "jsonb_toaster: %u + %u pairs said to be kept of %u and %u",
+			 head, tail, b.count, t.count);
+	b.all = base_entries;
+	t.all = target_entries;
+	Assert(head == 0 || same_pair(&b, head - 1, &t, head - 1, object));
+	Assert(tail == 0 || same_pair(&b, b.count - tail, &t, t.count - tail,
+								  object));
+	if (b.all == NULL && !known)
+		b.all = describe_entries(&b.src, &b.root);
+	if (t.all == NULL && !known)
+		t.all = describe_entries(&t.src, &t.root);
+	while (head < Min(b.count, t.count) - tail &&
+		   same_pair(&b, head, &t, head, object))
 		head++;
-	while (tail < Min(nb, nt) - head &&
-		   same_pair(&bsrc, be, nb, nb - 1 - tail, &tsrc, te, nt, nt - 1 - tail,
-					 object))
+	while (tail < Min(b.count, t.count) - head &&
+		   same_pair(&b, b.count - 1 - tail, &t, t.count - 1 - tail, object))
 		tail++;
-	nl = nt - head - tail;
-	if (be != base_entries)
-		pfree((JtNode *) be);
-	if (te != target_entries)
-		pfree((JtNode *) te);
+	nl = t.count - head - tail;
+	if (b.all != NULL && b.all != base_entries)
+		pfree((JtNode *) b.all);
+	if (t.all != NULL && t.all != target_entries)
+		pfree((JtNode *) t.all);
 
 	/*
 	 * The base must stay mostly in use: a part kept alive for a few of its
 	 * entries would hold dead bytes for as long as the row lives.
 	 */
-	if ((uint64) (head + tail) * 2 < nb)
+	if ((uint64) (head + tail) * 2 < b.count)
 		return false;
 
 	resetStringInfo(literal);
-	jt_writer_begin(&w, literal, (troot.header & ~JT_CONTAINER_COUNT_MASK) | nl);
-	jt_copy_entries(&w, &tsrc, &troot, head, nl);
+	jt_writer_begin(&w, literal,
+					(t.root.header & ~JT_CONTAINER_COUNT_MASK) | nl);
+	jt_copy_entries(&w, &t.src, &t.root, head, nl);
 	if (object)
-		jt_copy_entries(&w, &tsrc, &troot, nt + head, nl);
+		jt_copy_entries(&w, &t.src, &t.root, t.count + head, nl);
 	jt_writer_end(&w);
 	if ((uint32) literal->len > budget)
 		return false;
 	*first = head;
-	*removed = nb - head - tail;
-	return delta_gives_back(base, target, literal, head, nb - head - tail);
+	*removed = b.count - head - tail;
+	return delta_gives_back(base, target, literal, head,
+							b.count - head - tail);
 }
 
 /* Append a record to a delta area: base is the stored part's entry. */

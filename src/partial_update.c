@@ -133,6 +133,17 @@ typedef struct PartLayout
 	JtNode	   *entries;		/* the keys, then the values, for deltas */
 } PartLayout;
 
+/* What splice_object() did: the pair at index set, added or removed. */
+typedef struct Splice
+{
+	uint32		index;			/* of that pair, in both objects */
+	bool		removed;		/* the old object has a pair there */
+	bool		added;			/* the new object has one */
+	uint32		keylen;
+	JtNodeKind	value_kind;		/* the new pair's value, if added */
+	uint32		value_length;
+} Splice;
+
 /*
  * Lay out a part from its root (in src), describing every entry of it
  * (checked against the part's bounds) on the way.
@@ -142,40 +153,61 @@ typedef struct PartLayout
  * the four ends agree modulo 4, so every later alignment pads them alike
  * and the differences stay: they are computed at the first aligned value.
  */
+typedef struct ValueEnds
+{
+	uint64		end;			/* from position 0 */
+	uint64		diff[4];		/* from each position, less end */
+	bool		aligned_once;
+} ValueEnds;
+
+static inline void
+value_ends_begin(ValueEnds *ends)
+{
+	ends->end = 0;
+	for (int phase = 0; phase < 4; phase++)
+		ends->diff[phase] = phase;
+	ends->aligned_once = false;
+}
+
+static inline void
+value_ends_add(ValueEnds *ends, JtNodeKind kind, uint32 length)
+{
+	bool		aligned = kind == JT_NODE_NUMERIC || kind == JT_NODE_CONTAINER;
+
+	if (aligned && !ends->aligned_once)
+	{
+		for (int phase = 1; phase < 4; phase++)
+			ends->diff[phase] = TYPEALIGN(4, ends->end + phase) -
+				TYPEALIGN(4, ends->end);
+		ends->aligned_once = true;
+	}
+	ends->end = length + (aligned ? TYPEALIGN(4, ends->end) : ends->end);
+}
+
+static inline void
+value_ends_finish(const ValueEnds *ends, PartLayout *layout)
+{
+	for (int phase = 0; phase < 4; phase++)
+		layout->value_end[phase] = ends->end + ends->diff[phase];
+}
+
 static void
 layout_part_root(JtSource *src, const JtNode *root, PartLayout *layout)
 {
-	uint32		nentries = jt_node_entry_count(root);
-	uint64		end = 0;
-	uint64		diff[4] = {0, 1, 2, 3};
-	bool		aligned_once = false;
+	uint32		count = jt_node_count(root);
+	ValueEnds	ends;
 
-	layout->count = jt_node_count(root);
+	layout->count = count;
 	layout->key_bytes = 0;
-	layout->entries = palloc(sizeof(JtNode) * Max(nentries, 1));
+	layout->entries = palloc(sizeof(JtNode) * Max(2 * count, 1));
 	jt_nav_describe_all(src, root, layout->entries);
 
-	for (uint32 i = 0; i < nentries; i++)
-	{
-		const JtNode *entry = &layout->entries[i];
-		bool		aligned = entry->kind == JT_NODE_NUMERIC ||
-			entry->kind == JT_NODE_CONTAINER;
-
-		if (i < layout->count)
-		{
-			layout->key_bytes += entry->length;
-			continue;
-		}
-		if (aligned && !aligned_once)
-		{
-			for (int phase = 1; phase < 4; phase++)
-				diff[phase] = TYPEALIGN(4, end + phase) - TYPEALIGN(4, end);
-			aligned_once = true;
-		}
-		end = entry->length + (aligned ? TYPEALIGN(4, end) : end);
-	}
-	for (int phase = 0; phase < 4; phase++)
-		layout->value_end[phase] = end + diff[phase];
+	for (uint32 i = 0; i < count; i++)
+		layout->key_bytes += layout->entries[i].length;
+	value_ends_begin(&ends);
+	for (uint32 i = count; i < 2 * count; i++)
+		value_ends_add(&ends, layout->entries[i].kind, layout->entries[i].length);
+	value_ends_finish(&ends, layout);
 }
 
 static int64
@@ -193,6 +225,38 @@ part_layout(const struct varlena *part, PartLayout *layout)
 	jt_memory_source(&src, VARDATA(part), VARSIZE(part) - VARHDRSZ, false);
 	jt_nav_root(&src, &root);
 	layout_part_root(&src, &root, layout);
+}
+
+/*
+ * The layout of a part made by splicing one laid out as old: the pairs
+ * kept are the same bytes, so their lengths are known without walking the
+ * new part's entries.
+ */
+static void
+layout_spliced(const PartLayout *old, const Splice *splice,
+			   PartLayout *layout)
+{
+	const JtNode *values = old->entries + old->count;
+	ValueEnds	ends;
+
+	layout->count = old->count - (splice->removed ? 1 : 0) +
+		(splice->added ? 1 : 0);
+	layout->key_bytes = old->key_bytes;
+	if (splice->removed && !splice->added)
+		layout->key_bytes -= splice->keylen;
+	else if (splice->added && !splice->removed)
+		layout->key_bytes += splice->keylen;
+	layout->entries = NULL;
+
+	value_ends_begin(&ends);
+	for (uint32 i = 0; i < splice->index; i++)
+		value_ends_add(&ends, values[i].kind, values[i].length);
+	if (splice->added)
+		value_ends_add(&ends, splice->value_kind, splice->value_length);
+	for (uint32 i = splice->index + (splice->removed ? 1 : 0);
+		 i < old->count; i++)
+		value_ends_add(&ends, values[i].kind, values[i].length);
+	value_ends_finish(&ends, layout);
 }
 
 /* A part read for a change. */
@@ -269,12 +333,12 @@ copy_entries(JtWriter *w, JtSource *src, const JtNode *container,
  * create and missing, or removed when vnode is NULL: the pairs around it
  * are copied as they are.  The object is written after four bytes left
  * for the caller (a varlena header, or a tree's root JEntry).  NULL when
- * nothing changes.
+ * nothing changes.  What changed goes to *splice.
  */
 static char *
 splice_object(JtSource *src, const JtNode *object, const char *key,
 			  uint32 keylen, JtSource *vsrc, const JtNode *vnode, bool create,
-			  uint32 *len)
+			  uint32 *len, Splice *splice)
 {
 	JtWriter	w;
 	StringInfoData buf;
@@ -288,6 +352,15 @@ splice_object(JtSource *src, const JtNode *object, const char *key,
 		return NULL;
 	/* the pairs after the one set, added or removed */
 	after = found ? n - i - 1 : n - i;
+	splice->index = i;
+	splice->removed = found;
+	splice->added = vnode != NULL;
+	splice->keylen = keylen;
+	if (vnode)
+	{
+		splice->value_kind = vnode->kind;
+		splice->value_length = vnode->length;
+	}
 
 	initStringInfo(&buf);
 	appendStringInfoSpaces(&buf, sizeof(uint32));
@@ -308,10 +381,13 @@ splice_object(JtSource *src, const JtNode *object, const char *key,
 	return buf.data;
 }
 
-/* A part (an object) spliced as splice_object() says; itself if unchanged. */
+/*
+ * A part (an object) spliced as splice_object() says; itself if unchanged
+ * (and *splice not set).
+ */
 static struct varlena *
 splice_part(struct varlena *part, const char *key, uint32 keylen,
-			JtSource *vsrc, const JtNode *vnode, bool create)
+			JtSource *vsrc, const JtNode *vnode, bool create, Splice *splice)
 {
 	JtSource	src;
 	JtNode		root;
@@ -320,7 +396,8 @@ splice_part(struct varlena *part, const char *key, uint32 keylen,
 
 	jt_memory_source(&src, VARDATA(part), VARSIZE(part) - VARHDRSZ, false);
 	jt_nav_root(&src, &root);
-	spliced = splice_object(&src, &root, key, keylen, vsrc, vnode, create, &len);
+	spliced = splice_object(&src, &root, key, keylen, vsrc, vnode, create, &len,
+							splice);
 	if (spliced == NULL)
 		return part;
 	SET_VARSIZE(spliced, len);
@@ -417,6 +494,8 @@ keep_patch(const struct varlena *pointer, const char *payload,
 	last_patch.base = NULL;
 	last_patch.base_entries = NULL;
 	last_patch.part_entries = NULL;
+	last_patch.same_head = 0;
+	last_patch.same_tail = 0;
 	if (part)
 	{
 		last_patch.part = palloc(VARSIZE(part));
@@ -440,11 +519,13 @@ keep_patch(const struct varlena *pointer, const char *payload,
  * starting with another key than the one the directory names, or the
  * document too large.  A part that did not change keeps its directory
  * entry, and the toaster will keep it; for one that did, the toaster may
- * keep base and store the change as a delta of it.
+ * keep base and store the change as a delta of it.  splice tells how
+ * newpart was made from the old part, when splice_part() made it; or NULL.
  */
 static struct varlena *
 apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
-			uint32 r, const OldPart *old, struct varlena *newpart)
+			uint32 r, const OldPart *old, struct varlena *newpart,
+			const Splice *splice)
 {
 	struct varlena *oldpart = old->content;
 	struct varlena *base = old->base;
@@ -544,11 +625,27 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 		struct varlena *result = NULL;
 
 		VARATT_CUSTOM_GET_HEADER(header, pointer);
-		part_layout(newpart, &new_layout);
+		if (splice)
+		{
+			layout_spliced(&old->layout, splice, &new_layout);
+#ifdef USE_ASSERT_CHECKING
+			{
+				PartLayout	walked;
+
+				part_layout(newpart, &walked);
+				Assert(walked.count == new_layout.count &&
+					   walked.key_bytes == new_layout.key_bytes &&
+					   memcmp(walked.value_end, new_layout.value_end,
+							  sizeof(walked.value_end)) == 0);
+			}
+#endif
+		}
+		else
+			part_layout(newpart, &new_layout);
 		if (patched_raw_size(header.va_rawsize, &old->layout, &new_layout, r,
 							 ref->nranges, &rawsize))
 		{
-			/* the two parts' entries were walked: the delta reuses them */
+			/* the entries walked, and the pairs the splice kept, serve the delta */
 			JtPatch		patch = {
 				.payload = payload,
 				.payload_len = payload_len,
@@ -561,6 +658,12 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 				.part_entries = new_layout.entries,
 			};
 
+			if (splice && base == oldpart)
+			{
+				patch.same_head = splice->index;
+				patch.same_tail = old->layout.count - splice->index -
+					(splice->removed ? 1 : 0);
+			}
 			result = jt_patch_pointer(&patch, rawsize);
 		}
 		if (result != NULL)
@@ -603,6 +706,7 @@ apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, const char *key,
 	JtNode		current;
 	JtSkeletonHeader hdr;
 	JtSkeleton	patched;
+	Splice		splice;
 	char	   *tree;
 	uint32		tree_len;
 	uint32		root_entry;
@@ -619,7 +723,7 @@ apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, const char *key,
 					   jt_node_count(&skel->root) + 1))
 		return NULL;
 	tree = splice_object(&skel->src, &skel->root, key, keylen, vsrc, vnode,
-						 create, &tree_len);
+						 create, &tree_len, &splice);
 	if (tree == NULL)
 		return NULL;
 	root_entry = JT_JENTRY_CONTAINER | (tree_len - sizeof(uint32));
@@ -658,15 +762,18 @@ change_key(struct varlena *pointer, StoredShape shape, JtSkeleton *skel,
 {
 	uint32		r;
 	OldPart		old;
+	Splice		splice;
+	struct varlena *newpart;
 
 	if (shape == SHAPE_TREE_ROOT)
 		return apply_tree_patch(pointer, skel, key, keylen, vsrc, vnode,
 								create);
 	r = jt_ref_range_for_key(ref, key, keylen);
 	fetch_part(skel, ref, r, &old);
-	return apply_patch(pointer, skel, ref, r, &old,
-					   splice_part(old.content, key, keylen, vsrc, vnode,
-								   create));
+	newpart = splice_part(old.content, key, keylen, vsrc, vnode, create,
+						  &splice);
+	return apply_patch(pointer, skel, ref, r, &old, newpart,
+					   newpart == old.content ? NULL : &splice);
 }
 
 /*
@@ -731,7 +838,7 @@ change_path(FunctionCallInfo fcinfo, PGFunction builtin, bool deleting)
 				DirectFunctionCall4(builtin, PointerGetDatum(old.content),
 									PG_GETARG_DATUM(1), PG_GETARG_DATUM(2),
 									PG_GETARG_DATUM(3)));
-		result = apply_patch(pointer, &skel, &ref, r, &old, newpart);
+		result = apply_patch(pointer, &skel, &ref, r, &old, newpart, NULL);
 	}
 	else
 		result = NULL;
@@ -828,7 +935,8 @@ jt_jsonb_concat(PG_FUNCTION_ARGS)
 								 (struct varlena *) DatumGetPointer(
 									 DirectFunctionCall2(jsonb_concat,
 														 PointerGetDatum(old.content),
-														 PointerGetDatum(right))));
+														 PointerGetDatum(right))),
+								 NULL);
 		}
 	}
 	if (result == NULL)

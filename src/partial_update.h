@@ -37,6 +37,9 @@ typedef struct JtPatch
 	/* the entries of base's and part's roots, when at hand; or NULL */
 	const JtNode *base_entries;
 	const JtNode *part_entries;
+	/* pairs known to be the same at the start and the end of both */
+	uint32		same_head;
+	uint32		same_tail;
 } JtPatch;
 
 /* same arguments, results and errors as the builtins of the same name */

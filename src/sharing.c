@@ -327,7 +327,7 @@ jt_old_parts_take_as_delta(JtOldParts *old, const struct varlena *raw,
 	if (old->taken[i] || old->named[i])
 		return false;
 	oldraw = old_part_content(old, i, &should_free);
-	made = jt_delta_make(oldraw, NULL, raw, NULL, budget, literal, first,
+	made = jt_delta_make(oldraw, NULL, raw, NULL, 0, 0, budget, literal, first,
 						 removed);
 	if (should_free)
 		pfree((struct varlena *) oldraw);

@@ -261,7 +261,7 @@ keep_as_delta(const JtPatch *patch, JtRefRange *range, const char *deltas,
 
 	initStringInfo(&literal);
 	if (!jt_delta_make(patch->base, patch->base_entries, patch->part,
-					   patch->part_entries,
+					   patch->part_entries, patch->same_head, patch->same_tail,
 					   JT_DELTA_BUDGET((uint32) jt_range_size), &literal,
 					   &first, &removed))
 		return NULL;
