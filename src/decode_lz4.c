@@ -194,8 +194,17 @@ lz4_fast_sequences(JtDecoder *dec, uint32 target)
 	uint32		ip = dec->in_pos;
 	uint32		op = dec->out_len;
 
-	while (dec->in_avail - ip >= FAST_IN_MARGIN &&
-		   (int64) target - op >= FAST_OUT_MARGIN)
+	/*
+	 * The bounds, read once: the stores to out may alias *dec as far as the
+	 * compiler knows, and would have it read them again for each sequence.
+	 */
+	const int64 in_avail = dec->in_avail;
+	const int64 in_total = dec->in_total;
+	const int64 in_limit = Min(in_avail, in_total) - FAST_IN_MARGIN;
+	const int64 out_limit = (int64) Min(target, dec->out_cap) - FAST_OUT_MARGIN;
+	const int64 target_limit = (int64) target - FAST_OUT_MARGIN;
+
+	while (in_avail - ip >= FAST_IN_MARGIN && (int64) op <= target_limit)
 	{
 		unsigned char token = in[ip];
 		uint64		litlen = token >> 4;
@@ -207,23 +216,21 @@ lz4_fast_sequences(JtDecoder *dec, uint32 target)
 		if (litlen == LZ4_RUN_MASK)
 		{
 			/* the limits lz4_read_length() applies, inline */
-			if ((int64) p >= (int64) dec->in_total - LZ4_RUN_MASK)
+			if ((int64) p >= in_total - LZ4_RUN_MASK)
 				break;
 			do
 			{
-				if (p >= dec->in_avail)
+				if (p >= in_avail)
 					goto leave;
 				b = in[p++];
 				litlen += b;
 			} while (b == 255 && litlen <= PG_UINT32_MAX);
-			if ((int64) p > (int64) dec->in_total - LZ4_RUN_MASK || litlen > PG_UINT32_MAX)
+			if ((int64) p > in_total - LZ4_RUN_MASK || litlen > PG_UINT32_MAX)
 				break;
 		}
 		/* not the last sequence: far from both ends (see begin_sequence) */
-		if ((int64) (op + litlen) > (int64) target - FAST_OUT_MARGIN ||
-			(int64) (op + litlen) > (int64) dec->out_cap - FAST_OUT_MARGIN ||
-			(int64) (p + litlen) > (int64) dec->in_avail - FAST_IN_MARGIN ||
-			(int64) (p + litlen) > (int64) dec->in_total - FAST_IN_MARGIN)
+		if ((int64) (op + litlen) > out_limit ||
+			(int64) (p + litlen) > in_limit)
 			break;
 		if (litlen <= 16)
 			memcpy(out + op, in + p, 16);
@@ -239,8 +246,8 @@ lz4_fast_sequences(JtDecoder *dec, uint32 target)
 			/* the limits lz4_read_length() applies, inline */
 			do
 			{
-				if (p >= dec->in_avail ||
-					(int64) p + 1 > (int64) dec->in_total - LZ4_LAST_LITERALS + 1)
+				if (p >= in_avail ||
+					(int64) p + 1 > in_total - LZ4_LAST_LITERALS + 1)
 				{
 					/* let the general code read (or reject) these bytes */
 					dec->in_pos = ip;
@@ -257,7 +264,7 @@ lz4_fast_sequences(JtDecoder *dec, uint32 target)
 		if (offset == 0 || offset > op)
 			return lz4_corrupt(dec, "match distance reaches before the start of the output");
 		ip = p;
-		if ((int64) (op + matchlen) > (int64) target - FAST_OUT_MARGIN)
+		if ((int64) (op + matchlen) > target_limit)
 		{
 			/* near the target: the general code copies the match */
 			dec->in_pos = ip;
@@ -272,6 +279,12 @@ lz4_fast_sequences(JtDecoder *dec, uint32 target)
 			memcpy(out + op, out + op - offset, 16);
 			if (matchlen > 16)
 				memcpy(out + op + 16, out + op - offset + 16, 2);
+		}
+		else if (offset >= 8 && matchlen <= 16)
+		{
+			/* 8 bytes twice, likewise */
+			memcpy(out + op, out + op - offset, 8);
+			memcpy(out + op + 8, out + op - offset + 8, 8);
 		}
 		else
 			jt_copy_match((char *) out + op, offset, matchlen);
