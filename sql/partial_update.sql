@@ -238,13 +238,9 @@ CREATE FUNCTION sweep_doc(id int) RETURNS jsonb LANGUAGE sql AS $$
 		END)
 	FROM generate_series(1, 300) i
 $$;
-CREATE TABLE sweep (id int PRIMARY KEY, jb jsonb);
-ALTER TABLE sweep ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
-INSERT INTO sweep SELECT i, sweep_doc(i) FROM generate_series(1, 2) i;
-CREATE TABLE sweep_plain AS SELECT * FROM sweep;
-SELECT id, (jsonb_toaster_storage(jb)).form, count(*) > 5 AS split
-FROM sweep, jsonb_toaster_parts(jb) GROUP BY id, 2 ORDER BY id;
-DO $$
+-- sweep(tab, copy): every edit on every row of tab and of its standard
+-- copy, which must give the same bytes after each
+CREATE FUNCTION sweep(tab text, copy text) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
 	k text;
 	e text;
@@ -263,22 +259,86 @@ BEGIN
 			format('jb #- %L', ARRAY[format('k%s', i + 1), '0']),
 			format('jb || %L', jsonb_build_object(format('k%s', i + 2), 'yz'))]
 		LOOP
-			EXECUTE format('UPDATE sweep SET jb = %s', e);
-			EXECUTE format('UPDATE sweep_plain SET jb = %s', e);
-			IF EXISTS (SELECT FROM sweep s JOIN sweep_plain p USING (id)
-					   WHERE jt_test_flat_bytes(s.jb) <> jt_test_flat_bytes(p.jb)) THEN
+			EXECUTE format('UPDATE %I SET jb = %s', tab, e);
+			EXECUTE format('UPDATE %I SET jb = %s', copy, e);
+			EXECUTE format('SELECT EXISTS (SELECT FROM %I s JOIN %I p USING (id)
+							WHERE jt_test_flat_bytes(s.jb) <> jt_test_flat_bytes(p.jb))',
+						   tab, copy) INTO STRICT found;
+			IF found THEN
 				RAISE EXCEPTION 'the documents differ after %', e;
 			END IF;
 		END LOOP;
 	END LOOP;
 END $$;
+CREATE TABLE sweep (id int PRIMARY KEY, jb jsonb);
+ALTER TABLE sweep ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+INSERT INTO sweep SELECT i, sweep_doc(i) FROM generate_series(1, 2) i;
+CREATE TABLE sweep_plain AS SELECT * FROM sweep;
+SELECT id, (jsonb_toaster_storage(jb)).form, count(*) > 5 AS split
+FROM sweep, jsonb_toaster_parts(jb) GROUP BY id, 2 ORDER BY id;
+SELECT sweep('sweep', 'sweep_plain');
 SELECT s.id, jt_test_flat_bytes(s.jb) = jt_test_flat_bytes(p.jb) AS same,
 	(jsonb_toaster_storage(s.jb)).form
 FROM sweep s JOIN sweep_plain p USING (id) ORDER BY id;
 VACUUM sweep;
 SELECT toast_ok('sweep');
+
+-- values written before format version 3 have no layout bytes: an edit
+-- that moves the values after it by other than a multiple of 4 then
+-- flattens the document, since the other parts' padding is not known
+-- (the UPDATE still stores the changed part alone); the same sweep,
+-- on such values
+TRUNCATE sweep, sweep_plain;
+INSERT INTO sweep SELECT i, sweep_doc(i) FROM generate_series(1, 2) i;
+INSERT INTO sweep_plain SELECT * FROM sweep;
+SET client_min_messages = debug1;
+UPDATE sweep SET jb = jt_test_skeleton_without_layouts(jb);
+UPDATE sweep SET jb = jsonb_set(jb, '{k1}', '"ab"') WHERE id = 1;
+UPDATE sweep SET jb = jsonb_set(jb, '{k2}', '1') WHERE id = 2;
+RESET client_min_messages;
+UPDATE sweep_plain SET jb = jsonb_set(jb, '{k1}', '"ab"') WHERE id = 1;
+UPDATE sweep_plain SET jb = jsonb_set(jb, '{k2}', '1') WHERE id = 2;
+SELECT sweep('sweep', 'sweep_plain');
+SELECT s.id, jt_test_flat_bytes(s.jb) = jt_test_flat_bytes(p.jb) AS same
+FROM sweep s JOIN sweep_plain p USING (id) ORDER BY id;
+VACUUM sweep;
+SELECT toast_ok('sweep');
+
+-- layout bytes that are invalid, or do not agree with the parts' content
+-- or with the value's raw size: an ERROR, never a wrong size
+TRUNCATE sweep;
+INSERT INTO sweep SELECT i, sweep_doc(i) FROM generate_series(1, 2) i;
+SELECT jt_test_skeleton_set_layout(jb, 0, 224) -> 'k1' FROM sweep WHERE id = 1;
+-- every value of part 0's byte and of part 1's, with an edit in part 0
+-- that moves the values after it: one value of each (the right one) gives
+-- the builtin's bytes, the others an error
+CREATE FUNCTION layout_outcomes(tab text, rowid int, partno int, edit text)
+RETURNS TABLE (outcome text) LANGUAGE plpgsql AS $$
+DECLARE
+	ok bytea;
+	r bytea;
+BEGIN
+	EXECUTE format('SELECT jt_test_flat_bytes(%s) FROM (SELECT jb::text::jsonb AS jb FROM %I WHERE id = $1) s',
+				   edit, tab) USING rowid INTO ok;
+	FOR layout IN 0..255 LOOP
+		BEGIN
+			EXECUTE format('SELECT jt_test_flat_bytes(%s) FROM (SELECT jt_test_skeleton_set_layout(jb, $1, $2) AS jb FROM %I WHERE id = $3) s',
+						   edit, tab) USING partno, layout, rowid INTO r;
+			outcome := CASE WHEN r = ok THEN 'the builtin''s bytes' ELSE 'other bytes' END;
+		EXCEPTION WHEN data_corrupted THEN
+			GET STACKED DIAGNOSTICS outcome = PG_EXCEPTION_DETAIL;
+		END;
+		RETURN NEXT;
+	END LOOP;
+END $$;
+SELECT p AS partno, o.outcome, count(*)
+FROM generate_series(0, 1) p,
+	layout_outcomes('sweep', 1, p, $$jsonb_set(jb, '{k1}', '"ab"')$$) o
+GROUP BY p, o.outcome ORDER BY p, o.outcome;
+DROP FUNCTION layout_outcomes(text, int, int, text);
 DROP TABLE sweep, sweep_plain;
 DROP FUNCTION sweep_doc(int);
+DROP FUNCTION sweep(text, text);
 
 -- a root kept in the skeleton's tree (short fields in the row, long values
 -- in parts): setting, adding or removing a short field changes the tree

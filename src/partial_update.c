@@ -130,6 +130,8 @@ typedef struct PartLayout
 	uint32		count;			/* key/value pairs */
 	int64		key_bytes;
 	uint64		value_end[4];	/* from positions 0, 1, 2, 3 */
+	bool		aligned;		/* a value is a numeric or a container */
+	uint64		lead;			/* the values' bytes before the first such */
 	JtNode	   *entries;		/* the keys, then the values, for deltas */
 } PartLayout;
 
@@ -158,6 +160,7 @@ typedef struct ValueEnds
 	uint64		end;			/* from position 0 */
 	uint64		diff[4];		/* from each position, less end */
 	bool		aligned_once;
+	uint64		lead;			/* end before the first aligned value */
 } ValueEnds;
 
 static inline void
@@ -167,6 +170,7 @@ value_ends_begin(ValueEnds *ends)
 	for (int phase = 0; phase < 4; phase++)
 		ends->diff[phase] = phase;
 	ends->aligned_once = false;
+	ends->lead = 0;
 }
 
 static inline void
@@ -180,6 +184,7 @@ value_ends_add(ValueEnds *ends, JtNodeKind kind, uint32 length)
 			ends->diff[phase] = TYPEALIGN(4, ends->end + phase) -
 				TYPEALIGN(4, ends->end);
 		ends->aligned_once = true;
+		ends->lead = ends->end;
 	}
 	ends->end = length + (aligned ? TYPEALIGN(4, ends->end) : ends->end);
 }
@@ -189,6 +194,15 @@ value_ends_finish(const ValueEnds *ends, PartLayout *layout)
 {
 	for (int phase = 0; phase < 4; phase++)
 		layout->value_end[phase] = ends->end + ends->diff[phase];
+	layout->aligned = ends->aligned_once;
+	layout->lead = ends->lead;
+}
+
+/* A part's layout byte (skeleton.h). */
+static inline uint8
+layout_byte(const PartLayout *layout)
+{
+	return jt_layout_byte(layout->key_bytes, layout->aligned, layout->lead);
 }
 
 static void
@@ -465,6 +479,52 @@ patched_raw_size(int32 old_rawsize, const PartLayout *old,
 	return true;
 }
 
+/*
+ * The raw size of the document made by putting a new part (laid out as
+ * new, with directory entry range) in place of part r (old) of a stored
+ * split root object (pointer, parsed into skel and ref), when known
+ * without reading the other parts: from the layout bytes of the directory
+ * (format version 3), whose sum for the stored document is checked against
+ * its raw size, or else when the two parts alone tell it.
+ */
+static bool
+patched_document_size(struct varlena *pointer, JtSkeleton *skel,
+					  const JtRef *ref, uint32 r, const PartLayout *old,
+					  const PartLayout *new, const JtRefRange *range,
+					  int32 *rawsize)
+{
+	varatt_custom header;
+	JtRef		patched = *ref;
+	JtRefRange *ranges;
+	uint8	   *layouts;
+	uint64		size;
+
+	VARATT_CUSTOM_GET_HEADER(header, pointer);
+	if (ref->layouts == NULL)
+		return patched_raw_size(header.va_rawsize, old, new, r, ref->nranges,
+								rawsize);
+	if (!jt_ref_flat_size(ref, &size) ||
+		size + VARHDRSZ != (uint64) header.va_rawsize)
+		jt_nav_corrupt(&skel->src, "a reference's layout bytes do not add up to the value's raw size");
+
+	ranges = palloc(ref->nranges * sizeof(JtRefRange));
+	memcpy(ranges, ref->ranges, ref->nranges * sizeof(JtRefRange));
+	ranges[r] = *range;
+	layouts = palloc(ref->nranges);
+	memcpy(layouts, ref->layouts, ref->nranges);
+	layouts[r] = layout_byte(new);
+	patched.ranges = ranges;
+	patched.layouts = layouts;
+	if (!jt_ref_flat_size(&patched, &size))
+		return false;
+	pfree(ranges);
+	pfree(layouts);
+	if (size + VARHDRSZ > JT_JENTRY_OFFLEN_MASK)
+		return false;
+	*rawsize = (int32) (size + VARHDRSZ);
+	return true;
+}
+
 static void
 keep_patch(const struct varlena *pointer, const char *payload,
 		   uint32 payload_len, uint32 range_offset,
@@ -543,6 +603,7 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	struct varlena *document;
 	StringInfoData buf;
 	JtRefRange	base_range;
+	PartLayout	new_layout;
 
 	if (VARSIZE(newpart) == VARSIZE(oldpart) &&
 		memcmp(newpart, oldpart, VARSIZE(oldpart)) == 0)
@@ -575,6 +636,25 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	count = (ref->header & JT_CONTAINER_COUNT_MASK) -
 		(ref->ranges[r].header & JT_CONTAINER_COUNT_MASK) +
 		jt_node_count(&root);
+	/* the new part's layout: from the splice, or a walk of it */
+	if (splice)
+	{
+		layout_spliced(&old->layout, splice, &new_layout);
+#ifdef USE_ASSERT_CHECKING
+		{
+			PartLayout	walked;
+
+			part_layout(newpart, &walked);
+			Assert(walked.count == new_layout.count &&
+				   walked.key_bytes == new_layout.key_bytes &&
+				   memcmp(walked.value_end, new_layout.value_end,
+						  sizeof(walked.value_end)) == 0 &&
+				   layout_byte(&walked) == layout_byte(&new_layout));
+		}
+#endif
+	}
+	else
+		part_layout(newpart, &new_layout);
 	if (count > JT_CONTAINER_COUNT_MASK ||
 		might_overflow(pointer, (int64) VARSIZE(newpart) - VARSIZE(oldpart),
 					   count))
@@ -606,6 +686,14 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	range.hash = hash_bytes((const unsigned char *) VARDATA(newpart),
 							VARSIZE(newpart) - VARHDRSZ);
 	memcpy(payload + range_offset, &range, sizeof(range));
+	if (ref->layouts)
+	{
+		/* the layout bytes end the reference (skeleton.h) */
+		if (ref->layouts[r] != layout_byte(&old->layout))
+			jt_nav_corrupt(&skel->src, "a part's layout byte differs from its content's");
+		payload[ref_offset + ref->reflen - ref->nranges + r] =
+			(char) layout_byte(&new_layout);
+	}
 
 	/*
 	 * Checks the new directory as any stored one.  When the document's raw
@@ -619,31 +707,11 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 								  VARSIZE(newpart), ref->ranges[r].rawsize);
 	if (taken && base != NULL)
 	{
-		varatt_custom header;
 		int32		rawsize;
-		PartLayout	new_layout;
 		struct varlena *result = NULL;
 
-		VARATT_CUSTOM_GET_HEADER(header, pointer);
-		if (splice)
-		{
-			layout_spliced(&old->layout, splice, &new_layout);
-#ifdef USE_ASSERT_CHECKING
-			{
-				PartLayout	walked;
-
-				part_layout(newpart, &walked);
-				Assert(walked.count == new_layout.count &&
-					   walked.key_bytes == new_layout.key_bytes &&
-					   memcmp(walked.value_end, new_layout.value_end,
-							  sizeof(walked.value_end)) == 0);
-			}
-#endif
-		}
-		else
-			part_layout(newpart, &new_layout);
-		if (patched_raw_size(header.va_rawsize, &old->layout, &new_layout, r,
-							 ref->nranges, &rawsize))
+		if (patched_document_size(pointer, skel, ref, r, &old->layout,
+								  &new_layout, &range, &rawsize))
 		{
 			/* the entries walked, and the pairs the splice kept, serve the delta */
 			JtPatch		patch = {
@@ -669,11 +737,17 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 		if (result != NULL)
 		{
 #ifdef USE_ASSERT_CHECKING
-			/* the size told is the size flattening gives */
+
+			/*
+			 * The size told is the size flattening gives, unless the layout
+			 * bytes of parts not read lie (which reading the value will
+			 * report): checked here, in builds for testing.
+			 */
 			struct varlena *flat = jt_flatten_changed(pointer, &patched, r,
 													  newpart, false);
 
-			Assert(VARSIZE(flat) == (uint32) rawsize);
+			if (VARSIZE(flat) != (uint32) rawsize)
+				jt_nav_corrupt(&skel->src, "the layout bytes of the parts give another size than flattening");
 			pfree(flat);
 #endif
 			elog(DEBUG1, "jsonb_toaster: changed part %u of %u, returned as a delta",

@@ -95,6 +95,8 @@ jt_skeleton_parse(JtSkeleton *skel, const char *payload, uint32 payload_len)
 	uint32		root_len;
 
 	jt_memory_source(&skel->src, NULL, 0, true);
+	/* a payload made in memory is of the version written now */
+	skel->version = JT_SKELETON_VERSION_LAYOUTS;
 	if (payload_len < sizeof(JtSkeletonHeader))
 		jt_nav_corrupt(&skel->src, "the pointer is shorter than its header");
 	memcpy(&skel->hdr, payload, sizeof(JtSkeletonHeader));
@@ -154,7 +156,10 @@ jt_skeleton_read_ref(JtSkeleton *skel, const JtNode *node, JtRef *ref)
 	const char *p;
 	JtRefHeader rh;
 	JtRefRange *ranges;
+	uint32		nranges;
+	bool		has_layouts;
 	uint64		dirsize;
+	uint64		keys_end;
 	uint64		count = 0;
 
 	Assert(node->kind == JT_NODE_REF);
@@ -164,15 +169,20 @@ jt_skeleton_read_ref(JtSkeleton *skel, const JtNode *node, JtRef *ref)
 	memcpy(&rh, p, sizeof(JtRefHeader));
 	if (!root_header_ok(rh.header))
 		jt_nav_corrupt(src, "a reference has a bad container header");
-	dirsize = sizeof(JtRefHeader) + (uint64) rh.nranges * sizeof(JtRefRange);
-	if (rh.nranges == 0 || dirsize > node->length)
+	has_layouts = (rh.nranges & JT_REF_HAS_LAYOUTS) != 0;
+	nranges = rh.nranges & ~JT_REF_HAS_LAYOUTS;
+	if (has_layouts && skel->version < JT_SKELETON_VERSION_LAYOUTS)
+		jt_nav_corrupt(src, "a reference has layout bytes in a format that has none");
+	dirsize = sizeof(JtRefHeader) + (uint64) nranges * sizeof(JtRefRange);
+	keys_end = node->length - (has_layouts ? nranges : 0);
+	if (nranges == 0 || dirsize > keys_end || keys_end > node->length)
 		jt_nav_corrupt(src, "a reference's ranges do not fit in it");
-	if ((rh.header & JT_CONTAINER_SCALAR) && rh.nranges != 1)
+	if ((rh.header & JT_CONTAINER_SCALAR) && nranges != 1)
 		jt_nav_corrupt(src, "a long scalar is split into several parts");
 
-	ranges = palloc(rh.nranges * sizeof(JtRefRange));
-	memcpy(ranges, p + sizeof(JtRefHeader), rh.nranges * sizeof(JtRefRange));
-	for (uint32 r = 0; r < rh.nranges; r++)
+	ranges = palloc(nranges * sizeof(JtRefRange));
+	memcpy(ranges, p + sizeof(JtRefHeader), nranges * sizeof(JtRefRange));
+	for (uint32 r = 0; r < nranges; r++)
 	{
 		JtRefRange *range = &ranges[r];
 		JtRefRange	stored = jt_stored_range(skel, range);
@@ -193,25 +203,114 @@ jt_skeleton_read_ref(JtSkeleton *skel, const JtNode *node, JtRef *ref)
 			(stored.header & ~JT_CONTAINER_COUNT_MASK) !=
 			(rh.header & ~JT_CONTAINER_COUNT_MASK))
 			jt_nav_corrupt(src, "a part's type differs from its reference's");
-		if (rh.nranges > 1 && (range->header & JT_CONTAINER_COUNT_MASK) == 0)
+		if (nranges > 1 && (range->header & JT_CONTAINER_COUNT_MASK) == 0)
 			jt_nav_corrupt(src, "a split container has an empty part");
 		count += range->header & JT_CONTAINER_COUNT_MASK;
-		if ((uint64) range->key_offset + range->key_length > node->length ||
+		if ((uint64) range->key_offset + range->key_length > keys_end ||
 			(range->key_length > 0 && range->key_offset < dirsize))
 			jt_nav_corrupt(src, "a part's first key lies outside its reference");
 		if (r > 1 && (rh.header & JT_CONTAINER_OBJECT) &&
 			jt_key_cmp(p + ranges[r - 1].key_offset, ranges[r - 1].key_length,
 					   p + range->key_offset, range->key_length) >= 0)
 			jt_nav_corrupt(src, "the first keys of an object's parts are out of order");
+		if (has_layouts)
+		{
+			uint8		layout = (uint8) p[keys_end + r];
+
+			if ((layout & JT_LAYOUT_UNUSED_MASK) ||
+				(!(rh.header & JT_CONTAINER_OBJECT) &&
+				 (layout & JT_LAYOUT_KEYS_MASK)) ||
+				(!(layout & JT_LAYOUT_ALIGNED) &&
+				 (layout & JT_LAYOUT_LEAD_MASK)))
+				jt_nav_corrupt(src, "a part's layout byte is invalid");
+		}
 	}
 	if (count != (rh.header & JT_CONTAINER_COUNT_MASK))
 		jt_nav_corrupt(src, "a reference's parts do not add up to its count");
 
 	ref->header = rh.header;
-	ref->nranges = rh.nranges;
+	ref->nranges = nranges;
 	ref->ranges = ranges;
 	ref->refdata = p;
 	ref->reflen = node->length;
+	ref->layouts = has_layouts ? (const uint8 *) p + keys_end : NULL;
+}
+
+/*
+ * The layout byte of a part whose root (in src) is an object or an array
+ * (skeleton.h).
+ */
+uint8
+jt_part_layout(JtSource *src, const JtNode *root)
+{
+	JtEntryIter it;
+	JtNode		entry;
+	uint32		count = jt_node_count(root);
+	uint32		keys = jt_node_is_object(root) ? count : 0;
+	uint64		key_bytes = 0;
+	uint64		lead = 0;
+
+	jt_nav_iter_begin(src, root, &it);
+	while (jt_nav_iter_next(src, &it, &entry))
+	{
+		if (it.next <= keys)
+			key_bytes += entry.length;
+		else if (entry.kind == JT_NODE_NUMERIC ||
+				 entry.kind == JT_NODE_CONTAINER)
+			return jt_layout_byte(key_bytes, true, lead);
+		else
+			lead += entry.length;
+	}
+	return jt_layout_byte(key_bytes, false, 0);
+}
+
+/*
+ * The size of the container a reference stands for, flattened (without a
+ * varlena header), from its directory alone: false if it has no layout
+ * bytes, or stands for a long scalar.
+ *
+ * Part q alone is a varlena header, the root's header, 4 bytes of JEntry
+ * for each entry, its key bytes K and the values, which start at K modulo
+ * 4.  Flattened, its JEntries and keys join the container's, and its
+ * values start where the previous part's end: all that changes is the
+ * padding before its first aligned value, which the layout byte tells.
+ */
+bool
+jt_ref_flat_size(const JtRef *ref, uint64 *size)
+{
+	uint32		phase = 0;
+	uint64		total = sizeof(uint32);	/* the container's header */
+
+	if (ref->layouts == NULL || (ref->header & JT_CONTAINER_SCALAR))
+		return false;
+	/* the values start after all the keys */
+	for (uint32 q = 0; q < ref->nranges; q++)
+		phase += ref->layouts[q] & JT_LAYOUT_KEYS_MASK;
+	phase %= 4;
+
+	for (uint32 q = 0; q < ref->nranges; q++)
+	{
+		uint8		layout = ref->layouts[q];
+		uint32		alone = layout & JT_LAYOUT_KEYS_MASK;
+		int64		moved = 0;
+
+		if (layout & JT_LAYOUT_ALIGNED)
+		{
+			uint32		lead = (layout & JT_LAYOUT_LEAD_MASK) >>
+				JT_LAYOUT_LEAD_SHIFT;
+
+			/* the values' span from phase, less that from where alone */
+			moved = ((int64) TYPEALIGN(4, phase + lead) - phase) -
+				((int64) TYPEALIGN(4, alone + lead) - alone);
+		}
+		total += (uint64) ((int64) ref->ranges[q].rawsize - VARHDRSZ -
+						   sizeof(uint32) + moved);
+		/* the values' span, modulo 4, moves the next part's start */
+		phase = (uint32) ((phase + (uint32) ref->ranges[q].rawsize - alone +
+						   (uint32) (moved & 3)) % 4);
+	}
+	*size = total;
+	return true;
 }
 
 /*

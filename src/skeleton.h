@@ -11,7 +11,8 @@
  *		JtSkeletonHeader	the TOAST relation, part count, tree size
  *		tree				tree_size bytes
  *
- * (Format version 2 adds a delta area after the tree: see delta.h.)
+ * (Format version 2 adds a delta area after the tree: see delta.h.  Format
+ * version 3 adds layout bytes to references: see below.)
  *
  * The tree is the document with its long values cut out.  It starts with
  * one JEntry (uint32) describing the root, followed at offset 4 by the
@@ -24,6 +25,8 @@
  *		JtRefRange[n]		one per part, in document order
  *		key bytes			objects split into several parts: the first
  *							key of each part after the first
+ *		layout bytes		format version 3, when the range count has
+ *							JT_REF_HAS_LAYOUTS: one per part (below)
  *
  * Each part is an ordinary jsonb value with its own TOAST value id,
  * compressed with the column's method, written by toast_save_datum().  A
@@ -60,8 +63,38 @@
 #include "jsonb_writer.h"
 #include "navigator.h"
 
-/* the format written by this version (varatt_custom.va_version) */
+/*
+ * Format versions (varatt_custom.va_version): 1, the first; 2, pointers of
+ * version 1 holding deltas (delta.h); 3, the one written now: deltas or
+ * not, and references may have layout bytes.  All three are read.
+ */
 #define JT_SKELETON_VERSION			1
+#define JT_SKELETON_VERSION_LAYOUTS	3
+
+/*
+ * A part's layout byte says where its bytes fall modulo 4, which is all
+ * that flattening's alignment padding depends on: the part's key bytes
+ * modulo 4, whether a value (element) of its root is 4-byte aligned (a
+ * numeric or a container), and the bytes of the values before the first
+ * such, modulo 4.  A part's layout byte depends on its content alone, and
+ * with the parts' raw sizes it gives the flattened container's size
+ * (jt_ref_flat_size()), so that an update of one part knows the
+ * document's new size without reading the others.
+ */
+#define JT_REF_HAS_LAYOUTS		0x80000000	/* in JtRefHeader.nranges */
+#define JT_LAYOUT_KEYS_MASK		0x03
+#define JT_LAYOUT_ALIGNED		0x04
+#define JT_LAYOUT_LEAD_SHIFT	3
+#define JT_LAYOUT_LEAD_MASK		0x18
+#define JT_LAYOUT_UNUSED_MASK	0xE0
+
+static inline uint8
+jt_layout_byte(uint64 key_bytes, bool aligned, uint64 lead)
+{
+	return (uint8) ((key_bytes & JT_LAYOUT_KEYS_MASK) |
+					(aligned ? JT_LAYOUT_ALIGNED |
+					 ((lead & 3) << JT_LAYOUT_LEAD_SHIFT) : 0));
+}
 
 typedef struct JtSkeletonHeader
 {
@@ -96,6 +129,7 @@ typedef struct JtRef
 	const JtRefRange *ranges;	/* aligned copies */
 	const char *refdata;		/* the reference's bytes, for keys */
 	uint32		reflen;
+	const uint8 *layouts;		/* one per range, in refdata; or NULL */
 } JtRef;
 
 /*
@@ -108,6 +142,7 @@ typedef struct JtSkeleton
 	const char *tree;			/* in the pointer: caller keeps it alive */
 	JtSource	src;
 	JtNode		root;			/* a container or a reference */
+	uint32		version;		/* format version */
 	uint32		ndeltas;		/* parts kept as deltas (delta.h) */
 	struct JtDelta *deltas;
 } JtSkeleton;
@@ -134,6 +169,8 @@ extern void jt_copy_entries(JtWriter *w, JtSource *src, const JtNode *root,
 							uint32 first, uint32 count);
 extern void jt_skeleton_read_ref(JtSkeleton *skel, const JtNode *node,
 								 JtRef *ref);
+extern uint8 jt_part_layout(JtSource *src, const JtNode *root);
+extern bool jt_ref_flat_size(const JtRef *ref, uint64 *size);
 extern uint32 jt_ref_range_for_key(const JtRef *ref, const char *key,
 								   uint32 keylen);
 extern struct varlena *jt_skeleton_flatten(JtSkeleton *skel,

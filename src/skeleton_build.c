@@ -64,8 +64,9 @@ typedef struct Builder
 	JtBuildResult *result;
 } Builder;
 
+/* a reference's header, directory and layout bytes, and padding */
 #define REF_SIZE(nranges) \
-	(sizeof(JtRefHeader) + (nranges) * sizeof(JtRefRange) + 3)
+	(sizeof(JtRefHeader) + (nranges) * (sizeof(JtRefRange) + 1) + 3)
 
 /* Find the values of a container (and below) long enough to leave. */
 static void
@@ -318,11 +319,12 @@ write_ref(Builder *b, StringInfo tree, BuildNode *n)
 	JtRefHeader rh;
 	bool		object = n->node.kind == JT_NODE_CONTAINER &&
 		jt_node_is_object(&n->node);
+	uint8	   *layouts = palloc(n->nranges);
 
 	Assert(start % 4 == 0);
 	rh.header = n->node.kind == JT_NODE_CONTAINER ? n->node.header :
 		(JT_CONTAINER_SCALAR | JT_CONTAINER_ARRAY | 1);
-	rh.nranges = n->nranges;
+	rh.nranges = n->nranges | JT_REF_HAS_LAYOUTS;
 	appendBinaryStringInfo(tree, (const char *) &rh, sizeof(rh));
 	appendStringInfoSpaces(tree, n->nranges * sizeof(JtRefRange));
 
@@ -331,10 +333,16 @@ write_ref(Builder *b, StringInfo tree, BuildNode *n)
 		JtRefRange	range = {0};
 		int			at = start + sizeof(JtRefHeader) + r * sizeof(JtRefRange);
 		struct varlena *raw = build_part(b, n, r, &range.header);
+		JtSource	partsrc;
+		JtNode		partroot;
 
 		range.rawsize = VARSIZE(raw);
 		range.hash = hash_bytes((const unsigned char *) VARDATA(raw),
 								VARSIZE(raw) - VARHDRSZ);
+		jt_memory_source(&partsrc, VARDATA(raw), VARSIZE(raw) - VARHDRSZ,
+						 false);
+		jt_nav_root(&partsrc, &partroot);
+		layouts[r] = jt_part_layout(&partsrc, &partroot);
 		if (object && r > 0)
 		{
 			JtNode		key;
@@ -349,6 +357,8 @@ write_ref(Builder *b, StringInfo tree, BuildNode *n)
 		memcpy(tree->data + at, &range, sizeof(range));
 		add_part(b->result, raw, at);
 	}
+	appendBinaryStringInfo(tree, (const char *) layouts, n->nranges);
+	pfree(layouts);
 }
 
 /* Write a container of the tree: verbatim entries, references, and below. */

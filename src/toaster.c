@@ -102,8 +102,8 @@ jt_toaster_init(void)
 
 /*
  * Parse one of our pointers (unaligned, as stored).  Version 2 is version
- * 1 with deltas (delta.h), and only pointers holding some are written as
- * version 2.
+ * 1 with deltas (delta.h), and only pointers holding some were written as
+ * version 2; version 3 (skeleton.h), written now, may hold deltas or not.
  */
 void
 jt_parse_pointer(struct varlena *attr, JtSkeleton *skel)
@@ -112,13 +112,14 @@ jt_parse_pointer(struct varlena *attr, JtSkeleton *skel)
 
 	VARATT_CUSTOM_GET_HEADER(header, attr);
 	if (header.va_version != JT_SKELETON_VERSION &&
-		header.va_version != JT_SKELETON_VERSION_DELTAS)
+		header.va_version != JT_SKELETON_VERSION_DELTAS &&
+		header.va_version != JT_SKELETON_VERSION_LAYOUTS)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("unsupported jsonb_toaster format version %d",
 						header.va_version),
-				 errdetail("This version of jsonb_toaster reads format versions %d and %d.",
-						   JT_SKELETON_VERSION, JT_SKELETON_VERSION_DELTAS)));
+				 errdetail("This version of jsonb_toaster reads format versions %d to %d.",
+						   JT_SKELETON_VERSION, JT_SKELETON_VERSION_LAYOUTS)));
 	if (header.va_size < VARHDRSZ_CUSTOM)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
@@ -126,7 +127,9 @@ jt_parse_pointer(struct varlena *attr, JtSkeleton *skel)
 				 errdetail("The pointer is shorter than its header.")));
 	jt_skeleton_parse(skel, VARDATA_CUSTOM(attr),
 					  header.va_size - VARHDRSZ_CUSTOM);
-	if ((skel->ndeltas > 0) != (header.va_version == JT_SKELETON_VERSION_DELTAS))
+	skel->version = header.va_version;
+	if (header.va_version < JT_SKELETON_VERSION_LAYOUTS &&
+		(skel->ndeltas > 0) != (header.va_version == JT_SKELETON_VERSION_DELTAS))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("corrupt jsonb_toaster value"),
@@ -228,8 +231,7 @@ make_pointer(const JtSkeletonHeader *hdr, const char *tree,
 	header.va_rawsize = rawsize;
 	header.va_storedsize = size + stored_outside;
 	header.va_toasterid = JSONB_TOASTER_ID;
-	header.va_version = deltas_len > 0 ? JT_SKELETON_VERSION_DELTAS :
-		JT_SKELETON_VERSION;
+	header.va_version = JT_SKELETON_VERSION_LAYOUTS;
 
 	result = palloc(size);
 	SET_VARTAG_EXTERNAL(result, VARTAG_CUSTOM);

@@ -65,3 +65,19 @@ CREATE FUNCTION jt_test_skeleton_set_delta(skeleton jsonb, first integer,
 RETURNS jsonb
 AS 'MODULE_PATHNAME', 'jt_test_skeleton_set_delta'
 LANGUAGE C STRICT VOLATILE;
+
+-- A copy of a value stored by the toaster whose partno-th part's layout
+-- byte (format version 3, src/skeleton.h) is the given one (patched
+-- servers only).
+CREATE FUNCTION jt_test_skeleton_set_layout(skeleton jsonb, partno integer,
+	layout integer)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'jt_test_skeleton_set_layout'
+LANGUAGE C STRICT VOLATILE;
+
+-- A value stored by the toaster whose root is a reference, as format
+-- versions 1 and 2 wrote it: without layout bytes (patched servers only).
+CREATE FUNCTION jt_test_skeleton_without_layouts(skeleton jsonb)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'jt_test_skeleton_without_layouts'
+LANGUAGE C STRICT VOLATILE;

@@ -110,6 +110,7 @@ typedef struct PartFinder
 	uint32		target;			/* the part sought */
 	uint32		seen;			/* parts passed so far */
 	int64		found;			/* tree offset of its JtRefRange, or -1 */
+	int64		layout;			/* and of its layout byte, or -1 */
 } PartFinder;
 
 static uint32
@@ -123,17 +124,23 @@ tree_word(PartFinder *pf, uint64 offset)
 	return v;
 }
 
+/* A reference at tree offset offset whose bytes end at offset end. */
 static void
-find_in_ref(PartFinder *pf, uint64 offset)
+find_in_ref(PartFinder *pf, uint64 offset, uint64 end)
 {
-	uint32		nranges = tree_word(pf, offset + offsetof(JtRefHeader, nranges));
+	uint32		word = tree_word(pf, offset + offsetof(JtRefHeader, nranges));
+	uint32		nranges = word & ~JT_REF_HAS_LAYOUTS;
 
 	if (pf->target - pf->seen < nranges)
 	{
 		pf->found = offset + sizeof(JtRefHeader) +
 			(uint64) (pf->target - pf->seen) * sizeof(JtRefRange);
-		if (pf->found + sizeof(JtRefRange) > pf->tree_size)
+		if (pf->found + sizeof(JtRefRange) > pf->tree_size ||
+			end > pf->tree_size)
 			elog(ERROR, "skeleton tree read out of bounds");
+		/* format version 3: the layout bytes end the reference */
+		if (word & JT_REF_HAS_LAYOUTS)
+			pf->layout = end - nranges + (pf->target - pf->seen);
 	}
 	pf->seen += nranges;
 }
@@ -159,18 +166,19 @@ find_in_container(PartFinder *pf, uint64 offset)
 		if ((e & JT_JENTRY_TYPE_MASK) == JT_JENTRY_CONTAINER)
 			find_in_container(pf, child);
 		else if ((e & JT_JENTRY_TYPE_MASK) == JT_JENTRY_REF)
-			find_in_ref(pf, child);
+			find_in_ref(pf, child, data + end);
 		start = end;
 	}
 }
 
 /*
  * The skeleton of a jsonb argument: its header, and where the directory
- * entry of part partno lies in the datum.
+ * entry of part partno lies in the datum; and, if layout_pos is not NULL,
+ * where its layout byte lies (an error if it has none).
  */
 static void
 find_part(struct varlena *attr, int32 partno, JtSkeletonHeader *hdr,
-		  Size *range_pos)
+		  Size *range_pos, Size *layout_pos)
 {
 	varatt_custom header;
 	const char *payload;
@@ -201,16 +209,27 @@ find_part(struct varlena *attr, int32 partno, JtSkeletonHeader *hdr,
 	pf.target = (uint32) partno;
 	pf.seen = 0;
 	pf.found = -1;
+	pf.layout = -1;
 	/* the root's JEntry, then the root at offset 4 */
 	root_entry = tree_word(&pf, 0);
 	if ((root_entry & JT_JENTRY_TYPE_MASK) == JT_JENTRY_REF)
-		find_in_ref(&pf, sizeof(uint32));
+		find_in_ref(&pf, sizeof(uint32),
+					sizeof(uint32) + (root_entry & JT_JENTRY_OFFLEN_MASK));
 	else
 		find_in_container(&pf, sizeof(uint32));
 	if (pf.found < 0)
 		elog(ERROR, "part %d not found in the skeleton's tree", partno);
 	*range_pos = (payload - (const char *) attr) + sizeof(JtSkeletonHeader) +
 		(Size) pf.found;
+	if (layout_pos)
+	{
+		if (pf.layout < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("part %d has no layout byte", partno)));
+		*layout_pos = (payload - (const char *) attr) +
+			sizeof(JtSkeletonHeader) + (Size) pf.layout;
+	}
 }
 
 #endif							/* JT_CUSTOM_TOAST */
@@ -238,7 +257,7 @@ jt_test_part_bytes(PG_FUNCTION_ARGS)
 	Size		len;
 	bytea	   *result;
 
-	find_part(attr, PG_GETARG_INT32(1), &hdr, &pos);
+	find_part(attr, PG_GETARG_INT32(1), &hdr, &pos, NULL);
 	memcpy(&range, (char *) attr + pos, sizeof(range));
 	ptr.va_rawsize = range.rawsize;
 	ptr.va_extinfo = range.extinfo;
@@ -289,7 +308,7 @@ jt_test_skeleton_replace_part(PG_FUNCTION_ARGS)
 	struct varatt_external ptr;
 	struct varlena *result;
 
-	find_part(attr, PG_GETARG_INT32(1), &hdr, &pos);
+	find_part(attr, PG_GETARG_INT32(1), &hdr, &pos, NULL);
 	if (!VARATT_IS_EXTERNAL_ONDISK(repl))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -338,7 +357,7 @@ jt_test_skeleton_set_part(PG_FUNCTION_ARGS)
 	Size		pos;
 	struct varlena *result;
 
-	find_part(attr, PG_GETARG_INT32(1), &hdr, &pos);
+	find_part(attr, PG_GETARG_INT32(1), &hdr, &pos, NULL);
 	if (extsize < 0 || extsize > VARLENA_EXTSIZE_MASK)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -439,7 +458,7 @@ jt_test_skeleton_set_delta(PG_FUNCTION_ARGS)
 	Size		pos_unused;
 	struct varlena *result;
 
-	find_part(attr, 0, &hdr, &pos_unused);
+	find_part(attr, 0, &hdr, &pos_unused, NULL);
 	VARATT_CUSTOM_GET_HEADER(header, attr);
 	pos = (VARDATA_CUSTOM(attr) - (const char *) attr) + sizeof(JtSkeletonHeader) +
 		hdr.tree_size;
@@ -459,6 +478,115 @@ jt_test_skeleton_set_delta(PG_FUNCTION_ARGS)
 	ereport(ERROR,
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			 errmsg("jt_test_skeleton_set_delta needs a server with custom TOAST")));
+	PG_RETURN_NULL();
+#endif
+}
+
+PG_FUNCTION_INFO_V1(jt_test_skeleton_set_layout);
+
+/*
+ * jt_test_skeleton_set_layout(skeleton jsonb, partno int, layout int)
+ *		returns jsonb
+ *
+ * A copy of the toaster's pointer skeleton in which part partno's layout
+ * byte (format version 3, see src/skeleton.h) is the given one.
+ */
+Datum
+jt_test_skeleton_set_layout(PG_FUNCTION_ARGS)
+{
+#ifdef JT_CUSTOM_TOAST
+	struct varlena *attr = (struct varlena *) PG_GETARG_POINTER(0);
+	int32		layout = PG_GETARG_INT32(2);
+	JtSkeletonHeader hdr;
+	Size		pos;
+	Size		layout_pos;
+	struct varlena *result;
+
+	find_part(attr, PG_GETARG_INT32(1), &hdr, &pos, &layout_pos);
+	if (layout < 0 || layout > PG_UINT8_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("layout byte %d is out of range", layout)));
+	result = palloc(VARSIZE_EXTERNAL(attr));
+	memcpy(result, attr, VARSIZE_EXTERNAL(attr));
+	((uint8 *) result)[layout_pos] = (uint8) layout;
+	PG_RETURN_POINTER(result);
+#else
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("jt_test_skeleton_set_layout needs a server with custom TOAST")));
+	PG_RETURN_NULL();
+#endif
+}
+
+PG_FUNCTION_INFO_V1(jt_test_skeleton_without_layouts);
+
+/*
+ * jt_test_skeleton_without_layouts(skeleton jsonb) returns jsonb
+ *
+ * The toaster's pointer skeleton as format versions 1 and 2 wrote it: a
+ * root reference without layout bytes (src/skeleton.h), in a pointer of
+ * version 2 if it holds deltas, else 1.  Lets tests present values written
+ * before version 3 to the code that reads and updates them.
+ */
+Datum
+jt_test_skeleton_without_layouts(PG_FUNCTION_ARGS)
+{
+#ifdef JT_CUSTOM_TOAST
+	struct varlena *attr = (struct varlena *) PG_GETARG_POINTER(0);
+	varatt_custom header;
+	JtSkeletonHeader hdr;
+	JtRefHeader rh;
+	Size		pos_unused;
+	const char *tree;
+	char	   *newtree;
+	uint32		root_entry;
+	uint32		nranges;
+	uint32		reflen;
+	uint32		after;
+	struct varlena *result;
+
+	find_part(attr, 0, &hdr, &pos_unused, NULL);
+	VARATT_CUSTOM_GET_HEADER(header, attr);
+	tree = VARDATA_CUSTOM(attr) + sizeof(JtSkeletonHeader);
+	memcpy(&root_entry, tree, sizeof(uint32));
+	if ((root_entry & JT_JENTRY_TYPE_MASK) != JT_JENTRY_REF)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the value's root is not a reference")));
+	memcpy(&rh, tree + sizeof(uint32), sizeof(rh));
+	if (!(rh.nranges & JT_REF_HAS_LAYOUTS))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the value's root reference has no layout bytes")));
+	nranges = rh.nranges & ~JT_REF_HAS_LAYOUTS;
+	reflen = root_entry & JT_JENTRY_OFFLEN_MASK;
+	/* what follows the tree: the delta area */
+	after = header.va_size - VARHDRSZ_CUSTOM - sizeof(JtSkeletonHeader) -
+		hdr.tree_size;
+
+	header.va_size -= nranges;
+	header.va_storedsize -= nranges;
+	header.va_version = after > 0 ? 2 : 1;
+	hdr.tree_size -= nranges;
+	root_entry = (root_entry & ~JT_JENTRY_OFFLEN_MASK) | (reflen - nranges);
+	rh.nranges = nranges;
+
+	result = palloc(header.va_size);
+	SET_VARTAG_EXTERNAL(result, VARTAG_CUSTOM);
+	memcpy(VARDATA_EXTERNAL(result), &header, offsetof(varatt_custom, va_data));
+	memcpy(VARDATA_CUSTOM(result), &hdr, sizeof(hdr));
+	newtree = VARDATA_CUSTOM(result) + sizeof(hdr);
+	memcpy(newtree, &root_entry, sizeof(uint32));
+	memcpy(newtree + sizeof(uint32), &rh, sizeof(rh));
+	memcpy(newtree + sizeof(uint32) + sizeof(rh),
+		   tree + sizeof(uint32) + sizeof(rh), reflen - nranges - sizeof(rh));
+	memcpy(newtree + hdr.tree_size, tree + hdr.tree_size + nranges, after);
+	PG_RETURN_POINTER(result);
+#else
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("jt_test_skeleton_without_layouts needs a server with custom TOAST")));
 	PG_RETURN_NULL();
 #endif
 }
