@@ -33,10 +33,11 @@
  * whose value is a container or a reference.
  *
  * When the changed part can be kept as a delta of the stored one and the
- * new document's raw size is known from the two parts alone (a value
- * replaced by one whose length leaves the padding of the values after it
- * as it was: U's jsonb_set(js, '{500}', '0'), a string replaced by one as
- * long), the result is a pointer like the one the toaster would store:
+ * new document's raw size is known without the other parts (from the
+ * directory's layout bytes, format version 3; for a value written before,
+ * from the two parts alone, when the change leaves the padding of the
+ * values after it as it was), the result is a pointer like the one the
+ * toaster would store:
  * the skeleton with the delta, referring to the stored parts.  It can go
  * wherever a jsonb goes, as a stored pointer can; on UPDATE of the row it
  * was made from, the toaster adopts it (jt_adopt(), through the core
