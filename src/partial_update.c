@@ -131,8 +131,6 @@ typedef struct PartLayout
 	uint32		count;			/* key/value pairs */
 	int64		key_bytes;
 	uint64		value_end[4];	/* from positions 0, 1, 2, 3 */
-	bool		aligned;		/* a value is a numeric or a container */
-	uint64		lead;			/* the values' bytes before the first such */
 	JtNode	   *entries;		/* the keys, then the values, for deltas */
 } PartLayout;
 
@@ -161,7 +159,6 @@ typedef struct ValueEnds
 	uint64		end;			/* from position 0 */
 	uint64		diff[4];		/* from each position, less end */
 	bool		aligned_once;
-	uint64		lead;			/* end before the first aligned value */
 } ValueEnds;
 
 static inline void
@@ -171,7 +168,6 @@ value_ends_begin(ValueEnds *ends)
 	for (int phase = 0; phase < 4; phase++)
 		ends->diff[phase] = phase;
 	ends->aligned_once = false;
-	ends->lead = 0;
 }
 
 static inline void
@@ -185,7 +181,6 @@ value_ends_add(ValueEnds *ends, JtNodeKind kind, uint32 length)
 			ends->diff[phase] = TYPEALIGN(4, ends->end + phase) -
 				TYPEALIGN(4, ends->end);
 		ends->aligned_once = true;
-		ends->lead = ends->end;
 	}
 	ends->end = length + (aligned ? TYPEALIGN(4, ends->end) : ends->end);
 }
@@ -195,15 +190,6 @@ value_ends_finish(const ValueEnds *ends, PartLayout *layout)
 {
 	for (int phase = 0; phase < 4; phase++)
 		layout->value_end[phase] = ends->end + ends->diff[phase];
-	layout->aligned = ends->aligned_once;
-	layout->lead = ends->lead;
-}
-
-/* A part's layout byte (skeleton.h). */
-static inline uint8
-layout_byte(const PartLayout *layout)
-{
-	return jt_layout_byte(layout->key_bytes, layout->aligned, layout->lead);
 }
 
 static void
@@ -280,23 +266,32 @@ typedef struct OldPart
 	struct varlena *content;	/* what it reads as */
 	struct varlena *base;		/* what is stored for it: itself, or the
 								 * base it is a delta of */
+	uint32		count;			/* pairs */
+	bool		described;		/* layout is set */
 	PartLayout	layout;
 } OldPart;
 
 /*
- * Read part r of a stored value, checked against its directory entry, and
- * (for the builtins, which trust what they read) every entry of its root
- * against the part's bounds, laying it out on the way.
+ * Read part r of a stored value, checked against its directory entry.
+ * With describe (for the builtins, which trust what they read, and for the
+ * layout of a value without layout bytes), every entry of its root is
+ * checked against the part's bounds too, and the part laid out on the way.
+ * A key spliced in or out needs neither: the pairs around it are copied
+ * as the flattener copies them, entry by entry against the bounds.
  */
 static void
-fetch_part(JtSkeleton *skel, const JtRef *ref, uint32 r, OldPart *old)
+fetch_part(JtSkeleton *skel, const JtRef *ref, uint32 r, bool describe,
+		   OldPart *old)
 {
 	JtSource	src;
 	JtNode		root;
 
 	old->content = jt_read_part_content(skel, &ref->ranges[r], &old->base);
 	jt_part_check(&src, &ref->ranges[r], old->content, &root);
-	layout_part_root(&src, &root, &old->layout);
+	old->count = jt_node_count(&root);
+	old->described = describe;
+	if (describe)
+		layout_part_root(&src, &root, &old->layout);
 }
 
 /*
@@ -481,18 +476,19 @@ patched_raw_size(int32 old_rawsize, const PartLayout *old,
 }
 
 /*
- * The raw size of the document made by putting a new part (laid out as
- * new, with directory entry range) in place of part r (old) of a stored
- * split root object (pointer, parsed into skel and ref), when known
- * without reading the other parts: from the layout bytes of the directory
- * (format version 3), whose sum for the stored document is checked against
- * its raw size, or else when the two parts alone tell it.
+ * The raw size of the document made by putting a new part (with directory
+ * entry range, and layout byte new_byte or laid out as new) in place of
+ * part r (old) of a stored split root object (pointer, parsed into skel and
+ * ref), when known without reading the other parts: from the layout bytes
+ * of the directory (format version 3), whose sum for the stored document
+ * is checked against its raw size, or else when the two parts alone tell
+ * it.
  */
 static bool
 patched_document_size(struct varlena *pointer, JtSkeleton *skel,
-					  const JtRef *ref, uint32 r, const PartLayout *old,
-					  const PartLayout *new, const JtRefRange *range,
-					  int32 *rawsize)
+					  const JtRef *ref, uint32 r, const OldPart *old,
+					  const PartLayout *new, uint8 new_byte,
+					  const JtRefRange *range, int32 *rawsize)
 {
 	varatt_custom header;
 	JtRef		patched = *ref;
@@ -502,8 +498,8 @@ patched_document_size(struct varlena *pointer, JtSkeleton *skel,
 
 	VARATT_CUSTOM_GET_HEADER(header, pointer);
 	if (ref->layouts == NULL)
-		return patched_raw_size(header.va_rawsize, old, new, r, ref->nranges,
-								rawsize);
+		return patched_raw_size(header.va_rawsize, &old->layout, new, r,
+								ref->nranges, rawsize);
 	if (!jt_ref_flat_size(ref, &size) ||
 		size + VARHDRSZ != (uint64) header.va_rawsize)
 		jt_nav_corrupt(&skel->src, "a reference's layout bytes do not add up to the value's raw size");
@@ -513,7 +509,7 @@ patched_document_size(struct varlena *pointer, JtSkeleton *skel,
 	ranges[r] = *range;
 	layouts = palloc(ref->nranges);
 	memcpy(layouts, ref->layouts, ref->nranges);
-	layouts[r] = layout_byte(new);
+	layouts[r] = new_byte;
 	patched.ranges = ranges;
 	patched.layouts = layouts;
 	if (!jt_ref_flat_size(&patched, &size))
@@ -605,6 +601,7 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	StringInfoData buf;
 	JtRefRange	base_range;
 	PartLayout	new_layout;
+	uint8		new_byte = 0;
 
 	if (VARSIZE(newpart) == VARSIZE(oldpart) &&
 		memcmp(newpart, oldpart, VARSIZE(oldpart)) == 0)
@@ -637,8 +634,12 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	count = (ref->header & JT_CONTAINER_COUNT_MASK) -
 		(ref->ranges[r].header & JT_CONTAINER_COUNT_MASK) +
 		jt_node_count(&root);
-	/* the new part's layout: from the splice, or a walk of it */
-	if (splice)
+	/*
+	 * Without layout bytes, the new part's layout, to tell the document's
+	 * size from the two parts: from the splice, or a walk of it.
+	 */
+	new_layout.entries = NULL;
+	if (ref->layouts == NULL && splice)
 	{
 		layout_spliced(&old->layout, splice, &new_layout);
 #ifdef USE_ASSERT_CHECKING
@@ -649,12 +650,11 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 			Assert(walked.count == new_layout.count &&
 				   walked.key_bytes == new_layout.key_bytes &&
 				   memcmp(walked.value_end, new_layout.value_end,
-						  sizeof(walked.value_end)) == 0 &&
-				   layout_byte(&walked) == layout_byte(&new_layout));
+						  sizeof(walked.value_end)) == 0);
 		}
 #endif
 	}
-	else
+	else if (ref->layouts == NULL)
 		part_layout(newpart, &new_layout);
 	if (count > JT_CONTAINER_COUNT_MASK ||
 		might_overflow(pointer, (int64) VARSIZE(newpart) - VARSIZE(oldpart),
@@ -689,11 +689,17 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	memcpy(payload + range_offset, &range, sizeof(range));
 	if (ref->layouts)
 	{
+		JtSource	oldsrc;
+		JtNode		oldroot;
+
 		/* the layout bytes end the reference (skeleton.h) */
-		if (ref->layouts[r] != layout_byte(&old->layout))
+		jt_memory_source(&oldsrc, VARDATA(oldpart),
+						 VARSIZE(oldpart) - VARHDRSZ, false);
+		jt_nav_root(&oldsrc, &oldroot);
+		if (ref->layouts[r] != jt_part_layout(&oldsrc, &oldroot))
 			jt_nav_corrupt(&skel->src, "a part's layout byte differs from its content's");
-		payload[ref_offset + ref->reflen - ref->nranges + r] =
-			(char) layout_byte(&new_layout);
+		new_byte = jt_part_layout(&src, &root);
+		payload[ref_offset + ref->reflen - ref->nranges + r] = (char) new_byte;
 	}
 
 	/*
@@ -711,8 +717,8 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 		int32		rawsize;
 		struct varlena *result = NULL;
 
-		if (patched_document_size(pointer, skel, ref, r, &old->layout,
-								  &new_layout, &range, &rawsize))
+		if (patched_document_size(pointer, skel, ref, r, old, &new_layout,
+								  new_byte, &range, &rawsize))
 		{
 			/* the entries walked, and the pairs the splice kept, serve the delta */
 			JtPatch		patch = {
@@ -723,14 +729,15 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 				.base = base,
 				.base_range = base_range,
 				.old_pointer = pointer,
-				.base_entries = base == oldpart ? old->layout.entries : NULL,
+				.base_entries = base == oldpart && old->described ?
+				old->layout.entries : NULL,
 				.part_entries = new_layout.entries,
 			};
 
 			if (splice && base == oldpart)
 			{
 				patch.same_head = splice->index;
-				patch.same_tail = old->layout.count - splice->index -
+				patch.same_tail = old->count - splice->index -
 					(splice->removed ? 1 : 0);
 			}
 			result = jt_patch_pointer(&patch, rawsize);
@@ -757,6 +764,15 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 			return result;
 		}
 	}
+
+	/*
+	 * The flattened document goes to the builtins, which trust what they
+	 * read: a part spliced from one whose entries were not walked is walked
+	 * now, each entry checked against its bounds (a pointer is checked by
+	 * whoever reads it).
+	 */
+	if (!old->described)
+		part_layout(newpart, &new_layout);
 	document = jt_flatten_changed(pointer, &patched, r, newpart, !taken);
 
 	keep_patch(pointer, payload, payload_len, range_offset, newpart, base,
@@ -844,7 +860,7 @@ change_key(struct varlena *pointer, StoredShape shape, JtSkeleton *skel,
 		return apply_tree_patch(pointer, skel, key, keylen, vsrc, vnode,
 								create);
 	r = jt_ref_range_for_key(ref, key, keylen);
-	fetch_part(skel, ref, r, &old);
+	fetch_part(skel, ref, r, ref->layouts == NULL, &old);
 	newpart = splice_part(old.content, key, keylen, vsrc, vnode, create,
 						  &splice);
 	return apply_patch(pointer, skel, ref, r, &old, newpart,
@@ -903,7 +919,7 @@ change_path(FunctionCallInfo fcinfo, PGFunction builtin, bool deleting)
 
 		r = jt_ref_range_for_key(&ref, VARDATA_ANY(key),
 								 VARSIZE_ANY_EXHDR(key));
-		fetch_part(&skel, &ref, r, &old);
+		fetch_part(&skel, &ref, r, true, &old);
 		if (deleting)
 			newpart = (struct varlena *) DatumGetPointer(
 				DirectFunctionCall2(builtin, PointerGetDatum(old.content),
@@ -1005,7 +1021,7 @@ jt_jsonb_concat(PG_FUNCTION_ARGS)
 		if (jt_ref_range_for_key(&ref, jt_source_read(&src, last.offset, last.length),
 								 last.length) == r)
 		{
-			fetch_part(&skel, &ref, r, &old);
+			fetch_part(&skel, &ref, r, true, &old);
 			result = apply_patch(pointer, &skel, &ref, r, &old,
 								 (struct varlena *) DatumGetPointer(
 									 DirectFunctionCall2(jsonb_concat,

@@ -238,28 +238,26 @@ jt_skeleton_read_ref(JtSkeleton *skel, const JtNode *node, JtRef *ref)
 
 /*
  * The layout byte of a part whose root (in src) is an object or an array
- * (skeleton.h).
+ * (skeleton.h).  The keys take the bytes up to where the first value
+ * starts; the values are walked up to the first aligned one only.
  */
 uint8
 jt_part_layout(JtSource *src, const JtNode *root)
 {
 	JtEntryIter it;
 	JtNode		entry;
-	uint32		count = jt_node_count(root);
-	uint32		keys = jt_node_is_object(root) ? count : 0;
-	uint64		key_bytes = 0;
+	uint64		key_bytes;
 	uint64		lead = 0;
 
 	jt_nav_iter_begin(src, root, &it);
+	if (jt_node_is_object(root))
+		jt_nav_iter_seek(src, &it, jt_node_count(root));
+	key_bytes = it.start;
 	while (jt_nav_iter_next(src, &it, &entry))
 	{
-		if (it.next <= keys)
-			key_bytes += entry.length;
-		else if (entry.kind == JT_NODE_NUMERIC ||
-				 entry.kind == JT_NODE_CONTAINER)
+		if (entry.kind == JT_NODE_NUMERIC || entry.kind == JT_NODE_CONTAINER)
 			return jt_layout_byte(key_bytes, true, lead);
-		else
-			lead += entry.length;
+		lead += entry.length;
 	}
 	return jt_layout_byte(key_bytes, false, 0);
 }
