@@ -36,6 +36,7 @@
 #ifdef JT_CUSTOM_TOAST
 
 #include "access/detoast.h"
+#include "utils/memutils.h"
 #include "varatt.h"
 
 #include "delta.h"
@@ -348,6 +349,86 @@ oid_cmp(const void *a, const void *b)
 }
 
 /*
+ * The parts of the pointers listed last.  An UPDATE that keeps parts lists
+ * those of its old and its new value twice each (jt_adopt(), jt_delete()),
+ * and a list depends on the pointer's bytes alone: the last two are kept,
+ * for pointers of at most MAX_LISTED_POINTER bytes.
+ */
+#define LISTED_POINTERS		2
+#define MAX_LISTED_POINTER	(64 * 1024)
+
+typedef struct ListedPointer
+{
+	struct varlena *pointer;	/* NULL if the slot is empty */
+	Oid			toastrelid;
+	uint32		nparts;
+	JtRefRange *ranges;
+} ListedPointer;
+
+static MemoryContext listed_cxt = NULL;
+static ListedPointer listed[LISTED_POINTERS];
+static int	listed_next = 0;
+
+/*
+ * The parts a pointer of ours refers to (jt_skeleton_list_parts(): the
+ * stored parts, in document order), copied into *ranges in the current
+ * memory context, and its TOAST relation.
+ */
+uint32
+jt_pointer_parts(struct varlena *pointer, Oid *toastrelid,
+				 JtRefRange **ranges)
+{
+	Size		size = VARSIZE_EXTERNAL(pointer);
+	JtSkeleton	skel;
+	JtRefRange *listed_ranges;
+	uint32		n;
+	ListedPointer *slot;
+	MemoryContext old;
+
+	for (int i = 0; i < LISTED_POINTERS; i++)
+	{
+		slot = &listed[i];
+		if (slot->pointer != NULL && VARSIZE_EXTERNAL(slot->pointer) == size &&
+			memcmp(slot->pointer, pointer, size) == 0)
+		{
+			*toastrelid = slot->toastrelid;
+			*ranges = palloc(Max(slot->nparts, 1) * sizeof(JtRefRange));
+			memcpy(*ranges, slot->ranges, slot->nparts * sizeof(JtRefRange));
+			return slot->nparts;
+		}
+	}
+
+	jt_parse_pointer(pointer, &skel);
+	n = jt_skeleton_list_parts(&skel, &listed_ranges);
+	*toastrelid = skel.hdr.toastrelid;
+	*ranges = listed_ranges;
+	if (size > MAX_LISTED_POINTER)
+		return n;
+
+	if (listed_cxt == NULL)
+		listed_cxt = AllocSetContextCreate(TopMemoryContext,
+										   "jsonb_toaster listed parts",
+										   ALLOCSET_SMALL_SIZES);
+	slot = &listed[listed_next];
+	listed_next = (listed_next + 1) % LISTED_POINTERS;
+	if (slot->pointer != NULL)
+	{
+		pfree(slot->pointer);
+		pfree(slot->ranges);
+		slot->pointer = NULL;
+	}
+	old = MemoryContextSwitchTo(listed_cxt);
+	slot->ranges = palloc(Max(n, 1) * sizeof(JtRefRange));
+	memcpy(slot->ranges, listed_ranges, n * sizeof(JtRefRange));
+	slot->nparts = n;
+	slot->toastrelid = *toastrelid;
+	slot->pointer = palloc(size);
+	memcpy(slot->pointer, pointer, size);
+	MemoryContextSwitchTo(old);
+	return n;
+}
+
+/*
  * The TOAST values of toastrelid that replacement, the value taking an old
  * one's place in the new row version, refers to: sorted, for
  * jt_part_is_kept().
@@ -355,19 +436,20 @@ oid_cmp(const void *a, const void *b)
 JtKeptParts *
 jt_kept_parts(struct varlena *replacement, Oid toastrelid)
 {
-	JtSkeleton	skel;
 	JtRefRange *ranges;
 	JtKeptParts *kept;
+	Oid			its_toastrelid;
+	uint32		n;
 
 	if (replacement == NULL || !VARATT_IS_EXTERNAL_CUSTOM(replacement) ||
 		custom_toaster_id(replacement) != JSONB_TOASTER_ID)
 		return NULL;
-	jt_parse_pointer(replacement, &skel);
-	if (skel.hdr.toastrelid != toastrelid)
+	n = jt_pointer_parts(replacement, &its_toastrelid, &ranges);
+	if (its_toastrelid != toastrelid)
 		return NULL;
 
 	kept = palloc(sizeof(JtKeptParts));
-	kept->nvalues = jt_skeleton_list_parts(&skel, &ranges);
+	kept->nvalues = n;
 	kept->valueids = palloc(Max(kept->nvalues, 1) * sizeof(Oid));
 	for (uint32 i = 0; i < kept->nvalues; i++)
 		kept->valueids[i] = ranges[i].valueid;

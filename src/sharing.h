@@ -38,6 +38,8 @@ typedef struct JtKeptParts
 	uint32		nvalues;
 } JtKeptParts;
 
+extern uint32 jt_pointer_parts(struct varlena *pointer, Oid *toastrelid,
+							   JtRefRange **ranges);
 extern JtKeptParts *jt_kept_parts(struct varlena *replacement, Oid toastrelid);
 extern bool jt_part_is_kept(const JtKeptParts *kept, Oid valueid);
 #endif

@@ -611,9 +611,9 @@ jt_adopt(Relation rel, int attnum, struct varlena *value,
 	Oid			toastrelid = rel->rd_rel->reltoastrelid;
 	MemoryContext caller = CurrentMemoryContext;
 	MemoryContext work;
-	JtSkeleton	skel;
 	JtRefRange *ranges;
 	JtKeptParts *owned;
+	Oid			its_toastrelid;
 	uint32		n;
 	bool		taken = true;
 
@@ -627,16 +627,12 @@ jt_adopt(Relation rel, int attnum, struct varlena *value,
 	work = AllocSetContextCreate(caller, "jsonb_toaster adopt",
 								 ALLOCSET_SMALL_SIZES);
 	MemoryContextSwitchTo(work);
-	jt_parse_pointer(value, &skel);
+	n = jt_pointer_parts(value, &its_toastrelid, &ranges);
 	owned = jt_kept_parts(oldvalue, toastrelid);
-	if (skel.hdr.toastrelid != toastrelid || owned == NULL)
+	if (its_toastrelid != toastrelid || owned == NULL)
 		taken = false;
-	else
-	{
-		n = jt_skeleton_list_parts(&skel, &ranges);
-		for (uint32 i = 0; i < n && taken; i++)
-			taken = jt_part_is_kept(owned, ranges[i].valueid);
-	}
+	for (uint32 i = 0; i < n && taken; i++)
+		taken = jt_part_is_kept(owned, ranges[i].valueid);
 	MemoryContextSwitchTo(caller);
 	MemoryContextDelete(work);
 	if (taken)
@@ -648,9 +644,9 @@ static void
 jt_delete(Relation rel, struct varlena *attr, struct varlena *replacement,
 		  bool is_speculative)
 {
-	JtSkeleton	skel;
 	JtRefRange *ranges;
 	JtKeptParts *kept;
+	Oid			toastrelid;
 	uint32		n;
 	MemoryContext work;
 	MemoryContext caller;
@@ -665,9 +661,8 @@ jt_delete(Relation rel, struct varlena *attr, struct varlena *replacement,
 	work = AllocSetContextCreate(CurrentMemoryContext, "jsonb_toaster delete",
 								 ALLOCSET_SMALL_SIZES);
 	caller = MemoryContextSwitchTo(work);
-	jt_parse_pointer(attr, &skel);
-	kept = jt_kept_parts(replacement, skel.hdr.toastrelid);
-	n = jt_skeleton_list_parts(&skel, &ranges);
+	n = jt_pointer_parts(attr, &toastrelid, &ranges);
+	kept = jt_kept_parts(replacement, toastrelid);
 	for (uint32 i = 0; i < n; i++)
 	{
 		struct varlena *ptr;
@@ -675,7 +670,7 @@ jt_delete(Relation rel, struct varlena *attr, struct varlena *replacement,
 		/* the new row version took this part over */
 		if (jt_part_is_kept(kept, ranges[i].valueid))
 			continue;
-		ptr = jt_part_pointer(&ranges[i], skel.hdr.toastrelid);
+		ptr = jt_part_pointer(&ranges[i], toastrelid);
 		toast_delete_datum(rel, PointerGetDatum(ptr), is_speculative);
 		pfree(ptr);
 	}
