@@ -272,8 +272,8 @@ typedef struct OldPart
 } OldPart;
 
 /*
- * Read part r of a stored value, checked against its directory entry.
- * With describe (for the builtins, which trust what they read, and for the
+ * Read part r of a stored value, checked against its directory entry (and
+ * layout byte, if the directory has them).  With describe (for the builtins, which trust what they read, and for the
  * layout of a value without layout bytes), every entry of its root is
  * checked against the part's bounds too, and the part laid out on the way.
  * A key spliced in or out needs neither: the pairs around it are copied
@@ -288,6 +288,8 @@ fetch_part(JtSkeleton *skel, const JtRef *ref, uint32 r, bool describe,
 
 	old->content = jt_read_part_content(skel, &ref->ranges[r], &old->base);
 	jt_part_check(&src, &ref->ranges[r], old->content, &root);
+	if (ref->layouts && ref->layouts[r] != jt_part_layout(&src, &root))
+		jt_nav_corrupt(&skel->src, "a part's layout byte differs from its content's");
 	old->count = jt_node_count(&root);
 	old->described = describe;
 	if (describe)
@@ -512,8 +514,8 @@ patched_document_size(struct varlena *pointer, JtSkeleton *skel,
 	layouts[r] = new_byte;
 	patched.ranges = ranges;
 	patched.layouts = layouts;
-	if (!jt_ref_flat_size(&patched, &size))
-		return false;
+	/* cannot fail: the stored reference gave a size */
+	(void) jt_ref_flat_size(&patched, &size);
 	pfree(ranges);
 	pfree(layouts);
 	if (size + VARHDRSZ > JT_JENTRY_OFFLEN_MASK)
@@ -689,15 +691,7 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	memcpy(payload + range_offset, &range, sizeof(range));
 	if (ref->layouts)
 	{
-		JtSource	oldsrc;
-		JtNode		oldroot;
-
 		/* the layout bytes end the reference (skeleton.h) */
-		jt_memory_source(&oldsrc, VARDATA(oldpart),
-						 VARSIZE(oldpart) - VARHDRSZ, false);
-		jt_nav_root(&oldsrc, &oldroot);
-		if (ref->layouts[r] != jt_part_layout(&oldsrc, &oldroot))
-			jt_nav_corrupt(&skel->src, "a part's layout byte differs from its content's");
 		new_byte = jt_part_layout(&src, &root);
 		payload[ref_offset + ref->reflen - ref->nranges + r] = (char) new_byte;
 	}
