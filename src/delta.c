@@ -125,7 +125,8 @@ delta_build(const JtDelta *delta, const JtRefRange *range,
 
 	stored.rawsize = delta->hdr.base_rawsize;
 	stored.header = delta->hdr.base_header;
-	jt_part_check(&bsrc, &stored, base, &broot);
+	/* the directory's layout byte is the content's, not the base's */
+	jt_part_check(&bsrc, &stored, -1, base, &broot);
 
 	jt_memory_source(lsrc, delta->literal, delta->hdr.literal_len, false);
 	jt_nav_root(lsrc, &lroot);

@@ -11,9 +11,9 @@
  * written to TOAST, and no TOAST page is touched: the UPDATE logs its heap
  * tuple only.  The old part becomes the new version's own, its base.
  *
- * A pointer holding deltas has format version JT_SKELETON_VERSION_DELTAS:
- * its payload is that of version 1, then the delta area, one record per
- * part kept as a delta:
+ * The delta area follows the tree in the payload (format version 2 was the
+ * first to have one; version 3 may too), one record per part kept as a
+ * delta:
  *
  *		JtDeltaHeader		the base and the edit
  *		literal				literal_len bytes: a container of the part's

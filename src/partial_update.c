@@ -272,10 +272,11 @@ typedef struct OldPart
 } OldPart;
 
 /*
- * Read part r of a stored value, checked against its directory entry (and
- * layout byte, if the directory has them).  With describe (for the builtins, which trust what they read, and for the
- * layout of a value without layout bytes), every entry of its root is
- * checked against the part's bounds too, and the part laid out on the way.
+ * Read part r of a stored value, checked against its directory entry and
+ * layout byte, as any read of a whole part is.  With describe (for the
+ * builtins, which trust what they read, and for the layout of a value
+ * without layout bytes), every entry of its root is checked against the
+ * part's bounds too, and the part laid out on the way.
  * A key spliced in or out needs neither: the pairs around it are copied
  * as the flattener copies them, entry by entry against the bounds.
  */
@@ -287,9 +288,8 @@ fetch_part(JtSkeleton *skel, const JtRef *ref, uint32 r, bool describe,
 	JtNode		root;
 
 	old->content = jt_read_part_content(skel, &ref->ranges[r], &old->base);
-	jt_part_check(&src, &ref->ranges[r], old->content, &root);
-	if (ref->layouts && ref->layouts[r] != jt_part_layout(&src, &root))
-		jt_nav_corrupt(&skel->src, "a part's layout byte differs from its content's");
+	jt_part_check(&src, &ref->ranges[r], ref->layouts ? ref->layouts[r] : -1,
+				  old->content, &root);
 	old->count = jt_node_count(&root);
 	old->described = describe;
 	if (describe)
@@ -514,8 +514,9 @@ patched_document_size(struct varlena *pointer, JtSkeleton *skel,
 	layouts[r] = new_byte;
 	patched.ranges = ranges;
 	patched.layouts = layouts;
-	/* cannot fail: the stored reference gave a size */
-	(void) jt_ref_flat_size(&patched, &size);
+	/* the stored reference gave a size: so does the patched one */
+	if (!jt_ref_flat_size(&patched, &size))
+		elog(ERROR, "jsonb_toaster: a patched reference has no size");
 	pfree(ranges);
 	pfree(layouts);
 	if (size + VARHDRSZ > JT_JENTRY_OFFLEN_MASK)
@@ -703,7 +704,8 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	 * flattened, keeping the other parts read for the general path only if
 	 * the toaster may turn the change down.
 	 */
-	jt_skeleton_parse(&patched, payload, payload_len);
+	/* the old pointer's tree, changed: read as of its version */
+	jt_skeleton_parse(&patched, payload, payload_len, skel->version);
 	taken = jt_patch_may_be_taken(payload_len - sizeof(JtSkeletonHeader),
 								  VARSIZE(newpart), ref->ranges[r].rawsize);
 	if (taken && base != NULL)
@@ -824,7 +826,8 @@ apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, const char *key,
 	payload_len = buf.len;
 
 	/* checks the new tree as any stored one, then flattens (as above) */
-	jt_skeleton_parse(&patched, payload, payload_len);
+	/* the old pointer's tree, changed: read as of its version */
+	jt_skeleton_parse(&patched, payload, payload_len, skel->version);
 	taken = jt_patch_may_be_taken(payload_len - sizeof(JtSkeletonHeader),
 								  0, 0);
 	document = jt_flatten_changed(pointer, &patched, 0, NULL, !taken);

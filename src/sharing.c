@@ -381,6 +381,8 @@ jt_pointer_parts(struct varlena *pointer, Oid *toastrelid,
 	Size		size = VARSIZE_EXTERNAL(pointer);
 	JtSkeleton	skel;
 	JtRefRange *listed_ranges;
+	JtRefRange *copied_ranges;
+	struct varlena *copied_pointer;
 	uint32		n;
 	ListedPointer *slot;
 	MemoryContext old;
@@ -409,22 +411,25 @@ jt_pointer_parts(struct varlena *pointer, Oid *toastrelid,
 		listed_cxt = AllocSetContextCreate(TopMemoryContext,
 										   "jsonb_toaster listed parts",
 										   ALLOCSET_SMALL_SIZES);
+	/* the copies first: should palloc fail, the slot is left as it was */
+	old = MemoryContextSwitchTo(listed_cxt);
+	copied_ranges = palloc(Max(n, 1) * sizeof(JtRefRange));
+	memcpy(copied_ranges, listed_ranges, n * sizeof(JtRefRange));
+	copied_pointer = palloc(size);
+	memcpy(copied_pointer, pointer, size);
+	MemoryContextSwitchTo(old);
+
 	slot = &listed[listed_next];
 	listed_next = (listed_next + 1) % LISTED_POINTERS;
 	if (slot->pointer != NULL)
 	{
 		pfree(slot->pointer);
 		pfree(slot->ranges);
-		slot->pointer = NULL;
 	}
-	old = MemoryContextSwitchTo(listed_cxt);
-	slot->ranges = palloc(Max(n, 1) * sizeof(JtRefRange));
-	memcpy(slot->ranges, listed_ranges, n * sizeof(JtRefRange));
+	slot->ranges = copied_ranges;
 	slot->nparts = n;
 	slot->toastrelid = *toastrelid;
-	slot->pointer = palloc(size);
-	memcpy(slot->pointer, pointer, size);
-	MemoryContextSwitchTo(old);
+	slot->pointer = copied_pointer;
 	return n;
 }
 

@@ -84,19 +84,19 @@ root_header_ok(uint32 header)
 }
 
 /*
- * Check a skeleton's payload and describe it.  The tree is read where it
- * lies, so the payload must outlive skel.  The tree's first word is the
- * root's JEntry; the root follows it.
+ * Check a skeleton's payload, of format version version, and describe it.
+ * The tree is read where it lies, so the payload must outlive skel.  The
+ * tree's first word is the root's JEntry; the root follows it.
  */
 void
-jt_skeleton_parse(JtSkeleton *skel, const char *payload, uint32 payload_len)
+jt_skeleton_parse(JtSkeleton *skel, const char *payload, uint32 payload_len,
+				  uint32 version)
 {
 	uint32		root_entry;
 	uint32		root_len;
 
 	jt_memory_source(&skel->src, NULL, 0, true);
-	/* a payload made in memory is of the version written now */
-	skel->version = JT_SKELETON_VERSION_LAYOUTS;
+	skel->version = version;
 	if (payload_len < sizeof(JtSkeletonHeader))
 		jt_nav_corrupt(&skel->src, "the pointer is shorter than its header");
 	memcpy(&skel->hdr, payload, sizeof(JtSkeletonHeader));
@@ -313,13 +313,14 @@ jt_ref_flat_size(const JtRef *ref, uint64 *size)
 
 /*
  * Check the raw content of a part (a jsonb datum with a 4-byte header)
- * against its reference, and describe its root.  The content hash is not
+ * against its directory entry and its layout byte (-1 for none), and
+ * describe its root.  The content hash is not
  * recomputed: reads check structure (the navigator bounds-checks every
  * access), and hashing every byte fetched would cost a quarter of a wide
  * read; the hash serves sharing (src/sharing.c), which compares bytes.
  */
 void
-jt_part_check(JtSource *partsrc, const JtRefRange *range,
+jt_part_check(JtSource *partsrc, const JtRefRange *range, int layout,
 			  const struct varlena *raw, JtNode *root)
 {
 	uint32		len;
@@ -334,6 +335,9 @@ jt_part_check(JtSource *partsrc, const JtRefRange *range,
 		jt_nav_corrupt(partsrc, "a part's root differs from its reference's");
 	if (!jt_nav_entries_fill(partsrc, root))
 		jt_nav_corrupt(partsrc, "a part's entries do not end where its data ends");
+	/* a wrong byte would give a one-part update a wrong size: report it now */
+	if (layout >= 0 && (uint8) layout != jt_part_layout(partsrc, root))
+		jt_nav_corrupt(partsrc, "a part's layout byte differs from its content's");
 }
 
 /* State of one flattening. */
@@ -378,7 +382,8 @@ part_is_compressed(LoadedRef *lr, uint32 r)
 static void
 check_part(LoadedRef *lr, uint32 r)
 {
-	jt_part_check(&lr->srcs[r], &lr->ref.ranges[r], lr->raws[r],
+	jt_part_check(&lr->srcs[r], &lr->ref.ranges[r],
+				  lr->ref.layouts ? lr->ref.layouts[r] : -1, lr->raws[r],
 				  &lr->roots[r]);
 }
 

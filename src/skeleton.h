@@ -68,7 +68,7 @@
  * version 1 holding deltas (delta.h); 3, the one written now: deltas or
  * not, and references may have layout bytes.  All three are read.
  */
-#define JT_SKELETON_VERSION			1
+#define JT_SKELETON_VERSION_FIRST	1
 #define JT_SKELETON_VERSION_LAYOUTS	3
 
 /*
@@ -164,7 +164,7 @@ typedef void (*JtPartFetcher) (void *arg, uint32 first, uint32 n,
 typedef void (*JtRefVisitor) (void *arg, const JtRef *ref, List *path);
 
 extern void jt_skeleton_parse(JtSkeleton *skel, const char *payload,
-							  uint32 payload_len);
+							  uint32 payload_len, uint32 version);
 extern void jt_copy_entries(JtWriter *w, JtSource *src, const JtNode *root,
 							uint32 first, uint32 count);
 extern void jt_skeleton_read_ref(JtSkeleton *skel, const JtNode *node,
@@ -182,7 +182,8 @@ extern void jt_skeleton_walk(JtSkeleton *skel, JtRefVisitor visit,
 							 void *arg);
 extern uint32 jt_skeleton_list_parts(JtSkeleton *skel, JtRefRange **ranges);
 extern void jt_part_check(JtSource *partsrc, const JtRefRange *range,
-						  const struct varlena *raw, JtNode *root);
+						  int layout, const struct varlena *raw,
+						  JtNode *root);
 extern void jt_memory_source(JtSource *src, const char *data, uint32 len,
 							 bool refs_allowed);
 

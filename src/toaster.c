@@ -111,7 +111,7 @@ jt_parse_pointer(struct varlena *attr, JtSkeleton *skel)
 	varatt_custom header;
 
 	VARATT_CUSTOM_GET_HEADER(header, attr);
-	if (header.va_version != JT_SKELETON_VERSION &&
+	if (header.va_version != JT_SKELETON_VERSION_FIRST &&
 		header.va_version != JT_SKELETON_VERSION_DELTAS &&
 		header.va_version != JT_SKELETON_VERSION_LAYOUTS)
 		ereport(ERROR,
@@ -119,15 +119,14 @@ jt_parse_pointer(struct varlena *attr, JtSkeleton *skel)
 				 errmsg("unsupported jsonb_toaster format version %d",
 						header.va_version),
 				 errdetail("This version of jsonb_toaster reads format versions %d to %d.",
-						   JT_SKELETON_VERSION, JT_SKELETON_VERSION_LAYOUTS)));
+						   JT_SKELETON_VERSION_FIRST, JT_SKELETON_VERSION_LAYOUTS)));
 	if (header.va_size < VARHDRSZ_CUSTOM)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("corrupt jsonb_toaster value"),
 				 errdetail("The pointer is shorter than its header.")));
 	jt_skeleton_parse(skel, VARDATA_CUSTOM(attr),
-					  header.va_size - VARHDRSZ_CUSTOM);
-	skel->version = header.va_version;
+					  header.va_size - VARHDRSZ_CUSTOM, header.va_version);
 	if (header.va_version < JT_SKELETON_VERSION_LAYOUTS &&
 		(skel->ndeltas > 0) != (header.va_version == JT_SKELETON_VERSION_DELTAS))
 		ereport(ERROR,
@@ -188,7 +187,8 @@ skeleton_gives_back(JtBuildResult *res, const struct varlena *doc,
 	payload = palloc(sizeof(hdr) + res->tree.len);
 	memcpy(payload, &hdr, sizeof(hdr));
 	memcpy(payload + sizeof(hdr), res->tree.data, res->tree.len);
-	jt_skeleton_parse(&skel, payload, sizeof(hdr) + res->tree.len);
+	jt_skeleton_parse(&skel, payload, sizeof(hdr) + res->tree.len,
+					  JT_SKELETON_VERSION_LAYOUTS);
 	flat = jt_skeleton_flatten(&skel, fetch_planned_parts, res);
 	same = VARSIZE(flat) == VARSIZE(doc) &&
 		memcmp(flat, doc, VARSIZE(doc)) == 0;
