@@ -156,6 +156,62 @@ FROM d WHERE id = 4;
 SELECT jt_test_skeleton_set_part(jb, :delta_part, :raw_size - 4, :stored_size, :value_id)::text
 FROM d WHERE id = 4;
 
+-- a part too changed for a delta is carried whole by the pointer
+-- jsonb_set() returns (a replacement record): the UPDATE that adopts it
+-- writes that part alone, and the old part goes with the old row version;
+-- read, or stored elsewhere, that pointer is the document
+CREATE TABLE w (id int PRIMARY KEY, jb jsonb);
+ALTER TABLE w ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+INSERT INTO w SELECT id, jb::text::jsonb FROM plain WHERE id <= 2;
+CREATE TABLE wplain AS SELECT id, jb FROM plain WHERE id <= 2;
+CREATE TABLE wbefore AS SELECT w.id, p.value_id FROM w, jsonb_toaster_parts(jb) p;
+CREATE FUNCTION check_w() RETURNS TABLE (id int, same boolean, parts bigint,
+	kept bigint) LANGUAGE sql AS $$
+	SELECT w.id, jt_test_flat_bytes(w.jb) = jt_test_flat_bytes(p.jb),
+		(SELECT count(*) FROM jsonb_toaster_parts(w.jb)),
+		(SELECT count(*) FROM jsonb_toaster_parts(w.jb) q
+		 WHERE q.value_id IN (SELECT value_id FROM wbefore b WHERE b.id = w.id))
+	FROM w JOIN wplain p USING (id) ORDER BY w.id
+$$;
+SELECT * FROM check_w();
+SET client_min_messages = debug1;
+UPDATE w SET jb = jsonb_set(jb, '{k120}', to_jsonb(repeat('x', 300))) WHERE id = 1;
+RESET client_min_messages;
+UPDATE wplain SET jb = jsonb_set(jb, '{k120}', to_jsonb(repeat('x', 300))) WHERE id = 1;
+-- two parts changed in one expression
+UPDATE w SET jb = jsonb_set(jsonb_set(jb, '{k020}', to_jsonb(repeat('y', 300))),
+							'{k180}', to_jsonb(repeat('z', 300))) WHERE id = 2;
+UPDATE wplain SET jb = jsonb_set(jsonb_set(jb, '{k020}', to_jsonb(repeat('y', 300))),
+								 '{k180}', to_jsonb(repeat('z', 300))) WHERE id = 2;
+SELECT * FROM check_w();
+-- the pointer read whole and by key, and stored in another table
+SELECT jt_test_flat_bytes(jsonb_set(w.jb, '{k121}', to_jsonb(repeat('v', 300)))) =
+	   jt_test_flat_bytes(jsonb_set(p.jb, '{k121}', to_jsonb(repeat('v', 300)))) AS same,
+	   jsonb_set(w.jb, '{k121}', to_jsonb(repeat('v', 300))) -> 'k121' =
+	   to_jsonb(repeat('v', 300)) AS key_read
+FROM w JOIN wplain p USING (id) WHERE id = 1;
+INSERT INTO e SELECT 10, jsonb_set(jb, '{k121}', to_jsonb(repeat('v', 300)))
+FROM w WHERE id = 1;
+SELECT jt_test_flat_bytes(e.jb) =
+	   jt_test_flat_bytes(jsonb_set(p.jb, '{k121}', to_jsonb(repeat('v', 300)))) AS same
+FROM e, wplain p WHERE e.id = 10 AND p.id = 1;
+-- an abort, and a savepoint rolled back: the parts written go with them
+BEGIN;
+UPDATE w SET jb = jsonb_set(jb, '{k150}', to_jsonb(repeat('a', 300)));
+ROLLBACK;
+BEGIN;
+SAVEPOINT s;
+UPDATE w SET jb = jsonb_set(jb, '{k151}', to_jsonb(repeat('b', 300))) WHERE id = 1;
+ROLLBACK TO SAVEPOINT s;
+UPDATE w SET jb = jsonb_set(jb, '{k152}', to_jsonb(repeat('c', 300))) WHERE id = 2;
+COMMIT;
+UPDATE wplain SET jb = jsonb_set(jb, '{k152}', to_jsonb(repeat('c', 300))) WHERE id = 2;
+SELECT * FROM check_w();
+VACUUM w, e;
+SELECT toast_ok('w'), toast_ok('e');
+DROP TABLE w, wplain, wbefore;
+DROP FUNCTION check_w();
+
 -- rewrites copy every part, bases included, under the same value ids
 VACUUM FULL d;
 SELECT * FROM check_rows();

@@ -25,13 +25,6 @@
 #include "jsonb_writer.h"
 #include "part_fetch.h"
 
-/* Bytes a record takes in the delta area. */
-static inline uint64
-record_size(const JtDeltaHeader *hdr)
-{
-	return sizeof(JtDeltaHeader) + INTALIGN((uint64) hdr->literal_len);
-}
-
 /*
  * Read the delta area of a payload (after the tree) into skel.  Records
  * are checked for their own bounds here; against their part, when they
@@ -61,14 +54,14 @@ jt_delta_parse_area(JtSkeleton *skel, const char *area, uint32 len)
 			jt_nav_corrupt(&skel->src, "a delta record is shorter than its header");
 		d = &skel->deltas[n];
 		memcpy(&d->hdr, area + off, sizeof(JtDeltaHeader));
-		if (record_size(&d->hdr) > len - off ||
+		if (jt_delta_record_size(d) > len - off ||
 			d->hdr.literal_len < sizeof(uint32))
 			jt_nav_corrupt(&skel->src, "a delta's literal does not fit its record");
 		if (!OidIsValid(d->hdr.valueid) ||
 			jt_delta_for(skel, d->hdr.valueid) != NULL)
 			jt_nav_corrupt(&skel->src, "a delta names no part, or one named already");
 		d->literal = area + off + sizeof(JtDeltaHeader);
-		off += (uint32) record_size(&d->hdr);
+		off += (uint32) jt_delta_record_size(d);
 		skel->ndeltas = ++n;
 	}
 }
@@ -427,16 +420,21 @@ jt_delta_append(StringInfo area, const JtRefRange *base, uint32 first,
 	appendBinaryStringInfo(area, padding, INTALIGN(literal_len) - literal_len);
 }
 
-/* Append the delta records of skel to area, but that of value except. */
+/*
+ * Append the delta records of skel to area, but that of value except, and
+ * the replacements unless asked for.
+ */
 void
-jt_delta_area_copy(const JtSkeleton *skel, Oid except, StringInfo area)
+jt_delta_area_copy(const JtSkeleton *skel, Oid except, bool replacements,
+				   StringInfo area)
 {
 	for (uint32 i = 0; i < skel->ndeltas; i++)
 	{
 		const JtDelta *d = &skel->deltas[i];
 		JtRefRange	base = {0};
 
-		if (d->hdr.valueid == except)
+		if (d->hdr.valueid == except ||
+			(!replacements && jt_delta_is_replacement(d)))
 			continue;
 		base.valueid = d->hdr.valueid;
 		base.rawsize = d->hdr.base_rawsize;

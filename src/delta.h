@@ -19,6 +19,12 @@
  *		literal				literal_len bytes: a container of the part's
  *							kind holding the entries put in, padded to 4
  *
+ * A record whose literal replaces every entry of its base is a
+ * replacement: jt_delta_make() never makes one (it keeps half the base at
+ * least), but a pointer jsonb_set() returns holds one when its change is
+ * too large for a delta, and the toaster writes the literal as a part of
+ * its own when it adopts that pointer (toaster.c); nothing stores one.
+ *
  * The part's directory entry describes its content (raw size, root
  * header, hash), as for any part, since that is what readers navigate by;
  * its extinfo and value id are the base's, whose own raw size, header and
@@ -84,6 +90,21 @@ extern void jt_delta_append(StringInfo area, const JtRefRange *base,
 							uint32 first, uint32 removed,
 							const char *literal, uint32 literal_len);
 extern void jt_delta_area_copy(const JtSkeleton *skel, Oid except,
-							   StringInfo area);
+							   bool replacements, StringInfo area);
+
+/* Does a record replace every entry of its base?  See above. */
+static inline bool
+jt_delta_is_replacement(const JtDelta *delta)
+{
+	return delta->hdr.first == 0 &&
+		delta->hdr.removed == (delta->hdr.base_header & JT_CONTAINER_COUNT_MASK);
+}
+
+/* Bytes a record takes in the delta area. */
+static inline uint64
+jt_delta_record_size(const JtDelta *delta)
+{
+	return sizeof(JtDeltaHeader) + INTALIGN((uint64) delta->hdr.literal_len);
+}
 
 #endif							/* JSONB_TOASTER_DELTA_H */

@@ -32,16 +32,17 @@
  * names, a longer path or several keys in the tree, a key of the tree
  * whose value is a container or a reference.
  *
- * When the changed part can be kept as a delta of the stored one and the
- * new document's raw size is known without the other parts (from the
- * directory's layout bytes, format version 3; for a value written before,
- * from the two parts alone, when the change leaves the padding of the
- * values after it as it was), the result is a pointer like the one the
- * toaster would store:
- * the skeleton with the delta, referring to the stored parts.  It can go
- * wherever a jsonb goes, as a stored pointer can; on UPDATE of the row it
- * was made from, the toaster adopts it (jt_adopt(), through the core
- * series' adopt callback), and nothing is flattened.
+ * When the new document's raw size is known without the other parts (from
+ * the directory's layout bytes, format version 3; for a value written
+ * before, from the two parts alone, when the change leaves the padding of
+ * the values after it as it was), and the skeleton fits the row, the
+ * result is a pointer like the one the toaster would store: the skeleton
+ * with the changed part kept as a delta of the stored one, or carried
+ * whole (a replacement record, delta.h), referring to the stored parts.
+ * It can go wherever a jsonb goes, as a stored pointer can; on UPDATE of
+ * the row it was made from, the toaster adopts it (jt_adopt(), through
+ * the core series' adopt callback), writing the part carried whole, and
+ * nothing is flattened.
  *
  * Otherwise the result is an ordinary flat jsonb, as the builtin's, so it
  * can go wherever a jsonb goes.  The patch is kept for the toaster until
@@ -672,7 +673,7 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	initStringInfo(&buf);
 	appendBinaryStringInfo(&buf, VARDATA_CUSTOM(pointer),
 						   sizeof(JtSkeletonHeader) + skel->hdr.tree_size);
-	jt_delta_area_copy(skel, base_range.valueid, &buf);
+	jt_delta_area_copy(skel, base_range.valueid, true, &buf);
 	payload = buf.data;
 	payload_len = buf.len;
 	ref_offset = sizeof(JtSkeletonHeader) + skel->root.offset;
@@ -712,6 +713,7 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	{
 		int32		rawsize;
 		struct varlena *result = NULL;
+		bool		whole = false;
 
 		if (patched_document_size(pointer, skel, ref, r, old, &new_layout,
 								  new_byte, &range, &rawsize))
@@ -736,7 +738,7 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 				patch.same_tail = old->count - splice->index -
 					(splice->removed ? 1 : 0);
 			}
-			result = jt_patch_pointer(&patch, rawsize);
+			result = jt_patch_pointer(&patch, rawsize, &whole);
 		}
 		if (result != NULL)
 		{
@@ -754,8 +756,8 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 				jt_nav_corrupt(&skel->src, "the layout bytes of the parts give another size than flattening");
 			pfree(flat);
 #endif
-			elog(DEBUG1, "jsonb_toaster: changed part %u of %u, returned as a delta",
-				 r + 1, ref->nranges);
+			elog(DEBUG1, "jsonb_toaster: changed part %u of %u, returned %s",
+				 r + 1, ref->nranges, whole ? "whole" : "as a delta");
 			pfree(payload);
 			return result;
 		}
@@ -821,7 +823,7 @@ apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, const char *key,
 	initStringInfo(&buf);
 	appendBinaryStringInfo(&buf, (const char *) &hdr, sizeof(hdr));
 	appendBinaryStringInfo(&buf, tree, tree_len);
-	jt_delta_area_copy(skel, InvalidOid, &buf);	/* the parts stay */
+	jt_delta_area_copy(skel, InvalidOid, true, &buf);	/* the parts stay */
 	payload = buf.data;
 	payload_len = buf.len;
 

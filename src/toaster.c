@@ -58,8 +58,9 @@ static struct varlena *jt_toast(Relation rel, int attnum,
 								struct varlena *value,
 								struct varlena *oldvalue, int32 budget,
 								int options);
-static bool jt_adopt(Relation rel, int attnum, struct varlena *value,
-					 struct varlena *oldvalue);
+static struct varlena *jt_adopt(Relation rel, int attnum,
+								struct varlena *value,
+								struct varlena *oldvalue);
 static void jt_delete(Relation rel, struct varlena *attr,
 					  struct varlena *replacement, bool is_speculative);
 static int	jt_get_parts(struct varlena *attr, varatt_external **parts);
@@ -347,25 +348,77 @@ patch_as_delta(const JtPatch *patch, int32 rawsize, int32 target)
 }
 
 /*
+ * The pointer of a patch whose changed part is too changed to be kept as a
+ * delta: the new part goes whole into the delta area, as a replacement
+ * record of the old (delta.h), for jt_adopt() to write.  NULL when the
+ * pointer jt_adopt() would store, the skeleton and the other parts'
+ * deltas, would take more than target bytes.
+ */
+static struct varlena *
+patch_as_replacement(const JtPatch *patch, int32 rawsize, int32 target)
+{
+	JtSkeletonHeader hdr;
+	JtRefRange	range;
+	varatt_custom oldheader;
+	char	   *payload;
+	uint32		deltas_len;
+	StringInfoData area;
+
+	memcpy(&hdr, patch->payload, sizeof(hdr));
+	deltas_len = patch->payload_len - sizeof(hdr) - hdr.tree_size;
+	if ((int64) hdr.tree_size + deltas_len > target)
+		return NULL;
+
+	initStringInfo(&area);
+	appendBinaryStringInfo(&area, patch->payload + sizeof(hdr) + hdr.tree_size,
+						   deltas_len);
+	jt_delta_append(&area, &patch->base_range, 0,
+					patch->base_range.header & JT_CONTAINER_COUNT_MASK,
+					VARDATA(patch->part), VARSIZE(patch->part) - VARHDRSZ);
+
+	payload = palloc(patch->payload_len);
+	memcpy(payload, patch->payload, patch->payload_len);
+	memcpy(&range, payload + patch->range_offset, sizeof(range));
+	range.extinfo = patch->base_range.extinfo;
+	range.valueid = patch->base_range.valueid;
+	memcpy(payload + patch->range_offset, &range, sizeof(range));
+	/* until jt_adopt() writes the part, the old one stays referred to */
+	VARATT_CUSTOM_GET_HEADER(oldheader, patch->old_pointer);
+	return make_pointer(&hdr, payload + sizeof(JtSkeletonHeader), area.data,
+						area.len, rawsize,
+						oldheader.va_storedsize - oldheader.va_size);
+}
+
+/*
  * The pointer jsonb_set() and the like return in place of the document
  * when their patch changed one part, of a document whose raw size they
- * know, and keeps it as a delta: what store_patch() would make of the
- * document, written in the row by jt_adopt() without flattening anything.
- * NULL when store_patch() might do otherwise (the row's budget is not
- * known here: jsonb_toaster.inline_budget stands for it).
+ * know: what store_patch() would make of the document, written in the row
+ * by jt_adopt() without flattening anything.  The changed part is kept as
+ * a delta, or else carried whole for jt_adopt() to write.  NULL when
+ * store_patch() might do otherwise (the row's budget is not known here:
+ * jsonb_toaster.inline_budget stands for it).  *whole tells which.
  */
 struct varlena *
-jt_patch_pointer(const JtPatch *patch, int32 rawsize)
+jt_patch_pointer(const JtPatch *patch, int32 rawsize, bool *whole)
 {
 	JtRefRange	oldrange;
+	struct varlena *result;
 
+	*whole = false;
 	if (patch->part == NULL || patch->base == NULL)
 		return NULL;
 	memcpy(&oldrange, VARDATA_CUSTOM(patch->old_pointer) + patch->range_offset,
 		   sizeof(oldrange));
 	if (part_outgrown(VARSIZE(patch->part), oldrange.rawsize))
 		return NULL;
-	return patch_as_delta(patch, rawsize, Max(jt_inline_budget, 0));
+	result = patch_as_delta(patch, rawsize, Max(jt_inline_budget, 0));
+	if (result == NULL)
+	{
+		result = patch_as_replacement(patch, rawsize,
+									  Max(jt_inline_budget, 0));
+		*whole = result != NULL;
+	}
+	return result;
 }
 
 /*
@@ -596,14 +649,151 @@ jt_toast(Relation rel, int attnum, struct varlena *value,
 	return result;
 }
 
+/* Where, in a pointer's payload, the entries of the parts it replaces lie. */
+typedef struct ReplacedRanges
+{
+	const JtSkeleton *skel;
+	const char *payload;
+	uint32		payload_len;	/* of its header and tree */
+	uint32	   *offsets;		/* by delta record; 0 for none */
+} ReplacedRanges;
+
+static void
+find_replaced_ranges(void *arg, const JtRef *ref, List *path)
+{
+	ReplacedRanges *rr = arg;
+
+	for (uint32 r = 0; r < ref->nranges; r++)
+		for (uint32 i = 0; i < rr->skel->ndeltas; i++)
+		{
+			const JtDelta *d = &rr->skel->deltas[i];
+			uint64		offset;
+
+			if (d->hdr.valueid != ref->ranges[r].valueid ||
+				!jt_delta_is_replacement(d))
+				continue;
+			offset = (uint64) (ref->refdata - rr->payload) +
+				sizeof(JtRefHeader) + (uint64) r * sizeof(JtRefRange);
+			if (ref->refdata < rr->payload ||
+				offset + sizeof(JtRefRange) > rr->payload_len)
+				elog(ERROR, "jsonb_toaster: a reference lies outside its pointer");
+			rr->offsets[i] = (uint32) offset;
+		}
+}
+
+/*
+ * The pointer to store for value, whose replacement records (delta.h)
+ * carry the parts they stand for, at offsets[i] for record i: each such
+ * part written now, its directory entry pointed at it, the record
+ * dropped.  The base each replaced stays the old row version's, which
+ * deletes it.
+ */
+static struct varlena *
+write_replaced_parts(Relation rel, Form_pg_attribute att, struct varlena *value,
+					 const JtSkeleton *skel, const uint32 *offsets)
+{
+	varatt_custom header;
+	JtSkeletonHeader hdr;
+	char	   *payload;
+	uint64		stored_outside;
+	StringInfoData deltas;
+	char		cmethod = att->attcompression;
+
+	if (!CompressionMethodIsValid(cmethod))
+		cmethod = default_toast_compression;
+	VARATT_CUSTOM_GET_HEADER(header, value);
+	stored_outside = header.va_storedsize - header.va_size;
+	memcpy(&hdr, VARDATA_CUSTOM(value), sizeof(hdr));
+	payload = palloc(sizeof(hdr) + hdr.tree_size);
+	memcpy(payload, VARDATA_CUSTOM(value), sizeof(hdr) + hdr.tree_size);
+
+	for (uint32 i = 0; i < skel->ndeltas; i++)
+	{
+		const JtDelta *d = &skel->deltas[i];
+		JtRefRange	range;
+		struct varlena *part;
+		varatt_external ext;
+
+		if (!jt_delta_is_replacement(d))
+			continue;
+		part = palloc(VARHDRSZ + d->hdr.literal_len);
+		SET_VARSIZE(part, VARHDRSZ + d->hdr.literal_len);
+		memcpy(VARDATA(part), d->literal, d->hdr.literal_len);
+		/* an UPDATE, whose TOAST writes take no options */
+		store_part(rel, part, cmethod, 0, &ext);
+		pfree(part);
+
+		memcpy(&range, payload + offsets[i], sizeof(range));
+		stored_outside -= range.extinfo & VARLENA_EXTSIZE_MASK;
+		stored_outside += VARATT_EXTERNAL_GET_EXTSIZE(ext);
+		range.extinfo = ext.va_extinfo;
+		range.valueid = ext.va_valueid;
+		memcpy(payload + offsets[i], &range, sizeof(range));
+	}
+	initStringInfo(&deltas);
+	jt_delta_area_copy(skel, InvalidOid, false, &deltas);
+	elog(DEBUG1, "jsonb_toaster: wrote the part jsonb_set() or the like carried whole");
+	return make_pointer(&hdr, payload + sizeof(hdr), deltas.data, deltas.len,
+						header.va_rawsize, stored_outside);
+}
+
+/*
+ * What to store for value, a pointer made by jt_patch_pointer() whose parts
+ * are all oldvalue's: value itself, or, when it carries parts whole, a
+ * pointer to them, written now.  NULL when what would be stored is larger
+ * than the pointer it replaces and TOAST's target for a whole row (the
+ * budget of the row is not known here), or a part carried does not match
+ * its entry; then nothing is written.
+ */
+static struct varlena *
+adopted_pointer(Relation rel, Form_pg_attribute att, struct varlena *value,
+				struct varlena *oldvalue)
+{
+	JtSkeleton	skel;
+	ReplacedRanges rr;
+	uint64		size = VARSIZE_EXTERNAL(value);
+	uint32		nreplaced = 0;
+
+	jt_parse_pointer(value, &skel);
+	for (uint32 i = 0; i < skel.ndeltas; i++)
+		if (jt_delta_is_replacement(&skel.deltas[i]))
+		{
+			nreplaced++;
+			size -= jt_delta_record_size(&skel.deltas[i]);
+		}
+	if (size > Max(VARSIZE_EXTERNAL(oldvalue), TOAST_TUPLE_TARGET))
+		return NULL;
+	if (nreplaced == 0)
+		return value;
+
+	/* the directory entries lie in the tree, which the payload starts with */
+	rr.skel = &skel;
+	rr.payload = VARDATA_CUSTOM(value);
+	rr.payload_len = sizeof(JtSkeletonHeader) + skel.hdr.tree_size;
+	rr.offsets = palloc0(skel.ndeltas * sizeof(uint32));
+	jt_skeleton_walk(&skel, find_replaced_ranges, &rr);
+	for (uint32 i = 0; i < skel.ndeltas; i++)
+	{
+		const JtDelta *d = &skel.deltas[i];
+		JtRefRange	range;
+
+		if (!jt_delta_is_replacement(d))
+			continue;
+		if (rr.offsets[i] == 0)
+			return NULL;
+		memcpy(&range, rr.payload + rr.offsets[i], sizeof(range));
+		if ((uint64) range.rawsize != VARHDRSZ + (uint64) d->hdr.literal_len)
+			return NULL;
+	}
+	return write_replaced_parts(rel, att, value, &skel, rr.offsets);
+}
+
 /*
  * Take a pointer made by jt_patch_pointer() in place of the value it was
  * made from: only if every part it refers to is one that value owns, in
- * this table, so that one version chain owns each part.  Its size is
- * checked against the one it replaces, or TOAST's target for a whole row,
- * since the budget of the row is not known here.
+ * this table, so that one version chain owns each part.
  */
-static bool
+static struct varlena *
 jt_adopt(Relation rel, int attnum, struct varlena *value,
 		 struct varlena *oldvalue)
 {
@@ -616,13 +806,12 @@ jt_adopt(Relation rel, int attnum, struct varlena *value,
 	Oid			its_toastrelid;
 	uint32		n;
 	bool		taken = true;
+	struct varlena *result = NULL;
 
 	if (att->atttypid != JSONBOID || !OidIsValid(toastrelid) ||
 		custom_toaster_id(value) != JSONB_TOASTER_ID ||
-		custom_toaster_id(oldvalue) != JSONB_TOASTER_ID ||
-		VARSIZE_EXTERNAL(value) > Max(VARSIZE_EXTERNAL(oldvalue),
-									  TOAST_TUPLE_TARGET))
-		return false;
+		custom_toaster_id(oldvalue) != JSONB_TOASTER_ID)
+		return NULL;
 
 	work = AllocSetContextCreate(caller, "jsonb_toaster adopt",
 								 ALLOCSET_SMALL_SIZES);
@@ -633,11 +822,20 @@ jt_adopt(Relation rel, int attnum, struct varlena *value,
 		taken = false;
 	for (uint32 i = 0; i < n && taken; i++)
 		taken = jt_part_is_kept(owned, ranges[i].valueid);
-	MemoryContextSwitchTo(caller);
-	MemoryContextDelete(work);
 	if (taken)
+		result = adopted_pointer(rel, att, value, oldvalue);
+	MemoryContextSwitchTo(caller);
+	if (result != NULL && result != value)
+	{
+		struct varlena *copy = palloc(VARSIZE_EXTERNAL(result));
+
+		memcpy(copy, result, VARSIZE_EXTERNAL(result));
+		result = copy;
+	}
+	MemoryContextDelete(work);
+	if (result != NULL)
 		elog(DEBUG1, "jsonb_toaster: stored the pointer jsonb_set() or the like returned");
-	return taken;
+	return result;
 }
 
 static void

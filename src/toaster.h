@@ -31,7 +31,7 @@ extern void jt_toaster_init(void);
 extern void jt_parse_pointer(struct varlena *attr, JtSkeleton *skel);
 struct JtPatch;
 extern struct varlena *jt_patch_pointer(const struct JtPatch *patch,
-										int32 rawsize);
+										int32 rawsize, bool *whole);
 extern bool jt_patch_may_be_taken(uint32 skeleton_size, uint32 part_size,
 								  uint32 old_part_size);
 
