@@ -91,6 +91,9 @@ def main():
                     help="S: aim for this much time per measured query")
     ap.add_argument("--i-transactions", type=int, default=7,
                     help="I: timed runs per bucket and query (median kept)")
+    ap.add_argument("--u-runs", type=int, default=3,
+                    help="U: timed runs of each update per configuration, the "
+                         "configurations taking turns (median kept)")
     ap.add_argument("--rm-runs", type=int, default=9,
                     help="R, M: timed runs per query and configuration (median kept)")
     ap.add_argument("--y-seconds", type=int, default=None,

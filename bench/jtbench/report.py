@@ -186,11 +186,16 @@ def i_section(res, configs):
 def u_section(res, configs):
     if not res.select(bench="U"):
         return None
+    runs = max((r.get("runs", 1) for r in res.select(bench="U", metric="ms")),
+               default=1)
     lines = ["## U: partial update", "",
              "UPDATE of every row of the 1000-key table, after a CHECKPOINT; ratios "
              "against the `id = id + 1` floor of the same configuration.  FPI: the "
              "full-page images in the WAL (pg_walinspect), one per page first "
-             "changed after the checkpoint.", ""]
+             "changed after the checkpoint." +
+             (f"  Each update ran {runs} times per configuration, the configurations "
+              "taking turns: the run of median duration is shown, with the fastest "
+              "and slowest durations in parentheses." if runs > 1 else ""), ""]
     body = []
     for case, _ in CASES:
         for c in configs:
@@ -200,7 +205,11 @@ def u_section(res, configs):
             ms, wal, fpi = g("ms"), g("wal_bytes"), g("wal_fpi_bytes")
             fl_ms = res.one(bench="U", config=c, case="id = id + 1", metric="ms")
             fl_wal = res.one(bench="U", config=c, case="id = id + 1", metric="wal_bytes")
-            body.append([f"`{case}`", c, fmt_num(ms), f"{fmt_num(ratio(ms, fl_ms))}x",
+            spread = ""
+            if g("ms_min") is not None and runs > 1:
+                spread = f" ({fmt_num(g('ms_min'))}-{fmt_num(g('ms_max'))})"
+            body.append([f"`{case}`", c, fmt_num(ms) + spread,
+                         f"{fmt_num(ratio(ms, fl_ms))}x",
                          fmt_bytes(wal), "-" if fpi is None else fmt_bytes(fpi),
                          f"{fmt_num(ratio(wal, fl_wal))}x",
                          f"{fmt_bytes(g('toast_bytes_before'))} → {fmt_bytes(g('toast_bytes_after'))}",
@@ -701,8 +710,14 @@ def u_targets(res, c, base):
                      f"{fmt_bytes(bwal)}{net})", "≤ 0.2x", v, ok])
         ms, bms = g(c, case, "ms"), g(base, case, "ms")
         v, ok = verdict_at_least(ratio(bms, ms), 10.0)
-        body.append([c, "U", f"`{case}`: speed-up over {base} ({fmt_num(bms)} / "
-                     f"{fmt_num(ms)} ms)", "≥ 10x", v, ok])
+        which, spread = "", ""
+        if g(c, case, "ms_min") is not None and g(base, case, "ms_min") is not None:
+            which = ", median runs"
+            spread = (f"; fastest runs {fmt_num(g(base, case, 'ms_min'))} / "
+                      f"{fmt_num(g(c, case, 'ms_min'))} ms = "
+                      f"{fmt_num(ratio(g(base, case, 'ms_min'), g(c, case, 'ms_min')))}x")
+        body.append([c, "U", f"`{case}`: speed-up over {base}{which} "
+                     f"({fmt_num(bms)} / {fmt_num(ms)} ms{spread})", "≥ 10x", v, ok])
         t0, t1 = g(c, case, "toast_bytes_before"), g(c, case, "toast_bytes_after")
         v, ok = verdict(ratio(t1, t0), 1.1)
         body.append([c, "U", f"`{case}`: TOAST relation after / before "
