@@ -229,6 +229,17 @@ part_layout(const struct varlena *part, PartLayout *layout)
 	layout_part_root(&src, &root, layout);
 }
 
+/* Walk every entry of a part's root, each checked against its bounds. */
+static void
+check_part_entries(const struct varlena *part)
+{
+	PartLayout	layout;
+
+	part_layout(part, &layout);
+	if (layout.entries)
+		pfree(layout.entries);
+}
+
 /*
  * The layout of a part made by splicing one laid out as old: the pairs
  * kept are the same bytes, so their lengths are known without walking the
@@ -770,7 +781,7 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	 * whoever reads it).
 	 */
 	if (!old->described)
-		part_layout(newpart, &new_layout);
+		check_part_entries(newpart);
 	document = jt_flatten_changed(pointer, &patched, r, newpart, !taken);
 
 	keep_patch(pointer, payload, payload_len, range_offset, newpart, base,
