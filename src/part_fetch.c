@@ -45,11 +45,19 @@ typedef struct PartRead
 {
 	Oid			valueid;
 	uint32		index;			/* in the caller's arrays */
+	const JtRefRange *range;
 	int32		extsize;		/* stored size */
 	int32		nchunks;
 	int32		next_chunk;
 	struct varlena *stored;		/* the stored stream, with a header */
+	struct varlena *raw;		/* or, for a compressed part of one chunk
+								 * wanted raw: its content, decompressed
+								 * straight from the chunk */
 } PartRead;
+
+static void decompress_stream(const char *stream, int32 extsize,
+							  const JtRefRange *range, Oid toastrelid,
+							  struct varlena *raw);
 
 /* A standard on-disk TOAST pointer to a part, as a palloc'd datum. */
 struct varlena *
@@ -105,8 +113,12 @@ take_chunk(Relation toastrel, PartRead *part, HeapTuple tuple)
 
 	jt_toast_chunk_data(toastrel, tuple, part->valueid, part->next_chunk,
 						part->nchunks, part->extsize, &data, &len);
-	memcpy(VARDATA(part->stored) + (Size) part->next_chunk * TOAST_MAX_CHUNK_SIZE,
-		   data, len);
+	if (part->raw != NULL)
+		decompress_stream(data, len, part->range, RelationGetRelid(toastrel),
+						  part->raw);
+	else
+		memcpy(VARDATA(part->stored) + (Size) part->next_chunk * TOAST_MAX_CHUNK_SIZE,
+			   data, len);
 	part->next_chunk++;
 }
 
@@ -127,19 +139,28 @@ scan_chunks(Oid toastrelid, PartRead *parts, uint32 n)
 	HeapTuple	tuple;
 	TupleDesc	tupdesc;
 
-	for (uint32 i = 0; i < n; i++)
-		ids[i] = ObjectIdGetDatum(parts[i].valueid);
-	idarray = construct_array(ids, (int) n, OIDOID, sizeof(Oid), true,
-							  TYPALIGN_INT);
-
 	toastrel = table_open(toastrelid, AccessShareLock);
 	tupdesc = RelationGetDescr(toastrel);
 	valid_index = toast_open_indexes(toastrel, AccessShareLock, &toastidxs,
 									 &num_indexes);
 	snapshot = jt_get_toast_snapshot(&toast_snapshot);
-	ScanKeyEntryInitialize(&key, SK_SEARCHARRAY, (AttrNumber) 1,
-						   BTEqualStrategyNumber, InvalidOid, InvalidOid,
-						   F_OIDEQ, PointerGetDatum(idarray));
+	if (n == 1)
+	{
+		/* one value id: a plain equality, as core's, spares the array keys */
+		idarray = NULL;
+		ScanKeyInit(&key, (AttrNumber) 1, BTEqualStrategyNumber, F_OIDEQ,
+					ObjectIdGetDatum(parts[0].valueid));
+	}
+	else
+	{
+		for (uint32 i = 0; i < n; i++)
+			ids[i] = ObjectIdGetDatum(parts[i].valueid);
+		idarray = construct_array(ids, (int) n, OIDOID, sizeof(Oid), true,
+								  TYPALIGN_INT);
+		ScanKeyEntryInitialize(&key, SK_SEARCHARRAY, (AttrNumber) 1,
+							   BTEqualStrategyNumber, InvalidOid, InvalidOid,
+							   F_OIDEQ, PointerGetDatum(idarray));
+	}
 	scan = systable_beginscan_ordered(toastrel, toastidxs[valid_index],
 									  snapshot, 1, &key);
 	while ((tuple = systable_getnext_ordered(scan, ForwardScanDirection)) != NULL)
@@ -164,7 +185,8 @@ scan_chunks(Oid toastrelid, PartRead *parts, uint32 n)
 	/* the locks stay until the end of the transaction, as the iterator's */
 	toast_close_indexes(toastidxs, num_indexes, NoLock);
 	table_close(toastrel, NoLock);
-	pfree(idarray);
+	if (idarray)
+		pfree(idarray);
 	pfree(ids);
 }
 
@@ -180,8 +202,15 @@ void
 jt_part_decompress(const struct varlena *stored, const JtRefRange *range,
 				   Oid toastrelid, struct varlena *raw)
 {
-	int32		extsize = VARSIZE(stored) - VARHDRSZ;
-	const char *stream = VARDATA(stored);
+	decompress_stream(VARDATA(stored), VARSIZE(stored) - VARHDRSZ, range,
+					  toastrelid, raw);
+}
+
+/* The same, from the stored stream (extsize bytes) where it lies. */
+static void
+decompress_stream(const char *stream, int32 extsize, const JtRefRange *range,
+				  Oid toastrelid, struct varlena *raw)
+{
 	uint32		info;
 	int32		rawlen;
 	JtDecodeMethod method;
@@ -252,6 +281,7 @@ fetch_stored_parts(uint32 n, const JtRefRange *ranges, Oid toastrelid,
 
 		part->valueid = ranges[i].valueid;
 		part->index = i;
+		part->range = &ranges[i];
 		part->extsize = ranges[i].extinfo & VARLENA_EXTSIZE_MASK;
 		if (part->extsize > ranges[i].rawsize - VARHDRSZ)
 			ereport(ERROR,
@@ -276,7 +306,17 @@ fetch_stored_parts(uint32 n, const JtRefRange *ranges, Oid toastrelid,
 		}
 	}
 	for (uint32 i = 0; i < n; i++)
-		parts[i].stored = palloc(parts[i].extsize + VARHDRSZ);
+	{
+		PartRead   *part = &parts[i];
+		bool		compressed = part->extsize < part->range->rawsize - VARHDRSZ;
+
+		part->stored = NULL;
+		part->raw = NULL;
+		if (compressed && !keep_compressed && part->nchunks == 1)
+			part->raw = palloc(part->range->rawsize);
+		else
+			part->stored = palloc(part->extsize + VARHDRSZ);
+	}
 
 	scan_chunks(toastrelid, parts, n);
 
@@ -285,7 +325,9 @@ fetch_stored_parts(uint32 n, const JtRefRange *ranges, Oid toastrelid,
 		PartRead   *part = &parts[i];
 		const JtRefRange *range = &ranges[part->index];
 
-		if (part->extsize < range->rawsize - VARHDRSZ)
+		if (part->raw != NULL)
+			raws[part->index] = part->raw;
+		else if (part->extsize < range->rawsize - VARHDRSZ)
 		{
 			SET_VARSIZE_COMPRESSED(part->stored, part->extsize + VARHDRSZ);
 			if (keep_compressed)
