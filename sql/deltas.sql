@@ -156,7 +156,7 @@ FROM d WHERE id = 4;
 SELECT jt_test_skeleton_set_part(jb, :delta_part, :raw_size - 4, :stored_size, :value_id)::text
 FROM d WHERE id = 4;
 
--- a part too changed for a delta is carried whole by the pointer
+-- a part changed too much for a delta is carried whole by the pointer
 -- jsonb_set() returns (a replacement record): the UPDATE that adopts it
 -- writes that part alone, and the old part goes with the old row version;
 -- read, or stored elsewhere, that pointer is the document
@@ -178,11 +178,19 @@ SET client_min_messages = debug1;
 UPDATE w SET jb = jsonb_set(jb, '{k120}', to_jsonb(repeat('x', 300))) WHERE id = 1;
 RESET client_min_messages;
 UPDATE wplain SET jb = jsonb_set(jb, '{k120}', to_jsonb(repeat('x', 300))) WHERE id = 1;
--- two parts changed in one expression
+-- two parts changed in one expression: both carried, both written
+SET client_min_messages = debug1;
 UPDATE w SET jb = jsonb_set(jsonb_set(jb, '{k020}', to_jsonb(repeat('y', 300))),
 							'{k180}', to_jsonb(repeat('z', 300))) WHERE id = 2;
+RESET client_min_messages;
 UPDATE wplain SET jb = jsonb_set(jsonb_set(jb, '{k020}', to_jsonb(repeat('y', 300))),
 								 '{k180}', to_jsonb(repeat('z', 300))) WHERE id = 2;
+SELECT * FROM check_w();
+-- one part changed twice in one expression: carried once
+UPDATE w SET jb = jsonb_set(jsonb_set(jb, '{k090}', to_jsonb(repeat('p', 300))),
+							'{k091}', to_jsonb(repeat('q', 300))) WHERE id = 1;
+UPDATE wplain SET jb = jsonb_set(jsonb_set(jb, '{k090}', to_jsonb(repeat('p', 300))),
+								 '{k091}', to_jsonb(repeat('q', 300))) WHERE id = 1;
 SELECT * FROM check_w();
 -- the pointer read whole and by key, and stored in another table
 SELECT jt_test_flat_bytes(jsonb_set(w.jb, '{k121}', to_jsonb(repeat('v', 300)))) =

@@ -421,6 +421,22 @@ jt_delta_append(StringInfo area, const JtRefRange *base, uint32 first,
 }
 
 /*
+ * The bytes skel's replacement records take in its delta area, but that of
+ * value except: what the pointer carries to be written, not stored.
+ */
+uint32
+jt_delta_carried_len(const JtSkeleton *skel, Oid except)
+{
+	uint64		len = 0;
+
+	for (uint32 i = 0; i < skel->ndeltas; i++)
+		if (skel->deltas[i].hdr.valueid != except &&
+			jt_delta_is_replacement(&skel->deltas[i]))
+			len += jt_delta_record_size(&skel->deltas[i]);
+	return (uint32) len;
+}
+
+/*
  * Append the delta records of skel to area, but that of value except, and
  * the replacements unless asked for.
  */

@@ -92,6 +92,8 @@ extern void jt_delta_append(StringInfo area, const JtRefRange *base,
 extern void jt_delta_area_copy(const JtSkeleton *skel, Oid except,
 							   bool replacements, StringInfo area);
 
+extern uint32 jt_delta_carried_len(const JtSkeleton *skel, Oid except);
+
 /* Does a record replace every entry of its base?  See above. */
 static inline bool
 jt_delta_is_replacement(const JtDelta *delta)

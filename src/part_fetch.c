@@ -8,11 +8,13 @@
  * relation and its index, a scan and a descent of the index.  The parts of
  * a reference are instead read together: one ordered scan of the
  * (chunk_id, chunk_seq) index whose key is "chunk_id = ANY(the parts'
- * value ids)".  btree steps from one value id to the next along the leaf
- * pages without descending again when they are close, as the value ids of
- * parts written together are.  The chunks are checked as
- * heap_fetch_toast_slice() checks them (all there, in order, of the
- * expected sizes), the parts assembled and decompressed.
+ * value ids)" ("chunk_id = the value id" for one part).  btree steps from
+ * one value id to the next along the leaf pages without descending again
+ * when they are close, as the value ids of parts written together are.
+ * The chunks are checked as heap_fetch_toast_slice() checks them (all
+ * there, in order, of the expected sizes), the parts assembled and
+ * decompressed; a compressed part of one chunk is decompressed straight
+ * from it.
  *
  * Copyright (c) 2026, jsonb_toaster developers
  *
@@ -122,7 +124,7 @@ take_chunk(Relation toastrel, PartRead *part, HeapTuple tuple)
 	part->next_chunk++;
 }
 
-/* Scan the chunks of every part at once, into parts[].stored. */
+/* Scan the chunks of every part at once, into parts[].stored or .raw. */
 static void
 scan_chunks(Oid toastrelid, PartRead *parts, uint32 n)
 {
@@ -130,8 +132,8 @@ scan_chunks(Oid toastrelid, PartRead *parts, uint32 n)
 	Relation   *toastidxs;
 	int			num_indexes;
 	int			valid_index;
-	Datum	   *ids = palloc(n * sizeof(Datum));
-	ArrayType  *idarray;
+	Datum	   *ids = NULL;
+	ArrayType  *idarray = NULL;
 	ScanKeyData key;
 	SysScanDesc scan;
 	SnapshotData toast_snapshot pg_attribute_unused();	/* before 18 */
@@ -147,12 +149,12 @@ scan_chunks(Oid toastrelid, PartRead *parts, uint32 n)
 	if (n == 1)
 	{
 		/* one value id: a plain equality, as core's, spares the array keys */
-		idarray = NULL;
 		ScanKeyInit(&key, (AttrNumber) 1, BTEqualStrategyNumber, F_OIDEQ,
 					ObjectIdGetDatum(parts[0].valueid));
 	}
 	else
 	{
+		ids = palloc(n * sizeof(Datum));
 		for (uint32 i = 0; i < n; i++)
 			ids[i] = ObjectIdGetDatum(parts[i].valueid);
 		idarray = construct_array(ids, (int) n, OIDOID, sizeof(Oid), true,
@@ -186,8 +188,10 @@ scan_chunks(Oid toastrelid, PartRead *parts, uint32 n)
 	toast_close_indexes(toastidxs, num_indexes, NoLock);
 	table_close(toastrel, NoLock);
 	if (idarray)
+	{
 		pfree(idarray);
-	pfree(ids);
+		pfree(ids);
+	}
 }
 
 /*

@@ -568,6 +568,7 @@ keep_patch(const struct varlena *pointer, const char *payload,
 	last_patch.part_entries = NULL;
 	last_patch.same_head = 0;
 	last_patch.same_tail = 0;
+	last_patch.carried_len = 0;
 	if (part)
 	{
 		last_patch.part = palloc(VARSIZE(part));
@@ -611,6 +612,7 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	uint32		ref_offset;
 	uint32		range_offset;
 	uint32		count;
+	uint32		carried_len;
 	bool		taken;
 	struct varlena *document;
 	StringInfoData buf;
@@ -687,6 +689,8 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	jt_delta_area_copy(skel, base_range.valueid, true, &buf);
 	payload = buf.data;
 	payload_len = buf.len;
+	/* parts carried whole by a pointer this was made from: not kept */
+	carried_len = jt_delta_carried_len(skel, base_range.valueid);
 	ref_offset = sizeof(JtSkeletonHeader) + skel->root.offset;
 	memcpy(&rh, payload + ref_offset, sizeof(rh));
 	rh.header = (rh.header & ~JT_CONTAINER_COUNT_MASK) | count;
@@ -718,7 +722,8 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	 */
 	/* the old pointer's tree, changed: read as of its version */
 	jt_skeleton_parse(&patched, payload, payload_len, skel->version);
-	taken = jt_patch_may_be_taken(payload_len - sizeof(JtSkeletonHeader),
+	taken = jt_patch_may_be_taken(payload_len - sizeof(JtSkeletonHeader) -
+								  carried_len,
 								  VARSIZE(newpart), ref->ranges[r].rawsize);
 	if (taken && base != NULL)
 	{
@@ -741,6 +746,7 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 				.base_entries = base == oldpart && old->described ?
 				old->layout.entries : NULL,
 				.part_entries = new_layout.entries,
+				.carried_len = carried_len,
 			};
 
 			if (splice && base == oldpart)

@@ -40,6 +40,8 @@ typedef struct JtPatch
 	/* pairs known to be the same at the start and the end of both */
 	uint32		same_head;
 	uint32		same_tail;
+	/* bytes of the delta area that carry parts whole, to be written */
+	uint32		carried_len;
 } JtPatch;
 
 /* same arguments, results and errors as the builtins of the same name */

@@ -332,8 +332,9 @@ patch_as_delta(const JtPatch *patch, int32 rawsize, int32 target)
 	deltas = patch->payload + sizeof(hdr) + hdr.tree_size;
 	deltas_len = patch->payload_len - sizeof(hdr) - hdr.tree_size;
 	memcpy(&range, patch->payload + patch->range_offset, sizeof(range));
+	/* parts carried whole are written when adopted: they take no room */
 	delta = keep_as_delta(patch, &range, deltas, deltas_len,
-						  (int64) target - hdr.tree_size);
+						  (int64) target - hdr.tree_size + patch->carried_len);
 	if (delta == NULL)
 		return NULL;
 
@@ -348,8 +349,8 @@ patch_as_delta(const JtPatch *patch, int32 rawsize, int32 target)
 }
 
 /*
- * The pointer of a patch whose changed part is too changed to be kept as a
- * delta: the new part goes whole into the delta area, as a replacement
+ * The pointer of a patch whose changed part changed too much to be kept as
+ * a delta: the new part goes whole into the delta area, as a replacement
  * record of the old (delta.h), for jt_adopt() to write.  NULL when the
  * pointer jt_adopt() would store, the skeleton and the other parts'
  * deltas, would take more than target bytes.
@@ -366,7 +367,7 @@ patch_as_replacement(const JtPatch *patch, int32 rawsize, int32 target)
 
 	memcpy(&hdr, patch->payload, sizeof(hdr));
 	deltas_len = patch->payload_len - sizeof(hdr) - hdr.tree_size;
-	if ((int64) hdr.tree_size + deltas_len > target)
+	if ((int64) hdr.tree_size + deltas_len - patch->carried_len > target)
 		return NULL;
 
 	initStringInfo(&area);
@@ -649,15 +650,20 @@ jt_toast(Relation rel, int attnum, struct varlena *value,
 	return result;
 }
 
-/* Where, in a pointer's payload, the entries of the parts it replaces lie. */
+/* Where, in a pointer's payload, the entries of the parts it carries lie. */
 typedef struct ReplacedRanges
 {
 	const JtSkeleton *skel;
 	const char *payload;
 	uint32		payload_len;	/* of its header and tree */
-	uint32	   *offsets;		/* by delta record; 0 for none */
+	uint32	   *offsets;		/* by delta record: its entry's offset */
+	uint32	   *matches;		/* by delta record: entries naming its base */
 } ReplacedRanges;
 
+/*
+ * Reference visitor: note the directory entry of each part a replacement
+ * record stands for (the entry names the record's base).
+ */
 static void
 find_replaced_ranges(void *arg, const JtRef *ref, List *path)
 {
@@ -678,6 +684,7 @@ find_replaced_ranges(void *arg, const JtRef *ref, List *path)
 				offset + sizeof(JtRefRange) > rr->payload_len)
 				elog(ERROR, "jsonb_toaster: a reference lies outside its pointer");
 			rr->offsets[i] = (uint32) offset;
+			rr->matches[i]++;
 		}
 }
 
@@ -722,6 +729,7 @@ write_replaced_parts(Relation rel, Form_pg_attribute att, struct varlena *value,
 		/* an UPDATE, whose TOAST writes take no options */
 		store_part(rel, part, cmethod, 0, &ext);
 		pfree(part);
+		elog(DEBUG1, "jsonb_toaster: wrote the part jsonb_set() or the like carried whole");
 
 		memcpy(&range, payload + offsets[i], sizeof(range));
 		stored_outside -= range.extinfo & VARLENA_EXTSIZE_MASK;
@@ -732,7 +740,6 @@ write_replaced_parts(Relation rel, Form_pg_attribute att, struct varlena *value,
 	}
 	initStringInfo(&deltas);
 	jt_delta_area_copy(skel, InvalidOid, false, &deltas);
-	elog(DEBUG1, "jsonb_toaster: wrote the part jsonb_set() or the like carried whole");
 	return make_pointer(&hdr, payload + sizeof(hdr), deltas.data, deltas.len,
 						header.va_rawsize, stored_outside);
 }
@@ -771,6 +778,7 @@ adopted_pointer(Relation rel, Form_pg_attribute att, struct varlena *value,
 	rr.payload = VARDATA_CUSTOM(value);
 	rr.payload_len = sizeof(JtSkeletonHeader) + skel.hdr.tree_size;
 	rr.offsets = palloc0(skel.ndeltas * sizeof(uint32));
+	rr.matches = palloc0(skel.ndeltas * sizeof(uint32));
 	jt_skeleton_walk(&skel, find_replaced_ranges, &rr);
 	for (uint32 i = 0; i < skel.ndeltas; i++)
 	{
@@ -779,7 +787,8 @@ adopted_pointer(Relation rel, Form_pg_attribute att, struct varlena *value,
 
 		if (!jt_delta_is_replacement(d))
 			continue;
-		if (rr.offsets[i] == 0)
+		/* one entry, or the pointer is damaged: leave it to be read back */
+		if (rr.matches[i] != 1)
 			return NULL;
 		memcpy(&range, rr.payload + rr.offsets[i], sizeof(range));
 		if ((uint64) range.rawsize != VARHDRSZ + (uint64) d->hdr.literal_len)
@@ -808,7 +817,9 @@ jt_adopt(Relation rel, int attnum, struct varlena *value,
 	bool		taken = true;
 	struct varlena *result = NULL;
 
+	/* core offers none in logically logged tables: no sharing there */
 	if (att->atttypid != JSONBOID || !OidIsValid(toastrelid) ||
+		RelationIsLogicallyLogged(rel) ||
 		custom_toaster_id(value) != JSONB_TOASTER_ID ||
 		custom_toaster_id(oldvalue) != JSONB_TOASTER_ID)
 		return NULL;
