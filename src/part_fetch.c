@@ -57,6 +57,13 @@ typedef struct PartRead
 								 * straight from the chunk */
 } PartRead;
 
+/* Is the part stored in fewer bytes than it holds? */
+static inline bool
+part_read_compressed(const PartRead *part)
+{
+	return part->extsize < part->range->rawsize - VARHDRSZ;
+}
+
 static void decompress_stream(const char *stream, int32 extsize,
 							  const JtRefRange *range, Oid toastrelid,
 							  struct varlena *raw);
@@ -312,11 +319,11 @@ fetch_stored_parts(uint32 n, const JtRefRange *ranges, Oid toastrelid,
 	for (uint32 i = 0; i < n; i++)
 	{
 		PartRead   *part = &parts[i];
-		bool		compressed = part->extsize < part->range->rawsize - VARHDRSZ;
 
 		part->stored = NULL;
 		part->raw = NULL;
-		if (compressed && !keep_compressed && part->nchunks == 1)
+		if (part_read_compressed(part) && !keep_compressed &&
+			part->nchunks == 1)
 			part->raw = palloc(part->range->rawsize);
 		else
 			part->stored = palloc(part->extsize + VARHDRSZ);
@@ -327,11 +334,11 @@ fetch_stored_parts(uint32 n, const JtRefRange *ranges, Oid toastrelid,
 	for (uint32 i = 0; i < n; i++)
 	{
 		PartRead   *part = &parts[i];
-		const JtRefRange *range = &ranges[part->index];
+		const JtRefRange *range = part->range;
 
 		if (part->raw != NULL)
 			raws[part->index] = part->raw;
-		else if (part->extsize < range->rawsize - VARHDRSZ)
+		else if (part_read_compressed(part))
 		{
 			SET_VARSIZE_COMPRESSED(part->stored, part->extsize + VARHDRSZ);
 			if (keep_compressed)

@@ -198,6 +198,14 @@ skeleton_gives_back(JtBuildResult *res, const struct varlena *doc,
 	return same;
 }
 
+/* The compression method of a column's parts: its own, or the default. */
+static char
+column_compression(Form_pg_attribute att)
+{
+	return CompressionMethodIsValid(att->attcompression) ?
+		att->attcompression : default_toast_compression;
+}
+
 /* Write a part to the TOAST relation, compressed with the column's method. */
 static void
 store_part(Relation rel, const struct varlena *raw, char cmethod, int options,
@@ -249,13 +257,12 @@ make_pointer(const JtSkeletonHeader *hdr, const char *tree,
 /*
  * The delta area of a patch that keeps the changed part's old stored part
  * as the base of a delta: the patch's own deltas (the other parts') and
- * the new one, as a datum (4-byte header); range, the changed part's entry,
- * is pointed at the base.  NULL when the edit is too large for a delta or
- * the area for room.
+ * the new one, as a datum (4-byte header).  NULL when the edit is too large
+ * for a delta or the area for room.
  */
 static struct varlena *
-keep_as_delta(const JtPatch *patch, JtRefRange *range, const char *deltas,
-			  uint32 deltas_len, int64 room)
+keep_as_delta(const JtPatch *patch, const char *deltas, uint32 deltas_len,
+			  int64 room)
 {
 	StringInfoData literal;
 	StringInfoData area;
@@ -276,9 +283,35 @@ keep_as_delta(const JtPatch *patch, JtRefRange *range, const char *deltas,
 	if (area.len - VARHDRSZ > room)
 		return NULL;
 	SET_VARSIZE(area.data, area.len);
-	range->extinfo = patch->base_range.extinfo;
-	range->valueid = patch->base_range.valueid;
 	return (struct varlena *) area.data;
+}
+
+/*
+ * The pointer of a patch whose changed part is described by a record of
+ * the delta area given (area_len bytes) against the part the old value
+ * stores for it: the patched tree with the part's entry pointed at that
+ * base, whose TOAST bytes, as the other parts', stay the old value's.
+ */
+static struct varlena *
+pointer_at_base(const JtPatch *patch, const char *area, uint32 area_len,
+				int32 rawsize)
+{
+	JtSkeletonHeader hdr;
+	JtRefRange	range;
+	varatt_custom oldheader;
+	char	   *payload;
+
+	memcpy(&hdr, patch->payload, sizeof(hdr));
+	payload = palloc(sizeof(hdr) + hdr.tree_size);
+	memcpy(payload, patch->payload, sizeof(hdr) + hdr.tree_size);
+	memcpy(&range, payload + patch->range_offset, sizeof(range));
+	range.extinfo = patch->base_range.extinfo;
+	range.valueid = patch->base_range.valueid;
+	memcpy(payload + patch->range_offset, &range, sizeof(range));
+	VARATT_CUSTOM_GET_HEADER(oldheader, patch->old_pointer);
+	return make_pointer(&hdr, payload + sizeof(JtSkeletonHeader), area,
+						area_len, rawsize,
+						oldheader.va_storedsize - oldheader.va_size);
 }
 
 /*
@@ -321,31 +354,17 @@ static struct varlena *
 patch_as_delta(const JtPatch *patch, int32 rawsize, int32 target)
 {
 	JtSkeletonHeader hdr;
-	JtRefRange	range;
-	varatt_custom oldheader;
-	char	   *payload;
-	const char *deltas;
-	uint32		deltas_len;
 	struct varlena *delta;
 
 	memcpy(&hdr, patch->payload, sizeof(hdr));
-	deltas = patch->payload + sizeof(hdr) + hdr.tree_size;
-	deltas_len = patch->payload_len - sizeof(hdr) - hdr.tree_size;
-	memcpy(&range, patch->payload + patch->range_offset, sizeof(range));
 	/* parts carried whole are written when adopted: they take no room */
-	delta = keep_as_delta(patch, &range, deltas, deltas_len,
+	delta = keep_as_delta(patch, patch->payload + sizeof(hdr) + hdr.tree_size,
+						  patch->payload_len - sizeof(hdr) - hdr.tree_size,
 						  (int64) target - hdr.tree_size + patch->carried_len);
 	if (delta == NULL)
 		return NULL;
-
-	payload = palloc(patch->payload_len);
-	memcpy(payload, patch->payload, patch->payload_len);
-	memcpy(payload + patch->range_offset, &range, sizeof(range));
-	/* the parts' TOAST bytes are the old value's: the base stays */
-	VARATT_CUSTOM_GET_HEADER(oldheader, patch->old_pointer);
-	return make_pointer(&hdr, payload + sizeof(JtSkeletonHeader),
-						VARDATA(delta), VARSIZE(delta) - VARHDRSZ, rawsize,
-						oldheader.va_storedsize - oldheader.va_size);
+	return pointer_at_base(patch, VARDATA(delta), VARSIZE(delta) - VARHDRSZ,
+						   rawsize);
 }
 
 /*
@@ -359,9 +378,6 @@ static struct varlena *
 patch_as_replacement(const JtPatch *patch, int32 rawsize, int32 target)
 {
 	JtSkeletonHeader hdr;
-	JtRefRange	range;
-	varatt_custom oldheader;
-	char	   *payload;
 	uint32		deltas_len;
 	StringInfoData area;
 
@@ -376,18 +392,8 @@ patch_as_replacement(const JtPatch *patch, int32 rawsize, int32 target)
 	jt_delta_append(&area, &patch->base_range, 0,
 					patch->base_range.header & JT_CONTAINER_COUNT_MASK,
 					VARDATA(patch->part), VARSIZE(patch->part) - VARHDRSZ);
-
-	payload = palloc(patch->payload_len);
-	memcpy(payload, patch->payload, patch->payload_len);
-	memcpy(&range, payload + patch->range_offset, sizeof(range));
-	range.extinfo = patch->base_range.extinfo;
-	range.valueid = patch->base_range.valueid;
-	memcpy(payload + patch->range_offset, &range, sizeof(range));
 	/* until jt_adopt() writes the part, the old one stays referred to */
-	VARATT_CUSTOM_GET_HEADER(oldheader, patch->old_pointer);
-	return make_pointer(&hdr, payload + sizeof(JtSkeletonHeader), area.data,
-						area.len, rawsize,
-						oldheader.va_storedsize - oldheader.va_size);
+	return pointer_at_base(patch, area.data, area.len, rawsize);
 }
 
 /*
@@ -512,7 +518,7 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 				struct varlena *oldvalue, int32 budget, int options)
 {
 	Oid			toastrelid = rel->rd_rel->reltoastrelid;
-	char		cmethod = att->attcompression;
+	char		cmethod = column_compression(att);
 	struct varlena *doc;
 	JtBuildResult res;
 	int32		target;
@@ -526,8 +532,6 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	StringInfoData literal;
 
 	target = Max(Min(budget, jt_inline_budget), 0);
-	if (!CompressionMethodIsValid(cmethod))
-		cmethod = default_toast_compression;
 
 	/* jsonb_set(), - or || changed one part of the value replaced */
 	patch = jt_patch_for(value, oldvalue);
@@ -704,10 +708,8 @@ write_replaced_parts(Relation rel, Form_pg_attribute att, struct varlena *value,
 	char	   *payload;
 	uint64		stored_outside;
 	StringInfoData deltas;
-	char		cmethod = att->attcompression;
+	char		cmethod = column_compression(att);
 
-	if (!CompressionMethodIsValid(cmethod))
-		cmethod = default_toast_compression;
 	VARATT_CUSTOM_GET_HEADER(header, value);
 	stored_outside = header.va_storedsize - header.va_size;
 	memcpy(&hdr, VARDATA_CUSTOM(value), sizeof(hdr));

@@ -8,8 +8,9 @@ images (pg_walinspect).  "id = id + 1" touches no jsonb and is the
 floor.  Each update runs --u-runs times (3 by default) per configuration,
 the configurations taking turns, so that a slow spell of the machine
 falls on all of them; the run of median duration is kept, with the
-fastest and slowest durations beside it.  The ORM pattern sends the whole new document as a literal, with one
-value changed, as a client holding the document would.
+fastest and slowest durations beside it.  The ORM pattern sends the
+whole new document as a literal, with one value changed, as a client
+holding the document would.
 
 On the S table (documents of 130 B to 3.3 MB) every row is updated on its
 own, in one transaction, to get WAL per row against document size: setting
@@ -88,12 +89,11 @@ def run(configs, results, args, log):
                 log(f"U: {case} on {cfg.name}: {m['ms']:.0f} ms, "
                     f"{m['wal_bytes']} WAL bytes")
         for cfg in configs:
-            ms = sorted(m["ms"] for m in measured[cfg.name])
-            kept = sorted(measured[cfg.name], key=lambda m: m["ms"])[(len(ms) - 1) // 2]
-            for metric, v in kept.items():
+            by_ms = sorted(measured[cfg.name], key=lambda m: m["ms"])
+            for metric, v in by_ms[(len(by_ms) - 1) // 2].items():
                 results.add("U", cfg.name, case, metric, v, rows=nrows, runs=runs)
-            results.add("U", cfg.name, case, "ms_min", ms[0], rows=nrows, runs=runs)
-            results.add("U", cfg.name, case, "ms_max", ms[-1], rows=nrows, runs=runs)
+            results.add("U", cfg.name, case, "ms_min", by_ms[0]["ms"], rows=nrows, runs=runs)
+            results.add("U", cfg.name, case, "ms_max", by_ms[-1]["ms"], rows=nrows, runs=runs)
     s_update_per_row(configs, results, log)
 
 
