@@ -237,6 +237,61 @@ DELETE FROM e;
 VACUUM d, e;
 SELECT toast_ok('d'), toast_ok('e');
 
+-- values written before format version 4 hash their parts by hash_bytes()
+-- (version 3), those written now by CRC-32C: a one-part edit of an old
+-- value keeps its version, and its delta is checked by the old hash; a
+-- client-sent document is matched against an old value by the old hash,
+-- shares its parts all the same, and is written in the new version (with
+-- the base of its delta rehashed, so that the next UPDATE shares it too)
+CREATE TABLE v3 (id int PRIMARY KEY, jb jsonb);
+ALTER TABLE v3 ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+INSERT INTO v3 SELECT i, (SELECT jsonb_object_agg(format('k%s', lpad(j::text, 3, '0')),
+		md5((i * 1000 + j)::text))
+	FROM generate_series(1, 300) j)
+FROM generate_series(1, 3) i;
+CREATE TABLE v3_plain AS SELECT * FROM v3;	-- standard jsonb
+UPDATE v3 SET jb = jt_test_skeleton_legacy_hashes(jb);
+CREATE TABLE v3_before AS SELECT v3.id, p.range, p.value_id, p.hash FROM v3, jsonb_toaster_parts(jb) p;
+SELECT id, jt_test_format_version(jb) AS version FROM v3 ORDER BY id;
+UPDATE v3 SET jb = jsonb_set(jb, '{k010}', '"edited"') WHERE id = 1;
+UPDATE v3_plain SET jb = jsonb_set(jb, '{k010}', '"edited"') WHERE id = 1;
+SET client_min_messages = debug1;
+UPDATE v3 SET jb = (SELECT jb::text FROM v3_plain WHERE id = 2)::jsonb || '{"k011": 11}' WHERE id = 2;
+RESET client_min_messages;
+UPDATE v3_plain SET jb = jb || '{"k011": 11}' WHERE id = 2;
+-- each row: its version, the same bytes as the standard copy, and its
+-- parts: how many kept from before (value id), and how many stored
+-- under a hash of before (kept whole)
+CREATE FUNCTION check_v3() RETURNS TABLE (id int, version int, same boolean,
+	parts bigint, kept bigint, same_hash bigint) LANGUAGE sql AS $$
+	SELECT v3.id, jt_test_format_version(v3.jb),
+		jt_test_flat_bytes(v3.jb) = jt_test_flat_bytes(p.jb),
+		(SELECT count(*) FROM jsonb_toaster_parts(v3.jb)),
+		(SELECT count(*) FROM jsonb_toaster_parts(v3.jb) q
+		 WHERE q.value_id IN (SELECT value_id FROM v3_before b WHERE b.id = v3.id)),
+		(SELECT count(*) FROM jsonb_toaster_parts(v3.jb) q
+		 WHERE q.hash IN (SELECT hash FROM v3_before b WHERE b.id = v3.id))
+	FROM v3 JOIN v3_plain p USING (id) ORDER BY v3.id
+$$;
+SELECT * FROM check_v3();
+SELECT id, bool_and(v3.jb -> k = p.jb -> k) AS reads_right
+FROM v3 JOIN v3_plain p USING (id), jsonb_object_keys(p.jb) k GROUP BY id ORDER BY id;
+-- row 2, now of version 4, sent again with k011 as it first was and
+-- another edit: the part of k011 is its delta's base again, found by the
+-- base's hash (taken anew when the delta was made) and kept whole, and
+-- the other edited part is kept as a delta
+DELETE FROM v3_before WHERE id = 2;
+INSERT INTO v3_before SELECT 2, p.range, p.value_id, p.hash FROM v3, jsonb_toaster_parts(jb) p WHERE v3.id = 2;
+UPDATE v3_plain SET jb = jb || jsonb_build_object('k011', md5('2011'), 'k150', 150) WHERE id = 2;
+SET client_min_messages = debug1;
+UPDATE v3 SET jb = (SELECT jb::text FROM v3_plain WHERE id = 2)::jsonb WHERE id = 2;
+RESET client_min_messages;
+SELECT * FROM check_v3() WHERE id = 2;
+VACUUM v3;
+SELECT toast_ok('v3');
+DROP TABLE v3, v3_plain, v3_before;
+DROP FUNCTION check_v3();
+
 DROP TABLE d, e, plain, before;
 DROP FUNCTION toast_ok(regclass), check_rows(), check_reads();
 DROP EXTENSION jsonb_toaster_test;

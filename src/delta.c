@@ -19,7 +19,6 @@
  */
 #include "postgres.h"
 
-#include "common/hashfn.h"
 
 #include "delta.h"
 #include "jsonb_writer.h"
@@ -158,19 +157,20 @@ delta_build(const JtDelta *delta, const JtRefRange *range,
 }
 
 /*
- * The content of a part kept as a delta (range, its directory entry),
- * from its base's raw content, checked against both entries.
+ * The content of a part kept as a delta (range, its directory entry, in a
+ * skeleton of format version version), from its base's raw content,
+ * checked against both entries.
  */
 struct varlena *
 jt_delta_apply(const JtDelta *delta, const JtRefRange *range,
-			   const struct varlena *base)
+			   const struct varlena *base, uint32 version)
 {
 	JtSource	lsrc;
 	struct varlena *result = delta_build(delta, range, base, &lsrc);
 
 	if (VARSIZE(result) != range->rawsize ||
-		hash_bytes((const unsigned char *) VARDATA(result),
-				   VARSIZE(result) - VARHDRSZ) != range->hash)
+		jt_part_hash(version, VARDATA(result),
+					 VARSIZE(result) - VARHDRSZ) != range->hash)
 		jt_nav_corrupt(&lsrc, "a delta does not give the content its part's entry describes");
 	return result;
 }
@@ -195,7 +195,7 @@ jt_read_part_content(const JtSkeleton *skel, const JtRefRange *range,
 			*base = raw;
 		return raw;
 	}
-	content = jt_delta_apply(d, range, raw);
+	content = jt_delta_apply(d, range, raw, skel->version);
 	if (base)
 		*base = raw;
 	else

@@ -75,7 +75,8 @@ extern JtRefRange jt_stored_range(const JtSkeleton *skel,
 								  const JtRefRange *range);
 extern struct varlena *jt_delta_apply(const JtDelta *delta,
 									  const JtRefRange *range,
-									  const struct varlena *base);
+									  const struct varlena *base,
+									  uint32 version);
 extern struct varlena *jt_read_part_content(const JtSkeleton *skel,
 											const JtRefRange *range,
 											struct varlena **base);

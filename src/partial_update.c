@@ -64,7 +64,6 @@
 #ifdef JT_CUSTOM_TOAST
 
 #include "catalog/pg_type.h"
-#include "common/hashfn.h"
 #include "utils/array.h"
 #include "utils/fmgrprotos.h"
 #include "utils/jsonb.h"
@@ -703,8 +702,8 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	range.extinfo = VARSIZE(newpart) - VARHDRSZ;
 	range.valueid = InvalidOid;
 	range.header = root.header;
-	range.hash = hash_bytes((const unsigned char *) VARDATA(newpart),
-							VARSIZE(newpart) - VARHDRSZ);
+	range.hash = jt_part_hash(skel->version, VARDATA(newpart),
+							  VARSIZE(newpart) - VARHDRSZ);
 	memcpy(payload + range_offset, &range, sizeof(range));
 	if (ref->layouts)
 	{

@@ -49,6 +49,7 @@
 struct JtOldParts
 {
 	Oid			toastrelid;
+	uint32		version;		/* the old value's format version */
 	JtRefRange *ranges;
 	bool	   *taken;
 	struct varlena **read;		/* parts read ahead by jt_old_parts_prefetch */
@@ -131,6 +132,7 @@ jt_old_parts_open(Relation rel, struct varlena *oldvalue)
 
 	old = palloc0(sizeof(JtOldParts));
 	old->toastrelid = skel.hdr.toastrelid;
+	old->version = skel.version;
 	old->nranges = jt_skeleton_list_parts(&skel, &old->ranges);
 	if (old->nranges == 0)
 		return NULL;
@@ -140,6 +142,21 @@ jt_old_parts_open(Relation rel, struct varlena *oldvalue)
 	old->cache_token = jt_part_cache_holds(oldvalue);
 	sort_keeping_positions(old);
 	return old;
+}
+
+/*
+ * The content hash of a new part (raw) as the old value's directory takes
+ * it, when the old value is of a format version that hashes otherwise
+ * than the new part's directory entry does: what to look it up by.
+ */
+bool
+jt_old_parts_rehash(const JtOldParts *old, const struct varlena *raw,
+					uint32 *hash)
+{
+	if (old->version >= JT_SKELETON_VERSION_CRC32C)
+		return false;
+	*hash = jt_part_hash(old->version, VARDATA(raw), VARSIZE(raw) - VARHDRSZ);
+	return true;
 }
 
 /*
@@ -330,13 +347,19 @@ jt_old_parts_take_as_delta(JtOldParts *old, const struct varlena *raw,
 	oldraw = old_part_content(old, i, &should_free);
 	made = jt_delta_make(oldraw, NULL, raw, NULL, 0, 0, budget, literal, first,
 						 removed);
+	if (made)
+	{
+		take(old, i);
+		*base = old->ranges[i];
+		/* the new value's directory hashes as the latest version does */
+		if (old->version < JT_SKELETON_VERSION_LATEST)
+			base->hash = jt_part_hash(JT_SKELETON_VERSION_LATEST,
+									  VARDATA(oldraw),
+									  VARSIZE(oldraw) - VARHDRSZ);
+	}
 	if (should_free)
 		pfree((struct varlena *) oldraw);
-	if (!made)
-		return false;
-	take(old, i);
-	*base = old->ranges[i];
-	return true;
+	return made;
 }
 
 static int

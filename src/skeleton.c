@@ -33,6 +33,7 @@
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "nodes/pg_list.h"
+#include "port/pg_crc32c.h"
 #include "utils/memutils.h"
 
 #include "compat.h"
@@ -81,6 +82,25 @@ root_header_ok(uint32 header)
 		return kind == JT_CONTAINER_ARRAY &&
 			(header & JT_CONTAINER_COUNT_MASK) == 1;
 	return true;
+}
+
+/*
+ * The content hash of a part's raw data (without its varlena header), as
+ * format version version takes it.  CRC-32C, which the CPU computes, costs
+ * a fraction of hash_bytes(); either is only a hint, confirmed by comparing
+ * bytes before a part is shared, and a check of a rebuilt delta.
+ */
+uint32
+jt_part_hash(uint32 version, const char *data, uint32 len)
+{
+	pg_crc32c	crc;
+
+	if (version < JT_SKELETON_VERSION_CRC32C)
+		return hash_bytes((const unsigned char *) data, (int) len);
+	INIT_CRC32C(crc);
+	COMP_CRC32C(crc, data, len);
+	FIN_CRC32C(crc);
+	return (uint32) crc;
 }
 
 /*
@@ -462,7 +482,7 @@ fetch_with_deltas(Flattener *f, LoadedRef *lr)
 			base = raw;
 			lr->free_raws[r] = true;
 		}
-		content = jt_delta_apply(d, &ref->ranges[r], base);
+		content = jt_delta_apply(d, &ref->ranges[r], base, f->skel->version);
 		if (lr->free_raws[r])
 			pfree(base);
 		lr->raws[r] = content;

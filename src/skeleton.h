@@ -65,11 +65,17 @@
 
 /*
  * Format versions (varatt_custom.va_version): 1, the first; 2, pointers of
- * version 1 holding deltas (delta.h); 3, the one written now: deltas or
- * not, and references may have layout bytes.  All three are read.
+ * version 1 holding deltas (delta.h); 3, deltas or not, and references may
+ * have layout bytes; 4, the one written now: version 3 with parts' content
+ * hashes taken by CRC-32C instead of hash_bytes() (jt_part_hash()).  All
+ * four are read.  A pointer made from a stored one by changing one part
+ * keeps its version (the other parts' hashes are not recomputed); one
+ * built from a whole document is of the latest.
  */
 #define JT_SKELETON_VERSION_FIRST	1
 #define JT_SKELETON_VERSION_LAYOUTS	3
+#define JT_SKELETON_VERSION_CRC32C	4
+#define JT_SKELETON_VERSION_LATEST	JT_SKELETON_VERSION_CRC32C
 
 /*
  * A part's layout byte says where its bytes fall modulo 4, which is all
@@ -115,7 +121,7 @@ typedef struct JtRefRange
 	uint32		extinfo;		/* as va_extinfo: stored size and method */
 	Oid			valueid;		/* as va_valueid, in the skeleton's relation */
 	uint32		header;			/* the part's root container header */
-	uint32		hash;			/* hash_bytes() of the part's raw data */
+	uint32		hash;			/* jt_part_hash() of the part's raw data */
 	uint32		key_offset;		/* first key of the part, from the start */
 	uint32		key_length;		/* of the reference; 0/0 if not stored */
 } JtRefRange;
@@ -163,6 +169,7 @@ typedef void (*JtPartFetcher) (void *arg, uint32 first, uint32 n,
 /* Called for each reference of a skeleton; path is a List of key strings. */
 typedef void (*JtRefVisitor) (void *arg, const JtRef *ref, List *path);
 
+extern uint32 jt_part_hash(uint32 version, const char *data, uint32 len);
 extern void jt_skeleton_parse(JtSkeleton *skel, const char *payload,
 							  uint32 payload_len, uint32 version);
 extern void jt_copy_entries(JtWriter *w, JtSource *src, const JtNode *root,

@@ -337,8 +337,8 @@ write_ref(Builder *b, StringInfo tree, BuildNode *n)
 		JtNode		partroot;
 
 		range.rawsize = VARSIZE(raw);
-		range.hash = hash_bytes((const unsigned char *) VARDATA(raw),
-								VARSIZE(raw) - VARHDRSZ);
+		range.hash = jt_part_hash(JT_SKELETON_VERSION_LATEST, VARDATA(raw),
+								  VARSIZE(raw) - VARHDRSZ);
 		jt_memory_source(&partsrc, VARDATA(raw), VARSIZE(raw) - VARHDRSZ,
 						 false);
 		jt_nav_root(&partsrc, &partroot);

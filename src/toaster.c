@@ -104,7 +104,7 @@ jt_toaster_init(void)
 /*
  * Parse one of our pointers (unaligned, as stored).  Version 2 is version
  * 1 with deltas (delta.h), and only pointers holding some were written as
- * version 2; version 3 (skeleton.h), written now, may hold deltas or not.
+ * version 2; versions 3 and 4 (skeleton.h) may hold deltas or not.
  */
 void
 jt_parse_pointer(struct varlena *attr, JtSkeleton *skel)
@@ -112,15 +112,14 @@ jt_parse_pointer(struct varlena *attr, JtSkeleton *skel)
 	varatt_custom header;
 
 	VARATT_CUSTOM_GET_HEADER(header, attr);
-	if (header.va_version != JT_SKELETON_VERSION_FIRST &&
-		header.va_version != JT_SKELETON_VERSION_DELTAS &&
-		header.va_version != JT_SKELETON_VERSION_LAYOUTS)
+	if (header.va_version < JT_SKELETON_VERSION_FIRST ||
+		header.va_version > JT_SKELETON_VERSION_LATEST)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("unsupported jsonb_toaster format version %d",
 						header.va_version),
 				 errdetail("This version of jsonb_toaster reads format versions %d to %d.",
-						   JT_SKELETON_VERSION_FIRST, JT_SKELETON_VERSION_LAYOUTS)));
+						   JT_SKELETON_VERSION_FIRST, JT_SKELETON_VERSION_LATEST)));
 	if (header.va_size < VARHDRSZ_CUSTOM)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
@@ -189,7 +188,7 @@ skeleton_gives_back(JtBuildResult *res, const struct varlena *doc,
 	memcpy(payload, &hdr, sizeof(hdr));
 	memcpy(payload + sizeof(hdr), res->tree.data, res->tree.len);
 	jt_skeleton_parse(&skel, payload, sizeof(hdr) + res->tree.len,
-					  JT_SKELETON_VERSION_LAYOUTS);
+					  JT_SKELETON_VERSION_LATEST);
 	flat = jt_skeleton_flatten(&skel, fetch_planned_parts, res);
 	same = VARSIZE(flat) == VARSIZE(doc) &&
 		memcmp(flat, doc, VARSIZE(doc)) == 0;
@@ -224,12 +223,13 @@ store_part(Relation rel, const struct varlena *raw, char cmethod, int options,
 
 /*
  * Our pointer, for a tree (and a delta area of deltas_len bytes after it)
- * whose parts take stored_outside bytes of TOAST.
+ * whose parts take stored_outside bytes of TOAST, in format version
+ * version.
  */
 static struct varlena *
 make_pointer(const JtSkeletonHeader *hdr, const char *tree,
 			 const char *deltas, uint32 deltas_len, int32 rawsize,
-			 uint64 stored_outside)
+			 uint64 stored_outside, uint8 version)
 {
 	varatt_custom header = {0};
 	Size		size = VARHDRSZ_CUSTOM + sizeof(JtSkeletonHeader) +
@@ -240,7 +240,7 @@ make_pointer(const JtSkeletonHeader *hdr, const char *tree,
 	header.va_rawsize = rawsize;
 	header.va_storedsize = size + stored_outside;
 	header.va_toasterid = JSONB_TOASTER_ID;
-	header.va_version = JT_SKELETON_VERSION_LAYOUTS;
+	header.va_version = version;
 
 	result = palloc(size);
 	SET_VARTAG_EXTERNAL(result, VARTAG_CUSTOM);
@@ -287,6 +287,20 @@ keep_as_delta(const JtPatch *patch, const char *deltas, uint32 deltas_len,
 }
 
 /*
+ * The format version of a pointer made from stored pointer old by changing
+ * some of its parts: the old one's, whose hashes the other parts keep, or
+ * version 3 for the first two, whose readers know no deltas or layouts.
+ */
+static uint8
+patched_version(const struct varlena *old)
+{
+	varatt_custom header;
+
+	VARATT_CUSTOM_GET_HEADER(header, old);
+	return Max(header.va_version, JT_SKELETON_VERSION_LAYOUTS);
+}
+
+/*
  * The pointer of a patch whose changed part is described by a record of
  * the delta area given (area_len bytes) against the part the old value
  * stores for it: the patched tree with the part's entry pointed at that
@@ -311,7 +325,8 @@ pointer_at_base(const JtPatch *patch, const char *area, uint32 area_len,
 	VARATT_CUSTOM_GET_HEADER(oldheader, patch->old_pointer);
 	return make_pointer(&hdr, payload + sizeof(JtSkeletonHeader), area,
 						area_len, rawsize,
-						oldheader.va_storedsize - oldheader.va_size);
+						oldheader.va_storedsize - oldheader.va_size,
+						patched_version(patch->old_pointer));
 }
 
 /*
@@ -469,7 +484,8 @@ store_patch(Relation rel, const JtPatch *patch, char cmethod, int32 rawsize,
 		elog(DEBUG1, "jsonb_toaster: stored the skeleton, kept its %u parts",
 			 hdr.nparts);
 		return make_pointer(&hdr, patch->payload + sizeof(JtSkeletonHeader),
-							deltas, deltas_len, rawsize, stored_outside);
+							deltas, deltas_len, rawsize, stored_outside,
+							patched_version(patch->old_pointer));
 	}
 
 	memcpy(&oldrange, VARDATA_CUSTOM(patch->old_pointer) + patch->range_offset,
@@ -506,7 +522,8 @@ store_patch(Relation rel, const JtPatch *patch, char cmethod, int32 rawsize,
 	elog(DEBUG1, "jsonb_toaster: stored the changed part, kept the %u others",
 		 hdr.nparts - 1);
 	return make_pointer(&hdr, payload + sizeof(JtSkeletonHeader),
-						deltas, deltas_len, rawsize, stored_outside);
+						deltas, deltas_len, rawsize, stored_outside,
+						patched_version(patch->old_pointer));
 }
 
 /*
@@ -530,6 +547,8 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	struct varlena *result;
 	StringInfoData deltas;
 	StringInfoData literal;
+	uint32		nkept = 0;
+	uint32		ndeltas = 0;
 
 	target = Max(Min(budget, jt_inline_budget), 0);
 
@@ -564,8 +583,12 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 		/* the new parts' directory entries, read ahead against the old */
 		planned = palloc(res.nparts * sizeof(JtRefRange));
 		for (uint32 i = 0; i < res.nparts; i++)
+		{
 			memcpy(&planned[i], res.tree.data + res.parts[i].range_offset,
 				   sizeof(JtRefRange));
+			/* looked up by the hash the old value's format takes */
+			jt_old_parts_rehash(old, res.parts[i].raw, &planned[i].hash);
+		}
 		jt_old_parts_prefetch(old, planned, res.nparts);
 	}
 	initStringInfo(&deltas);
@@ -586,6 +609,7 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 		{
 			jt_build_set_stored(&res, i, ext.va_extinfo, ext.va_valueid);
 			stored_outside += VARATT_EXTERNAL_GET_EXTSIZE(ext);
+			nkept++;
 			continue;
 		}
 
@@ -602,6 +626,7 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 							literal.len);
 			jt_build_set_stored(&res, i, base.extinfo, base.valueid);
 			stored_outside += base.extinfo & VARLENA_EXTSIZE_MASK;
+			ndeltas++;
 			continue;
 		}
 
@@ -610,11 +635,15 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 		stored_outside += VARATT_EXTERNAL_GET_EXTSIZE(ext);
 	}
 
+	if (old != NULL)
+		elog(DEBUG1, "jsonb_toaster: stored a new document of %u parts: %u kept, %u kept as deltas, %u written",
+			 res.nparts, nkept, ndeltas, res.nparts - nkept - ndeltas);
 	hdr.toastrelid = toastrelid;
 	hdr.nparts = res.nparts;
 	hdr.tree_size = res.tree.len;
 	return make_pointer(&hdr, res.tree.data, deltas.data, deltas.len,
-						VARSIZE(doc), stored_outside);
+						VARSIZE(doc), stored_outside,
+						JT_SKELETON_VERSION_LATEST);
 }
 
 static struct varlena *
@@ -743,7 +772,8 @@ write_replaced_parts(Relation rel, Form_pg_attribute att, struct varlena *value,
 	initStringInfo(&deltas);
 	jt_delta_area_copy(skel, InvalidOid, false, &deltas);
 	return make_pointer(&hdr, payload + sizeof(hdr), deltas.data, deltas.len,
-						header.va_rawsize, stored_outside);
+						header.va_rawsize, stored_outside,
+						patched_version(value));
 }
 
 /*

@@ -20,7 +20,7 @@
 #
 # Stops everything, prints the diffs and logs of any failure and exits
 # non-zero if anything failed.  JT_TEST_ONLY=pg18|fuzz|pg15|core runs one
-# part.
+# part; JT_REGRESS="a b" runs only those pg_regress files on PostgreSQL 18.
 #
 # Run as root, it installs the build dependencies, then continues as an
 # unprivileged user (PostgreSQL does not run as root).
@@ -72,7 +72,8 @@ want()
 
 if want pg18; then
 	msg "PostgreSQL 18 (assertions): running pg_regress"
-	if ! PGHOST=$work PGPORT=$port PGUSER=postgres make_ext TAP_TESTS= installcheck; then
+	if ! PGHOST=$work PGPORT=$port PGUSER=postgres make_ext TAP_TESTS= \
+		${JT_REGRESS:+"REGRESS=$JT_REGRESS"} installcheck; then
 		failed+=("pg_regress on 18")
 		[ -f "$build/regression.diffs" ] && cat "$build/regression.diffs"
 	fi

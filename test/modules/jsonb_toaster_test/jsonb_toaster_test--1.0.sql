@@ -75,6 +75,20 @@ RETURNS jsonb
 AS 'MODULE_PATHNAME', 'jt_test_skeleton_set_layout'
 LANGUAGE C STRICT VOLATILE;
 
+-- The format version of a value stored by the toaster (patched servers
+-- only).
+CREATE FUNCTION jt_test_format_version(skeleton jsonb)
+RETURNS int
+AS 'MODULE_PATHNAME', 'jt_test_format_version'
+LANGUAGE C STRICT VOLATILE;
+
+-- A value stored by the toaster, without deltas, as format version 3 wrote
+-- it: parts' hashes by hash_bytes(), not CRC-32C (patched servers only).
+CREATE FUNCTION jt_test_skeleton_legacy_hashes(skeleton jsonb)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'jt_test_skeleton_legacy_hashes'
+LANGUAGE C STRICT VOLATILE;
+
 -- A value stored by the toaster whose root is a reference, as format
 -- versions 1 and 2 wrote it: without layout bytes (patched servers only).
 CREATE FUNCTION jt_test_skeleton_without_layouts(skeleton jsonb)

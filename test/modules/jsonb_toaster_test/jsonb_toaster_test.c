@@ -15,6 +15,7 @@
 #include "access/detoast.h"
 #include "access/toast_compression.h"
 #include "catalog/pg_type.h"
+#include "common/hashfn.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
@@ -519,6 +520,99 @@ jt_test_skeleton_set_layout(PG_FUNCTION_ARGS)
 #endif
 }
 
+PG_FUNCTION_INFO_V1(jt_test_format_version);
+
+/*
+ * jt_test_format_version(skeleton jsonb) returns int
+ *
+ * The format version (varatt_custom.va_version) of a value stored by the
+ * toaster.
+ */
+Datum
+jt_test_format_version(PG_FUNCTION_ARGS)
+{
+#ifdef JT_CUSTOM_TOAST
+	struct varlena *attr = (struct varlena *) PG_GETARG_POINTER(0);
+	JtSkeletonHeader hdr;
+	Size		pos_unused;
+	varatt_custom header;
+
+	find_part(attr, 0, &hdr, &pos_unused, NULL);
+	VARATT_CUSTOM_GET_HEADER(header, attr);
+	PG_RETURN_INT32(header.va_version);
+#else
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("jt_test_format_version needs a server with custom TOAST")));
+	PG_RETURN_NULL();
+#endif
+}
+
+PG_FUNCTION_INFO_V1(jt_test_skeleton_legacy_hashes);
+
+/*
+ * jt_test_skeleton_legacy_hashes(skeleton jsonb) returns jsonb
+ *
+ * The toaster's pointer skeleton as format version 3 wrote it: every
+ * part's content hash taken by hash_bytes(), not CRC-32C.  The value must
+ * be of format version 4 and hold no deltas.  Lets tests present values
+ * written before version 4 to the code that reads, updates and shares
+ * them.
+ */
+Datum
+jt_test_skeleton_legacy_hashes(PG_FUNCTION_ARGS)
+{
+#ifdef JT_CUSTOM_TOAST
+	struct varlena *attr = (struct varlena *) PG_GETARG_POINTER(0);
+	varatt_custom header;
+	JtSkeletonHeader hdr;
+	Size		pos;
+	struct varlena *result;
+
+	find_part(attr, 0, &hdr, &pos, NULL);
+	VARATT_CUSTOM_GET_HEADER(header, attr);
+	if (header.va_version != JT_SKELETON_VERSION_CRC32C ||
+		header.va_size != VARHDRSZ_CUSTOM + sizeof(JtSkeletonHeader) +
+		hdr.tree_size)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the value must be of format version %d and hold no deltas",
+						JT_SKELETON_VERSION_CRC32C)));
+
+	result = palloc(VARSIZE_EXTERNAL(attr));
+	memcpy(result, attr, VARSIZE_EXTERNAL(attr));
+	for (uint32 p = 0; p < hdr.nparts; p++)
+	{
+		JtRefRange	range;
+		struct varatt_external ptr;
+		struct varlena *extptr;
+		struct varlena *raw;
+
+		find_part(attr, (int32) p, &hdr, &pos, NULL);
+		memcpy(&range, (char *) result + pos, sizeof(range));
+		ptr.va_rawsize = range.rawsize;
+		ptr.va_extinfo = range.extinfo;
+		ptr.va_valueid = range.valueid;
+		ptr.va_toastrelid = hdr.toastrelid;
+		extptr = (struct varlena *) palloc(TOAST_POINTER_SIZE);
+		SET_VARTAG_EXTERNAL(extptr, VARTAG_ONDISK);
+		memcpy(VARDATA_EXTERNAL(extptr), &ptr, sizeof(ptr));
+		raw = detoast_attr(extptr);
+		range.hash = hash_bytes((const unsigned char *) VARDATA_ANY(raw),
+								(int) VARSIZE_ANY_EXHDR(raw));
+		memcpy((char *) result + pos, &range, sizeof(range));
+	}
+	header.va_version = JT_SKELETON_VERSION_LAYOUTS;
+	memcpy(VARDATA_EXTERNAL(result), &header, offsetof(varatt_custom, va_data));
+	PG_RETURN_POINTER(result);
+#else
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("jt_test_skeleton_legacy_hashes needs a server with custom TOAST")));
+	PG_RETURN_NULL();
+#endif
+}
+
 PG_FUNCTION_INFO_V1(jt_test_skeleton_without_layouts);
 
 /*
@@ -527,7 +621,8 @@ PG_FUNCTION_INFO_V1(jt_test_skeleton_without_layouts);
  * The toaster's pointer skeleton as format versions 1 and 2 wrote it: a
  * root reference without layout bytes (src/skeleton.h), in a pointer of
  * version 2 if it holds deltas, else 1.  Lets tests present values written
- * before version 3 to the code that reads and updates them.
+ * before version 3 to the code that reads and updates them.  The value's
+ * hashes must be those of these versions (jt_test_skeleton_legacy_hashes).
  */
 Datum
 jt_test_skeleton_without_layouts(PG_FUNCTION_ARGS)
@@ -548,6 +643,12 @@ jt_test_skeleton_without_layouts(PG_FUNCTION_ARGS)
 
 	find_part(attr, 0, &hdr, &pos_unused, NULL);
 	VARATT_CUSTOM_GET_HEADER(header, attr);
+	if (header.va_version >= JT_SKELETON_VERSION_CRC32C)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the value's parts are hashed as format version %d hashes them",
+						header.va_version),
+				 errhint("Use jt_test_skeleton_legacy_hashes() first.")));
 	tree = VARDATA_CUSTOM(attr) + sizeof(JtSkeletonHeader);
 	memcpy(&root_entry, tree, sizeof(uint32));
 	if ((root_entry & JT_JENTRY_TYPE_MASK) != JT_JENTRY_REF)
