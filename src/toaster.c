@@ -330,6 +330,59 @@ pointer_at_base(const JtPatch *patch, const char *area, uint32 area_len,
 }
 
 /*
+ * The last pointer jt_patch_pointer() returned that names exactly the
+ * parts of the pointer it was made from (the changed part kept as a delta
+ * of its old one, no part carried whole), and that pointer.  Offered the
+ * two again, jt_adopt() and jt_delete() know without listing them that
+ * the new one names the old one's parts: which parts a pointer names
+ * depends on its bytes alone.
+ */
+static MemoryContext same_parts_cxt = NULL;
+static struct varlena *same_parts_new = NULL;
+static struct varlena *same_parts_old = NULL;
+
+static void
+remember_same_parts(const struct varlena *newptr, const struct varlena *oldptr)
+{
+	MemoryContext caller;
+
+	if (same_parts_cxt == NULL)
+		same_parts_cxt = AllocSetContextCreate(TopMemoryContext,
+											   "jsonb_toaster patched pointer",
+											   ALLOCSET_DEFAULT_SIZES);
+	/* forgotten first: should palloc fail, nothing stale is left */
+	same_parts_new = same_parts_old = NULL;
+	MemoryContextReset(same_parts_cxt);
+	caller = MemoryContextSwitchTo(same_parts_cxt);
+	same_parts_new = palloc(VARSIZE_EXTERNAL(newptr));
+	memcpy(same_parts_new, newptr, VARSIZE_EXTERNAL(newptr));
+	same_parts_old = palloc(VARSIZE_EXTERNAL(oldptr));
+	memcpy(same_parts_old, oldptr, VARSIZE_EXTERNAL(oldptr));
+	MemoryContextSwitchTo(caller);
+}
+
+/* The TOAST relation holding the parts of one of our pointers. */
+static Oid
+pointer_toastrelid(const struct varlena *pointer)
+{
+	JtSkeletonHeader hdr;
+
+	memcpy(&hdr, VARDATA_CUSTOM(pointer), sizeof(hdr));
+	return hdr.toastrelid;
+}
+
+static bool
+names_same_parts(const struct varlena *newptr, const struct varlena *oldptr)
+{
+	return same_parts_new != NULL && newptr != NULL && oldptr != NULL &&
+		VARATT_IS_EXTERNAL_CUSTOM(newptr) && VARATT_IS_EXTERNAL_CUSTOM(oldptr) &&
+		VARSIZE_EXTERNAL(newptr) == VARSIZE_EXTERNAL(same_parts_new) &&
+		VARSIZE_EXTERNAL(oldptr) == VARSIZE_EXTERNAL(same_parts_old) &&
+		memcmp(newptr, same_parts_new, VARSIZE_EXTERNAL(newptr)) == 0 &&
+		memcmp(oldptr, same_parts_old, VARSIZE_EXTERNAL(oldptr)) == 0;
+}
+
+/*
  * Has a changed part outgrown its range?  It may grow up to the largest
  * range the general path cuts, or its old size, if more (the builder
  * enlarges the ranges of a document whose directory would not fit the
@@ -434,6 +487,8 @@ jt_patch_pointer(const JtPatch *patch, int32 rawsize, bool *whole)
 	if (part_outgrown(VARSIZE(patch->part), oldrange.rawsize))
 		return NULL;
 	result = patch_as_delta(patch, rawsize, Max(jt_inline_budget, 0));
+	if (result != NULL && patch->carried_len == 0)
+		remember_same_parts(result, patch->old_pointer);
 	if (result == NULL)
 	{
 		result = patch_as_replacement(patch, rawsize,
@@ -856,6 +911,15 @@ jt_adopt(Relation rel, int attnum, struct varlena *value,
 		custom_toaster_id(oldvalue) != JSONB_TOASTER_ID)
 		return NULL;
 
+	/* a pointer jt_patch_pointer() made from oldvalue, kept as it is */
+	if (names_same_parts(value, oldvalue) &&
+		pointer_toastrelid(value) == toastrelid &&
+		VARSIZE_EXTERNAL(value) <= Max(VARSIZE_EXTERNAL(oldvalue), TOAST_TUPLE_TARGET))
+	{
+		elog(DEBUG1, "jsonb_toaster: stored the pointer jsonb_set() or the like returned");
+		return value;
+	}
+
 	work = AllocSetContextCreate(caller, "jsonb_toaster adopt",
 								 ALLOCSET_SMALL_SIZES);
 	MemoryContextSwitchTo(work);
@@ -892,10 +956,15 @@ jt_delete(Relation rel, struct varlena *attr, struct varlena *replacement,
 	MemoryContext work;
 	MemoryContext caller;
 
-	/* the same pointer is kept in the new row version: it owns its parts */
+	/*
+	 * The same pointer is kept in the new row version, or one that names
+	 * the same parts: it owns them
+	 */
 	if (replacement != NULL && VARATT_IS_EXTERNAL_CUSTOM(replacement) &&
 		VARSIZE_EXTERNAL(replacement) == VARSIZE_EXTERNAL(attr) &&
 		memcmp(replacement, attr, VARSIZE_EXTERNAL(attr)) == 0)
+		return;
+	if (names_same_parts(replacement, attr))
 		return;
 
 	/* once per row: what is allocated here goes when it is done */
