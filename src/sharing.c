@@ -145,18 +145,17 @@ jt_old_parts_open(Relation rel, struct varlena *oldvalue)
 }
 
 /*
- * The content hash of a new part (raw) as the old value's directory takes
- * it, when the old value is of a format version that hashes otherwise
- * than the new part's directory entry does: what to look it up by.
+ * What to look a new part (raw, whose directory entry's hash is *hash) up
+ * by: its content hash as the old value's directory takes it, when the old
+ * value is of a format version that hashes otherwise.
  */
-bool
+void
 jt_old_parts_rehash(const JtOldParts *old, const struct varlena *raw,
 					uint32 *hash)
 {
-	if (old->version >= JT_SKELETON_VERSION_CRC32C)
-		return false;
-	*hash = jt_part_hash(old->version, VARDATA(raw), VARSIZE(raw) - VARHDRSZ);
-	return true;
+	if (!jt_hashes_as_latest(old->version))
+		*hash = jt_part_hash(old->version, VARDATA(raw),
+							 VARSIZE(raw) - VARHDRSZ);
 }
 
 /*
@@ -352,7 +351,7 @@ jt_old_parts_take_as_delta(JtOldParts *old, const struct varlena *raw,
 		take(old, i);
 		*base = old->ranges[i];
 		/* the new value's directory hashes as the latest version does */
-		if (old->version < JT_SKELETON_VERSION_LATEST)
+		if (!jt_hashes_as_latest(old->version))
 			base->hash = jt_part_hash(JT_SKELETON_VERSION_LATEST,
 									  VARDATA(oldraw),
 									  VARSIZE(oldraw) - VARHDRSZ);

@@ -21,7 +21,7 @@
 typedef struct JtOldParts JtOldParts;
 
 extern JtOldParts *jt_old_parts_open(Relation rel, struct varlena *oldvalue);
-extern bool jt_old_parts_rehash(const JtOldParts *old,
+extern void jt_old_parts_rehash(const JtOldParts *old,
 								const struct varlena *raw, uint32 *hash);
 extern void jt_old_parts_prefetch(JtOldParts *old, const JtRefRange *ranges,
 								  uint32 n);

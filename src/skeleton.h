@@ -170,6 +170,7 @@ typedef void (*JtPartFetcher) (void *arg, uint32 first, uint32 n,
 typedef void (*JtRefVisitor) (void *arg, const JtRef *ref, List *path);
 
 extern uint32 jt_part_hash(uint32 version, const char *data, uint32 len);
+
 extern void jt_skeleton_parse(JtSkeleton *skel, const char *payload,
 							  uint32 payload_len, uint32 version);
 extern void jt_copy_entries(JtWriter *w, JtSource *src, const JtNode *root,
@@ -193,5 +194,12 @@ extern void jt_part_check(JtSource *partsrc, const JtRefRange *range,
 						  JtNode *root);
 extern void jt_memory_source(JtSource *src, const char *data, uint32 len,
 							 bool refs_allowed);
+
+/* Does format version version hash parts as the latest does? */
+static inline bool
+jt_hashes_as_latest(uint32 version)
+{
+	return version >= JT_SKELETON_VERSION_CRC32C;
+}
 
 #endif							/* JSONB_TOASTER_SKELETON_H */

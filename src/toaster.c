@@ -334,8 +334,12 @@ pointer_at_base(const JtPatch *patch, const char *area, uint32 area_len,
  * parts of the pointer it was made from (the changed part kept as a delta
  * of its old one, no part carried whole), and that pointer.  Offered the
  * two again, jt_adopt() and jt_delete() know without listing them that
- * the new one names the old one's parts: which parts a pointer names
- * depends on its bytes alone.
+ * the new one names the old one's parts.  Which parts a pointer names
+ * depends on its bytes alone, so the pair stays true across statements
+ * and transactions, and is kept (one inline budget's worth, twice) until
+ * the next.  The old pointer's directory is then not checked again as
+ * listing it would (a delta naming none of its parts, a wrong count):
+ * reads, a DELETE or the next rebuild of the value report such damage.
  */
 static MemoryContext same_parts_cxt = NULL;
 static struct varlena *same_parts_new = NULL;
@@ -344,21 +348,25 @@ static struct varlena *same_parts_old = NULL;
 static void
 remember_same_parts(const struct varlena *newptr, const struct varlena *oldptr)
 {
-	MemoryContext caller;
+	struct varlena *newcopy;
+	struct varlena *oldcopy;
 
 	if (same_parts_cxt == NULL)
 		same_parts_cxt = AllocSetContextCreate(TopMemoryContext,
 											   "jsonb_toaster patched pointer",
 											   ALLOCSET_DEFAULT_SIZES);
-	/* forgotten first: should palloc fail, nothing stale is left */
+	/*
+	 * Forgotten first, set once both copies exist: should an allocation
+	 * fail, nothing stale or half made is left.
+	 */
 	same_parts_new = same_parts_old = NULL;
 	MemoryContextReset(same_parts_cxt);
-	caller = MemoryContextSwitchTo(same_parts_cxt);
-	same_parts_new = palloc(VARSIZE_EXTERNAL(newptr));
-	memcpy(same_parts_new, newptr, VARSIZE_EXTERNAL(newptr));
-	same_parts_old = palloc(VARSIZE_EXTERNAL(oldptr));
-	memcpy(same_parts_old, oldptr, VARSIZE_EXTERNAL(oldptr));
-	MemoryContextSwitchTo(caller);
+	newcopy = MemoryContextAlloc(same_parts_cxt, VARSIZE_EXTERNAL(newptr));
+	oldcopy = MemoryContextAlloc(same_parts_cxt, VARSIZE_EXTERNAL(oldptr));
+	memcpy(newcopy, newptr, VARSIZE_EXTERNAL(newptr));
+	memcpy(oldcopy, oldptr, VARSIZE_EXTERNAL(oldptr));
+	same_parts_new = newcopy;
+	same_parts_old = oldcopy;
 }
 
 /* The TOAST relation holding the parts of one of our pointers. */

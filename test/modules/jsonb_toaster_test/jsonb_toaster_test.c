@@ -533,11 +533,13 @@ jt_test_format_version(PG_FUNCTION_ARGS)
 {
 #ifdef JT_CUSTOM_TOAST
 	struct varlena *attr = (struct varlena *) PG_GETARG_POINTER(0);
-	JtSkeletonHeader hdr;
-	Size		pos_unused;
 	varatt_custom header;
 
-	find_part(attr, 0, &hdr, &pos_unused, NULL);
+	if (!VARATT_IS_EXTERNAL_CUSTOM(attr) ||
+		custom_toaster_id(attr) != JSONB_TOASTER_ID)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the first argument must be a column value stored by jsonb_toaster")));
 	VARATT_CUSTOM_GET_HEADER(header, attr);
 	PG_RETURN_INT32(header.va_version);
 #else
