@@ -172,6 +172,17 @@ find_in_container(PartFinder *pf, uint64 offset)
 	}
 }
 
+/* Refuse an argument that is not a value stored by the toaster. */
+static void
+check_stored_by_toaster(struct varlena *attr)
+{
+	if (!VARATT_IS_EXTERNAL_CUSTOM(attr) ||
+		custom_toaster_id(attr) != JSONB_TOASTER_ID)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the first argument must be a column value stored by jsonb_toaster")));
+}
+
 /*
  * The skeleton of a jsonb argument: its header, and where the directory
  * entry of part partno lies in the datum; and, if layout_pos is not NULL,
@@ -186,11 +197,7 @@ find_part(struct varlena *attr, int32 partno, JtSkeletonHeader *hdr,
 	PartFinder	pf;
 	uint32		root_entry;
 
-	if (!VARATT_IS_EXTERNAL_CUSTOM(attr) ||
-		custom_toaster_id(attr) != JSONB_TOASTER_ID)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("the first argument must be a column value stored by jsonb_toaster")));
+	check_stored_by_toaster(attr);
 	VARATT_CUSTOM_GET_HEADER(header, attr);
 	if (header.va_size < VARHDRSZ_CUSTOM + sizeof(JtSkeletonHeader))
 		elog(ERROR, "skeleton pointer too short");
@@ -233,6 +240,23 @@ find_part(struct varlena *attr, int32 partno, JtSkeletonHeader *hdr,
 	}
 }
 
+/* The raw content of the part a directory entry names, read by core. */
+static struct varlena *
+stored_part(const JtRefRange *range, Oid toastrelid)
+{
+	struct varatt_external ptr;
+	struct varlena *extptr;
+
+	ptr.va_rawsize = range->rawsize;
+	ptr.va_extinfo = range->extinfo;
+	ptr.va_valueid = range->valueid;
+	ptr.va_toastrelid = toastrelid;
+	extptr = (struct varlena *) palloc(TOAST_POINTER_SIZE);
+	SET_VARTAG_EXTERNAL(extptr, VARTAG_ONDISK);
+	memcpy(VARDATA_EXTERNAL(extptr), &ptr, sizeof(ptr));
+	return detoast_attr(extptr);
+}
+
 #endif							/* JT_CUSTOM_TOAST */
 
 PG_FUNCTION_INFO_V1(jt_test_part_bytes);
@@ -252,23 +276,13 @@ jt_test_part_bytes(PG_FUNCTION_ARGS)
 	JtSkeletonHeader hdr;
 	JtRefRange	range;
 	Size		pos;
-	struct varatt_external ptr;
-	struct varlena *extptr;
 	struct varlena *raw;
 	Size		len;
 	bytea	   *result;
 
 	find_part(attr, PG_GETARG_INT32(1), &hdr, &pos, NULL);
 	memcpy(&range, (char *) attr + pos, sizeof(range));
-	ptr.va_rawsize = range.rawsize;
-	ptr.va_extinfo = range.extinfo;
-	ptr.va_valueid = range.valueid;
-	ptr.va_toastrelid = hdr.toastrelid;
-	extptr = (struct varlena *) palloc(TOAST_POINTER_SIZE);
-	SET_VARTAG_EXTERNAL(extptr, VARTAG_ONDISK);
-	memcpy(VARDATA_EXTERNAL(extptr), &ptr, sizeof(ptr));
-
-	raw = detoast_attr(extptr);
+	raw = stored_part(&range, hdr.toastrelid);
 	len = VARSIZE_ANY_EXHDR(raw);
 	result = palloc(len + VARHDRSZ);
 	SET_VARSIZE(result, len + VARHDRSZ);
@@ -535,11 +549,7 @@ jt_test_format_version(PG_FUNCTION_ARGS)
 	struct varlena *attr = (struct varlena *) PG_GETARG_POINTER(0);
 	varatt_custom header;
 
-	if (!VARATT_IS_EXTERNAL_CUSTOM(attr) ||
-		custom_toaster_id(attr) != JSONB_TOASTER_ID)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("the first argument must be a column value stored by jsonb_toaster")));
+	check_stored_by_toaster(attr);
 	VARATT_CUSTOM_GET_HEADER(header, attr);
 	PG_RETURN_INT32(header.va_version);
 #else
@@ -586,20 +596,11 @@ jt_test_skeleton_legacy_hashes(PG_FUNCTION_ARGS)
 	for (uint32 p = 0; p < hdr.nparts; p++)
 	{
 		JtRefRange	range;
-		struct varatt_external ptr;
-		struct varlena *extptr;
 		struct varlena *raw;
 
 		find_part(attr, (int32) p, &hdr, &pos, NULL);
 		memcpy(&range, (char *) result + pos, sizeof(range));
-		ptr.va_rawsize = range.rawsize;
-		ptr.va_extinfo = range.extinfo;
-		ptr.va_valueid = range.valueid;
-		ptr.va_toastrelid = hdr.toastrelid;
-		extptr = (struct varlena *) palloc(TOAST_POINTER_SIZE);
-		SET_VARTAG_EXTERNAL(extptr, VARTAG_ONDISK);
-		memcpy(VARDATA_EXTERNAL(extptr), &ptr, sizeof(ptr));
-		raw = detoast_attr(extptr);
+		raw = stored_part(&range, hdr.toastrelid);
 		range.hash = hash_bytes((const unsigned char *) VARDATA_ANY(raw),
 								(int) VARSIZE_ANY_EXHDR(raw));
 		memcpy((char *) result + pos, &range, sizeof(range));
