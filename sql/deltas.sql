@@ -229,6 +229,26 @@ SELECT * FROM check_rows();
 SELECT * FROM check_reads();
 SELECT toast_ok('d');
 
+-- pointers made first and stored after (a materialized CTE): the last
+-- one made is adopted at once (the toaster remembers it), the others by
+-- listing their parts; either way every part is kept, and VACUUM finds
+-- no TOAST row left over
+CREATE TEMP TABLE made_before AS
+	SELECT d.id, p.value_id FROM d, jsonb_toaster_parts(jb) p WHERE d.id <= 3;
+UPDATE plain SET jb = jsonb_set(jb, '{k040}', to_jsonb(id * 40)) WHERE id <= 3;
+SET client_min_messages = debug1;
+WITH made AS MATERIALIZED (
+	SELECT id, jsonb_set(jb, '{k040}', to_jsonb(id * 40)) AS jb FROM d WHERE id <= 3)
+UPDATE d SET jb = made.jb FROM made WHERE d.id = made.id;
+RESET client_min_messages;
+SELECT c.id, c.same, count(*) FILTER (WHERE q.value_id NOT IN
+		(SELECT value_id FROM made_before b WHERE b.id = c.id)) AS new_parts
+FROM check_rows() c JOIN d USING (id), jsonb_toaster_parts(d.jb) q
+WHERE c.id <= 3 GROUP BY c.id, c.same ORDER BY c.id;
+DROP TABLE made_before;
+VACUUM d;
+SELECT toast_ok('d');
+
 -- deletes take the bases with the rest
 UPDATE d SET jb = jsonb_set(jb, '{k030}', '30');
 UPDATE d SET jb = jsonb_set(jb, '{k031}', '31');
