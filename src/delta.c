@@ -19,7 +19,6 @@
  */
 #include "postgres.h"
 
-
 #include "delta.h"
 #include "jsonb_writer.h"
 #include "part_fetch.h"

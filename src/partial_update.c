@@ -843,8 +843,10 @@ apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, const char *key,
 	payload = buf.data;
 	payload_len = buf.len;
 
-	/* checks the new tree as any stored one, then flattens (as above) */
-	/* the old pointer's tree, changed: read as of its version */
+	/*
+	 * Checks the new tree as any stored one (the old pointer's, changed: of
+	 * its version), then flattens (as above).
+	 */
 	jt_skeleton_parse(&patched, payload, payload_len, skel->version);
 	taken = jt_patch_may_be_taken(payload_len - sizeof(JtSkeletonHeader),
 								  0, 0);

@@ -334,10 +334,10 @@ jt_ref_flat_size(const JtRef *ref, uint64 *size)
 /*
  * Check the raw content of a part (a jsonb datum with a 4-byte header)
  * against its directory entry and its layout byte (-1 for none), and
- * describe its root.  The content hash is not
- * recomputed: reads check structure (the navigator bounds-checks every
- * access), and hashing every byte fetched would cost a quarter of a wide
- * read; the hash serves sharing (src/sharing.c), which compares bytes.
+ * describe its root.  The content hash is not recomputed: reads check
+ * structure (the navigator bounds-checks every access), and hashing every
+ * byte fetched would cost a quarter of a wide read; the hash serves
+ * sharing (src/sharing.c), which compares bytes.
  */
 void
 jt_part_check(JtSource *partsrc, const JtRefRange *range, int layout,

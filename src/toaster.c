@@ -61,6 +61,9 @@ static struct varlena *jt_toast(Relation rel, int attnum,
 static struct varlena *jt_adopt(Relation rel, int attnum,
 								struct varlena *value,
 								struct varlena *oldvalue);
+static struct varlena *adopt_listed(Relation rel, Form_pg_attribute att,
+									struct varlena *value,
+									struct varlena *oldvalue);
 static void jt_delete(Relation rel, struct varlena *attr,
 					  struct varlena *replacement, bool is_speculative);
 static int	jt_get_parts(struct varlena *attr, varatt_external **parts);
@@ -495,14 +498,14 @@ jt_patch_pointer(const JtPatch *patch, int32 rawsize, bool *whole)
 	if (part_outgrown(VARSIZE(patch->part), oldrange.rawsize))
 		return NULL;
 	result = patch_as_delta(patch, rawsize, Max(jt_inline_budget, 0));
-	if (result != NULL && patch->carried_len == 0)
-		remember_same_parts(result, patch->old_pointer);
-	if (result == NULL)
+	if (result != NULL)
 	{
-		result = patch_as_replacement(patch, rawsize,
-									  Max(jt_inline_budget, 0));
-		*whole = result != NULL;
+		if (patch->carried_len == 0)
+			remember_same_parts(result, patch->old_pointer);
+		return result;
 	}
+	result = patch_as_replacement(patch, rawsize, Max(jt_inline_budget, 0));
+	*whole = result != NULL;
 	return result;
 }
 
@@ -840,12 +843,22 @@ write_replaced_parts(Relation rel, Form_pg_attribute att, struct varlena *value,
 }
 
 /*
+ * May a pointer of size bytes take the place of oldvalue in the row?  Not
+ * if larger than oldvalue and than TOAST's target for a whole row (the
+ * budget of the row is not known here).
+ */
+static bool
+fits_in_place(uint64 size, struct varlena *oldvalue)
+{
+	return size <= Max(VARSIZE_EXTERNAL(oldvalue), TOAST_TUPLE_TARGET);
+}
+
+/*
  * What to store for value, a pointer made by jt_patch_pointer() whose parts
  * are all oldvalue's: value itself, or, when it carries parts whole, a
- * pointer to them, written now.  NULL when what would be stored is larger
- * than the pointer it replaces and TOAST's target for a whole row (the
- * budget of the row is not known here), or a part carried does not match
- * its entry; then nothing is written.
+ * pointer to them, written now.  NULL when what would be stored does not
+ * fit in oldvalue's place, or a part carried does not match its entry;
+ * then nothing is written.
  */
 static struct varlena *
 adopted_pointer(Relation rel, Form_pg_attribute att, struct varlena *value,
@@ -863,7 +876,7 @@ adopted_pointer(Relation rel, Form_pg_attribute att, struct varlena *value,
 			nreplaced++;
 			size -= jt_delta_record_size(&skel.deltas[i]);
 		}
-	if (size > Max(VARSIZE_EXTERNAL(oldvalue), TOAST_TUPLE_TARGET))
+	if (!fits_in_place(size, oldvalue))
 		return NULL;
 	if (nreplaced == 0)
 		return value;
@@ -903,13 +916,6 @@ jt_adopt(Relation rel, int attnum, struct varlena *value,
 {
 	Form_pg_attribute att = TupleDescAttr(RelationGetDescr(rel), attnum - 1);
 	Oid			toastrelid = rel->rd_rel->reltoastrelid;
-	MemoryContext caller = CurrentMemoryContext;
-	MemoryContext work;
-	JtRefRange *ranges;
-	JtKeptParts *owned;
-	Oid			its_toastrelid;
-	uint32		n;
-	bool		taken = true;
 	struct varlena *result = NULL;
 
 	/* core offers none in logically logged tables: no sharing there */
@@ -919,14 +925,40 @@ jt_adopt(Relation rel, int attnum, struct varlena *value,
 		custom_toaster_id(oldvalue) != JSONB_TOASTER_ID)
 		return NULL;
 
-	/* a pointer jt_patch_pointer() made from oldvalue, kept as it is */
-	if (names_same_parts(value, oldvalue) &&
-		pointer_toastrelid(value) == toastrelid &&
-		VARSIZE_EXTERNAL(value) <= Max(VARSIZE_EXTERNAL(oldvalue), TOAST_TUPLE_TARGET))
+	if (names_same_parts(value, oldvalue))
 	{
-		elog(DEBUG1, "jsonb_toaster: stored the pointer jsonb_set() or the like returned");
-		return value;
+		/*
+		 * Made by jt_patch_pointer() from oldvalue: it names oldvalue's parts
+		 * and carries none whole, so it is stored as it is if it fits.
+		 */
+		if (pointer_toastrelid(value) == toastrelid &&
+			fits_in_place(VARSIZE_EXTERNAL(value), oldvalue))
+			result = value;
 	}
+	else
+		result = adopt_listed(rel, att, value, oldvalue);
+	if (result != NULL)
+		elog(DEBUG1, "jsonb_toaster: stored the pointer jsonb_set() or the like returned");
+	return result;
+}
+
+/*
+ * jt_adopt() for any pointer: value is taken if every part it names, once
+ * listed, is one oldvalue owns in rel.
+ */
+static struct varlena *
+adopt_listed(Relation rel, Form_pg_attribute att, struct varlena *value,
+			 struct varlena *oldvalue)
+{
+	Oid			toastrelid = rel->rd_rel->reltoastrelid;
+	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext work;
+	JtRefRange *ranges;
+	JtKeptParts *owned;
+	Oid			its_toastrelid;
+	uint32		n;
+	bool		taken = true;
+	struct varlena *result = NULL;
 
 	work = AllocSetContextCreate(caller, "jsonb_toaster adopt",
 								 ALLOCSET_SMALL_SIZES);
@@ -948,8 +980,6 @@ jt_adopt(Relation rel, int attnum, struct varlena *value,
 		result = copy;
 	}
 	MemoryContextDelete(work);
-	if (result != NULL)
-		elog(DEBUG1, "jsonb_toaster: stored the pointer jsonb_set() or the like returned");
 	return result;
 }
 
