@@ -312,6 +312,33 @@ SELECT toast_ok('v3');
 DROP TABLE v3, v3_plain, v3_before;
 DROP FUNCTION check_v3();
 
+-- a part written anew by an UPDATE is compressed only if the part it
+-- replaces was: row 1's values do not compress (hex digits of hashes), row
+-- 2's do.  The edit is too large for a delta, and its value would compress
+-- in either row; row 1's new part stays uncompressed.
+CREATE TABLE cz (id int PRIMARY KEY, jb jsonb);
+ALTER TABLE cz ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+ALTER TABLE cz ALTER COLUMN jb SET COMPRESSION pglz;
+INSERT INTO cz SELECT i, (SELECT jsonb_object_agg(format('k%s', lpad(j::text, 3, '0')),
+		CASE i WHEN 1 THEN md5(j::text) || md5((-j)::text) ELSE repeat('ab', 32) END)
+	FROM generate_series(1, 100) j)
+FROM generate_series(1, 2) i;
+CREATE TABLE cz_plain AS SELECT * FROM cz;
+CREATE TABLE cz_before AS SELECT cz.id, p.value_id FROM cz, jsonb_toaster_parts(jb) p;
+SELECT id, compression, count(*) FROM cz, jsonb_toaster_parts(jb) GROUP BY 1, 2 ORDER BY 1, 2;
+SET client_min_messages = debug1;
+UPDATE cz SET jb = jsonb_set(jb, '{k050}', to_jsonb(repeat('w', 300)));
+RESET client_min_messages;
+UPDATE cz_plain SET jb = jsonb_set(jb, '{k050}', to_jsonb(repeat('w', 300)));
+SELECT cz.id, p.compression,
+	jt_test_flat_bytes(cz.jb) = jt_test_flat_bytes(c.jb) AS same
+FROM cz JOIN cz_plain c USING (id), jsonb_toaster_parts(cz.jb) p
+WHERE p.value_id NOT IN (SELECT value_id FROM cz_before b WHERE b.id = cz.id)
+ORDER BY 1;
+VACUUM cz;
+SELECT toast_ok('cz');
+DROP TABLE cz, cz_plain, cz_before;
+
 DROP TABLE d, e, plain, before;
 DROP FUNCTION toast_ok(regclass), check_rows(), check_reads();
 DROP EXTENSION jsonb_toaster_test;

@@ -208,12 +208,29 @@ column_compression(Form_pg_attribute att)
 		att->attcompression : default_toast_compression;
 }
 
-/* Write a part to the TOAST relation, compressed with the column's method. */
-static void
-store_part(Relation rel, const struct varlena *raw, char cmethod, int options,
-		   varatt_external *ext)
+/*
+ * Was the part stored under this directory entry (a stored part's, see
+ * jt_stored_range()) compressed?
+ */
+static bool
+stored_compressed(const JtRefRange *stored)
 {
-	struct varlena *compressed = jt_compress_part(raw, cmethod);
+	return (int64) (stored->extinfo & VARLENA_EXTSIZE_MASK) <
+		(int64) stored->rawsize - VARHDRSZ;
+}
+
+/*
+ * Write a part to the TOAST relation, compressed with the column's method
+ * if compress.  A part that replaces another in an UPDATE is compressed only
+ * if that one was: the edit was small enough to leave one part, and it
+ * rarely makes content compress that did not, while pglz's attempt at a
+ * part that does not compress takes a tenth of such an UPDATE.
+ */
+static void
+store_part(Relation rel, const struct varlena *raw, char cmethod,
+		   bool compress, int options, varatt_external *ext)
+{
+	struct varlena *compressed = compress ? jt_compress_part(raw, cmethod) : NULL;
 	Datum		stored;
 
 	stored = toast_save_datum(rel, PointerGetDatum(compressed ? compressed : raw),
@@ -280,9 +297,14 @@ keep_as_delta(const JtPatch *patch, const char *deltas, uint32 deltas_len,
 		return NULL;
 	initStringInfo(&area);
 	appendStringInfoSpaces(&area, VARHDRSZ);
-	appendBinaryStringInfo(&area, deltas, deltas_len);
+	/*
+	 * The new record first: an UPDATE that keeps the row on its page logs
+	 * the new tuple from the first byte that differs to the last, and the
+	 * records after the new one are the old tuple's tail.
+	 */
 	jt_delta_append(&area, &patch->base_range, first, removed, literal.data,
 					literal.len);
+	appendBinaryStringInfo(&area, deltas, deltas_len);
 	if (area.len - VARHDRSZ > room)
 		return NULL;
 	SET_VARSIZE(area.data, area.len);
@@ -576,7 +598,8 @@ store_patch(Relation rel, const JtPatch *patch, char cmethod, int32 rawsize,
 		}
 	}
 
-	store_part(rel, patch->part, cmethod, options, &ext);
+	store_part(rel, patch->part, cmethod,
+			   stored_compressed(&patch->base_range), options, &ext);
 	range.extinfo = ext.va_extinfo;
 	range.valueid = ext.va_valueid;
 	memcpy(payload + patch->range_offset, &range, sizeof(range));
@@ -696,7 +719,7 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 			continue;
 		}
 
-		store_part(rel, raw, cmethod, options, &ext);
+		store_part(rel, raw, cmethod, true, options, &ext);
 		jt_build_set_stored(&res, i, ext.va_extinfo, ext.va_valueid);
 		stored_outside += VARATT_EXTERNAL_GET_EXTSIZE(ext);
 	}
@@ -815,6 +838,7 @@ write_replaced_parts(Relation rel, Form_pg_attribute att, struct varlena *value,
 	{
 		const JtDelta *d = &skel->deltas[i];
 		JtRefRange	range;
+		JtRefRange	stored;
 		struct varlena *part;
 		varatt_external ext;
 
@@ -823,12 +847,13 @@ write_replaced_parts(Relation rel, Form_pg_attribute att, struct varlena *value,
 		part = palloc(VARHDRSZ + d->hdr.literal_len);
 		SET_VARSIZE(part, VARHDRSZ + d->hdr.literal_len);
 		memcpy(VARDATA(part), d->literal, d->hdr.literal_len);
+		memcpy(&range, payload + offsets[i], sizeof(range));
+		stored = jt_stored_range(skel, &range);
 		/* an UPDATE, whose TOAST writes take no options */
-		store_part(rel, part, cmethod, 0, &ext);
+		store_part(rel, part, cmethod, stored_compressed(&stored), 0, &ext);
 		pfree(part);
 		elog(DEBUG1, "jsonb_toaster: wrote the part jsonb_set() or the like carried whole");
 
-		memcpy(&range, payload + offsets[i], sizeof(range));
 		stored_outside -= range.extinfo & VARLENA_EXTSIZE_MASK;
 		stored_outside += VARATT_EXTERNAL_GET_EXTSIZE(ext);
 		range.extinfo = ext.va_extinfo;
