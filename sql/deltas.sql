@@ -313,23 +313,31 @@ DROP TABLE v3, v3_plain, v3_before;
 DROP FUNCTION check_v3();
 
 -- a part written anew by an UPDATE is compressed only if the part it
--- replaces was: row 1's values do not compress (hex digits of hashes), row
--- 2's do.  The edit is too large for a delta, and its value would compress
--- in either row; row 1's new part stays uncompressed.
+-- replaces was: rows 1 and 3's values do not compress (hex digits of
+-- hashes), rows 2 and 4's do.  The edit is too large for a delta, and its
+-- value would compress in any row; rows 1 and 3's new parts stay
+-- uncompressed.  Rows 3 and 4 hold values without layout bytes (format
+-- version 2's), so that jsonb_set() returns the document flattened and
+-- the toaster writes the part from it; rows 1 and 2 get a pointer that
+-- carries the part whole.
 CREATE TABLE cz (id int PRIMARY KEY, jb jsonb);
 ALTER TABLE cz ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
 ALTER TABLE cz ALTER COLUMN jb SET COMPRESSION pglz;
 INSERT INTO cz SELECT i, (SELECT jsonb_object_agg(format('k%s', lpad(j::text, 3, '0')),
-		CASE i WHEN 1 THEN md5(j::text) || md5((-j)::text) ELSE repeat('ab', 32) END)
+		CASE i % 2 WHEN 1 THEN md5(j::text) || md5((-j)::text) ELSE repeat('ab', 32) END)
 	FROM generate_series(1, 100) j)
-FROM generate_series(1, 2) i;
+FROM generate_series(1, 4) i;
+UPDATE cz SET jb = jt_test_skeleton_without_layouts(jt_test_skeleton_legacy_hashes(jb))
+WHERE id > 2;
 CREATE TABLE cz_plain AS SELECT * FROM cz;
 CREATE TABLE cz_before AS SELECT cz.id, p.value_id FROM cz, jsonb_toaster_parts(jb) p;
 SELECT id, compression, count(*) FROM cz, jsonb_toaster_parts(jb) GROUP BY 1, 2 ORDER BY 1, 2;
 SET client_min_messages = debug1;
-UPDATE cz SET jb = jsonb_set(jb, '{k050}', to_jsonb(repeat('w', 300)));
+UPDATE cz SET jb = jsonb_set(jb, '{k050}', to_jsonb(repeat('w', 301))) WHERE id <= 2;
+UPDATE cz SET jb = jsonb_set(jb, '{k050}', to_jsonb(repeat('w', 301))) WHERE id = 3;
+UPDATE cz SET jb = jsonb_set(jb, '{k050}', to_jsonb(repeat('w', 301))) WHERE id = 4;
 RESET client_min_messages;
-UPDATE cz_plain SET jb = jsonb_set(jb, '{k050}', to_jsonb(repeat('w', 300)));
+UPDATE cz_plain SET jb = jsonb_set(jb, '{k050}', to_jsonb(repeat('w', 301)));
 SELECT cz.id, p.compression,
 	jt_test_flat_bytes(cz.jb) = jt_test_flat_bytes(c.jb) AS same
 FROM cz JOIN cz_plain c USING (id), jsonb_toaster_parts(cz.jb) p

@@ -568,6 +568,7 @@ keep_patch(const struct varlena *pointer, const char *payload,
 	last_patch.same_head = 0;
 	last_patch.same_tail = 0;
 	last_patch.carried_len = 0;
+	memset(&last_patch.base_range, 0, sizeof(last_patch.base_range));
 	if (part)
 	{
 		last_patch.part = palloc(VARSIZE(part));

@@ -602,7 +602,8 @@ store_patch(Relation rel, const JtPatch *patch, char cmethod, int32 rawsize,
 	}
 
 	store_part(rel, patch->part, cmethod,
-			   stored_compressed(&patch->base_range), options, &ext);
+			   patch->base == NULL || stored_compressed(&patch->base_range),
+			   options, &ext);
 	range.extinfo = ext.va_extinfo;
 	range.valueid = ext.va_valueid;
 	memcpy(payload + patch->range_offset, &range, sizeof(range));
