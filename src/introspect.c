@@ -270,7 +270,7 @@ emit_parts(void *arg, const JtRef *ref, List *path)
 		const JtRefRange *range = &ref->ranges[r];
 		JtRefRange	stored = jt_stored_range(skel, range);
 		uint32		extsize = stored.extinfo & VARLENA_EXTSIZE_MASK;
-		bool		compressed = extsize < (uint32) stored.rawsize - VARHDRSZ;
+		bool		compressed = jt_stored_compressed(&stored);
 		Datum		values[PARTS_NATTS];
 		bool		nulls[PARTS_NATTS] = {0};
 

@@ -57,13 +57,6 @@ typedef struct PartRead
 								 * straight from the chunk */
 } PartRead;
 
-/* Is the part stored in fewer bytes than it holds? */
-static inline bool
-part_read_compressed(const PartRead *part)
-{
-	return part->extsize < part->range->rawsize - VARHDRSZ;
-}
-
 static void decompress_stream(const char *stream, int32 extsize,
 							  const JtRefRange *range, Oid toastrelid,
 							  struct varlena *raw);
@@ -322,7 +315,7 @@ fetch_stored_parts(uint32 n, const JtRefRange *ranges, Oid toastrelid,
 
 		part->stored = NULL;
 		part->raw = NULL;
-		if (part_read_compressed(part) && !keep_compressed &&
+		if (jt_stored_compressed(part->range) && !keep_compressed &&
 			part->nchunks == 1)
 			part->raw = palloc(part->range->rawsize);
 		else
@@ -338,7 +331,7 @@ fetch_stored_parts(uint32 n, const JtRefRange *ranges, Oid toastrelid,
 
 		if (part->raw != NULL)
 			raws[part->index] = part->raw;
-		else if (part_read_compressed(part))
+		else if (jt_stored_compressed(part->range))
 		{
 			SET_VARSIZE_COMPRESSED(part->stored, part->extsize + VARHDRSZ);
 			if (keep_compressed)

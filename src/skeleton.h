@@ -202,4 +202,15 @@ jt_hashes_as_latest(uint32 version)
 	return version >= JT_SKELETON_VERSION_CRC32C;
 }
 
+/*
+ * Is the part stored under a directory entry (a stored part's, see
+ * jt_stored_range()) compressed?  Stored in fewer bytes than it holds.
+ */
+static inline bool
+jt_stored_compressed(const JtRefRange *stored)
+{
+	return (int64) (stored->extinfo & VARLENA_EXTSIZE_MASK) <
+		(int64) stored->rawsize - VARHDRSZ;
+}
+
 #endif							/* JSONB_TOASTER_SKELETON_H */

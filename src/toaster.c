@@ -209,17 +209,6 @@ column_compression(Form_pg_attribute att)
 }
 
 /*
- * Was the part stored under this directory entry (a stored part's, see
- * jt_stored_range()) compressed?
- */
-static bool
-stored_compressed(const JtRefRange *stored)
-{
-	return (int64) (stored->extinfo & VARLENA_EXTSIZE_MASK) <
-		(int64) stored->rawsize - VARHDRSZ;
-}
-
-/*
  * Write a part to the TOAST relation, compressed with the column's method
  * if compress.  A part that replaces another in an UPDATE is compressed only
  * if that one was: the edit was small enough to leave one part, and it
@@ -602,7 +591,8 @@ store_patch(Relation rel, const JtPatch *patch, char cmethod, int32 rawsize,
 	}
 
 	store_part(rel, patch->part, cmethod,
-			   patch->base == NULL || stored_compressed(&patch->base_range),
+			   patch->base == NULL ||
+			   jt_stored_compressed(&patch->base_range),
 			   options, &ext);
 	range.extinfo = ext.va_extinfo;
 	range.valueid = ext.va_valueid;
@@ -854,7 +844,7 @@ write_replaced_parts(Relation rel, Form_pg_attribute att, struct varlena *value,
 		memcpy(&range, payload + offsets[i], sizeof(range));
 		stored = jt_stored_range(skel, &range);
 		/* an UPDATE, whose TOAST writes take no options */
-		store_part(rel, part, cmethod, stored_compressed(&stored), 0, &ext);
+		store_part(rel, part, cmethod, jt_stored_compressed(&stored), 0, &ext);
 		pfree(part);
 		elog(DEBUG1, "jsonb_toaster: wrote the part jsonb_set() or the like carried whole");
 
