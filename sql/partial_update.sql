@@ -75,6 +75,11 @@ INSERT INTO cases (expr) VALUES
 	($$jb || '{"k150": "merged"}'$$),
 	($$jb || '{"k150b": [1], "k150c": {}}'$$),
 	($$jb || '{"k001": 1, "k300": 2}'$$),
+	($$jb || '{"k001": "a", "k150": "b", "k300": "c"}'$$),
+	($$jb || '{"k001": 1, "k002": [2], "k299": {"x": 1}, "k300x": null}'$$),
+	($$jb || '{"a": 1, "k150": 2}'$$),
+	($$jb || jsonb_build_object('k150', 1, 'k300', repeat('z', 3000))$$),
+	($$jb || jsonb_build_object('k001', 0, 'k150', repeat('z', 3000), 'k300', 1)$$),
 	($$jb || '{}'$$),
 	($$jb || '[1]'$$),
 	($$jb || '"s"'$$),
@@ -121,6 +126,18 @@ UPDATE plain SET jb = jb - 'k200' WHERE id = 2;
 UPDATE plain SET jb = jb || '{"k100x": [true]}' WHERE id = 3;
 SELECT t.id, jt_test_flat_bytes(t.jb) = jt_test_flat_bytes(p.jb) AS same
 FROM t JOIN plain p USING (id) ORDER BY id;
+-- keys in several ranges: one change per range, each on the pointer the
+-- one before returned, and the UPDATE stores that pointer
+DELETE FROM parts_before;
+INSERT INTO parts_before SELECT t.id, p.value_id FROM t, jsonb_toaster_parts(jb) p WHERE t.id = 2;
+SET client_min_messages = debug1;
+UPDATE t SET jb = jb || '{"k001": "first", "k002": "second", "k150": [1], "k300": {"last": true}}' WHERE id = 2;
+RESET client_min_messages;
+SELECT count(*) AS parts, count(*) FILTER (WHERE p.value_id IN (SELECT value_id FROM parts_before)) AS kept
+FROM t, jsonb_toaster_parts(jb) p WHERE t.id = 2;
+UPDATE plain SET jb = jb || '{"k001": "first", "k002": "second", "k150": [1], "k300": {"last": true}}' WHERE id = 2;
+SELECT jt_test_flat_bytes(t.jb) = jt_test_flat_bytes(p.jb) AS same
+FROM t JOIN plain p USING (id) WHERE id = 2;
 
 -- many updates of one row, in one transaction and in several, with
 -- savepoints and an abort: the stored value follows the standard copy
@@ -368,7 +385,10 @@ INSERT INTO rcases (expr) VALUES
 	($$jb #- '{status}'$$),
 	($$jb #- '{meta,a}'$$),
 	($$jb || '{"status": "merged"}'$$),
-	($$jb || '{"status": 1, "id": 2}'$$);
+	($$jb || '{"status": 1, "id": 2}'$$),
+	($$jb || '{"n": 1, "status": "s", "zz": null}'$$),
+	($$jb || '{"added": {"x": 1}, "status": 1}'$$),
+	($$jb || '{"status": 1, "zz": {"x": 1}}'$$);
 SET client_min_messages = debug1;
 SELECT n, expr, compare(expr, 'r', 'rplain') AS same FROM rcases ORDER BY n;
 RESET client_min_messages;

@@ -20,17 +20,18 @@
  * whose keys all fall in one range change the pairs of that range only,
  * and do to them exactly what they do within the whole object.
  * Flattening puts the pairs back together in the form jsonb always
- * writes.
+ * writes.  An object whose keys fall in several ranges is concatenated
+ * one range at a time, each change made on the result of the one before,
+ * as jsonb_set(jsonb_set(...)) is.
  *
  * A root object kept in the skeleton's tree (short fields in the row, the
  * long ones in parts) is changed there: a key whose value is a scalar, or
  * missing, is set, added or removed in the tree, and every part stays.
  *
  * Anything else is left to the builtin: a root that is neither, a path
- * with NULLs, keys of the right operand in several ranges, a changed part
- * that is empty or whose first key is no longer the one the directory
- * names, a longer path or several keys in the tree, a key of the tree
- * whose value is a container or a reference.
+ * with NULLs, a changed part that is empty or whose first key is no
+ * longer the one the directory names, a longer path or several keys in
+ * the tree, a key of the tree whose value is a container or a reference.
  *
  * When the new document's raw size is known without the other parts (from
  * the directory's layout bytes, format version 3; for a value written
@@ -990,64 +991,140 @@ jt_jsonb_delete(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(result);
 }
 
+/*
+ * Pairs [first, first + n) of object (a node of src), as a jsonb object of
+ * their own.
+ */
+static Jsonb *
+object_slice(JtSource *src, const JtNode *object, uint32 first, uint32 n)
+{
+	uint32		count = jt_node_count(object);
+	JtWriter	w;
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendStringInfoSpaces(&buf, VARHDRSZ);
+	jt_writer_begin(&w, &buf, (object->header & ~JT_CONTAINER_COUNT_MASK) | n);
+	jt_copy_entries(&w, src, object, first, n);
+	jt_copy_entries(&w, src, object, count + first, n);
+	jt_writer_end(&w);
+	SET_VARSIZE(buf.data, buf.len);
+	return (Jsonb *) buf.data;
+}
+
+/* The range of a split root that holds key i of object (a node of src). */
+static uint32
+range_of_key(const JtRef *ref, JtSource *src, const JtNode *object, uint32 i)
+{
+	JtNode		key;
+
+	jt_nav_entry(src, object, i, &key);
+	return jt_ref_range_for_key(ref, jt_source_read(src, key.offset, key.length),
+								key.length);
+}
+
+/*
+ * pointer || right, right a non-empty object (a node of src), done as
+ * jsonb_set() on the stored value would do it: one change for the keys of
+ * right that fall in one range of a split root (the builtin run on that
+ * part), each change made on the pointer the previous one returned; one
+ * key of a root in the tree.  The keys of an object are distinct, so the
+ * changes commute, and together they set every key of right, as the
+ * builtin does.  skel, ref and shape describe pointer.  NULL when the
+ * first change cannot be made so; a later change that cannot is left to
+ * the builtin, on the document the changes before it made.
+ */
+static struct varlena *
+concat_in_steps(struct varlena *pointer, StoredShape shape, JtSkeleton *skel,
+				JtRef *ref, JtSource *src, const JtNode *right)
+{
+	uint32		count = jt_node_count(right);
+	uint32		i = 0;
+
+	/* a change of the tree returns a flat document: one is all it takes */
+	if (shape == SHAPE_TREE_ROOT && count > 1)
+		return NULL;
+	for (;;)
+	{
+		uint32		end = i + 1;
+		uint32		r = 0;
+		struct varlena *result;
+
+		if (shape == SHAPE_SPLIT_ROOT)
+		{
+			r = range_of_key(ref, src, right, i);
+			while (end < count && range_of_key(ref, src, right, end) == r)
+				end++;
+		}
+		if (end - i == 1)
+		{
+			JtNode		key;
+			JtNode		value;
+
+			jt_nav_entry(src, right, i, &key);
+			jt_nav_entry(src, right, count + i, &value);
+			result = change_key(pointer, shape, skel, ref,
+								jt_source_read(src, key.offset, key.length),
+								key.length, src, &value, true);
+		}
+		else
+		{
+			OldPart		old;
+			Jsonb	   *slice = object_slice(src, right, i, end - i);
+
+			fetch_part(skel, ref, r, true, &old);
+			result = apply_patch(pointer, skel, ref, r, &old,
+								 (struct varlena *) DatumGetPointer(
+									 DirectFunctionCall2(jsonb_concat,
+														 PointerGetDatum(old.content),
+														 PointerGetDatum(slice))),
+								 NULL);
+		}
+		if (result == NULL && i == 0)
+			return NULL;
+		if (result != NULL)
+		{
+			if (end == count)
+				return result;
+			pointer = result;
+			i = end;
+			shape = open_stored(PointerGetDatum(pointer), skel, ref);
+			if (shape != SHAPE_OTHER)
+				continue;
+		}
+
+		/* the builtin goes on from the last document made, with the rest */
+		return (struct varlena *) DatumGetPointer(
+			DirectFunctionCall2(jsonb_concat, PointerGetDatum(pointer),
+								PointerGetDatum(object_slice(src, right, i,
+															 count - i))));
+	}
+}
+
 /* jsonb || jsonb, when the right operand is an object */
 Datum
 jt_jsonb_concat(PG_FUNCTION_ARGS)
 {
-	struct varlena *pointer = (struct varlena *) PG_GETARG_POINTER(0);
 	JtSkeleton	skel;
 	JtRef		ref;
 	StoredShape shape;
 	Jsonb	   *right;
 	JtSource	src;
 	JtNode		root;
-	JtNode		first;
-	JtNode		last;
-	const char *key;
-	uint32		count;
-	uint32		r;
-	OldPart		old;
-	struct varlena *result = NULL;
+	struct varlena *result;
 
 	shape = open_stored(PG_GETARG_DATUM(0), &skel, &ref);
 	if (shape == SHAPE_OTHER)
 		return jsonb_concat(fcinfo);
 	right = PG_GETARG_JSONB_P(1);
-	count = JB_ROOT_COUNT(right);
-	if (!JB_ROOT_IS_OBJECT(right) || count == 0)
+	if (!JB_ROOT_IS_OBJECT(right) || JB_ROOT_COUNT(right) == 0)
 		return jsonb_concat(fcinfo);
 
 	jt_memory_source(&src, (const char *) &right->root,
 					 VARSIZE(right) - VARHDRSZ, false);
 	jt_nav_root(&src, &root);
-	jt_nav_entry(&src, &root, 0, &first);
-	key = jt_source_read(&src, first.offset, first.length);
-	if (count == 1)
-	{
-		/* one key: set it, as jsonb_set(left, '{key}', value) would */
-		JtNode		value;
-
-		jt_nav_entry(&src, &root, 1, &value);
-		result = change_key(pointer, shape, &skel, &ref, key, first.length,
-							&src, &value, true);
-	}
-	else if (shape == SHAPE_SPLIT_ROOT)
-	{
-		/* keys are sorted: the first and the last in one range, all are */
-		jt_nav_entry(&src, &root, count - 1, &last);
-		r = jt_ref_range_for_key(&ref, key, first.length);
-		if (jt_ref_range_for_key(&ref, jt_source_read(&src, last.offset, last.length),
-								 last.length) == r)
-		{
-			fetch_part(&skel, &ref, r, true, &old);
-			result = apply_patch(pointer, &skel, &ref, r, &old,
-								 (struct varlena *) DatumGetPointer(
-									 DirectFunctionCall2(jsonb_concat,
-														 PointerGetDatum(old.content),
-														 PointerGetDatum(right))),
-								 NULL);
-		}
-	}
+	result = concat_in_steps((struct varlena *) PG_GETARG_POINTER(0), shape,
+							 &skel, &ref, &src, &root);
 	if (result == NULL)
 		return jsonb_concat(fcinfo);
 	PG_RETURN_POINTER(result);

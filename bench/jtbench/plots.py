@@ -74,7 +74,8 @@ def plot_i(res, configs, out):
 def plot_u(res, configs, out):
     if not res.select(bench="U", metric="wal_bytes"):
         return
-    cases = [c for c, _ in CASES]
+    # the cases this run measured (earlier runs lack the newer ones)
+    cases = [c for c, _ in CASES if res.select(bench="U", case=c, metric="wal_bytes")]
     fig, (ax1, ax2, ax3) = plt.subplots(1, 3, figsize=(16, 5))
     width = 0.8 / max(1, len(configs))
     for i, c in enumerate(configs):

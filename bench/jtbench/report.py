@@ -203,6 +203,8 @@ def u_section(res, configs):
                 m = res.select(bench="U", config=c, case=case, metric=metric)
                 return m[0]["value"] if m else None
             ms, wal, fpi = g("ms"), g("wal_bytes"), g("wal_fpi_bytes")
+            if ms is None:
+                continue  # a case added after this run
             fl_ms = res.one(bench="U", config=c, case="id = id + 1", metric="ms")
             fl_wal = res.one(bench="U", config=c, case="id = id + 1", metric="wal_bytes")
             spread = ""
