@@ -388,7 +388,8 @@ INSERT INTO rcases (expr) VALUES
 	($$jb || '{"status": 1, "id": 2}'$$),
 	($$jb || '{"n": 1, "status": "s", "zz": null}'$$),
 	($$jb || '{"added": {"x": 1}, "status": 1}'$$),
-	($$jb || '{"status": 1, "zz": {"x": 1}}'$$);
+	($$jb || '{"status": 1, "zz": {"x": 1}}'$$),
+	($$jb || '{"meta": 1, "status": 2}'$$);
 SET client_min_messages = debug1;
 SELECT n, expr, compare(expr, 'r', 'rplain') AS same FROM rcases ORDER BY n;
 RESET client_min_messages;
@@ -396,6 +397,7 @@ CREATE TABLE rparts_before AS SELECT r.id, p.value_id FROM r, jsonb_toaster_part
 SET client_min_messages = debug1;
 UPDATE r SET jb = jsonb_set(jb, '{status}', '"done"') WHERE id = 1;
 UPDATE r SET jb = jb || '{"added": {"x": [1, 2]}}' WHERE id = 2;
+UPDATE r SET jb = jb || '{"n": 7, "id": 1, "zz": "s"}' WHERE id = 1;
 RESET client_min_messages;
 SELECT r.id, count(*) FILTER (WHERE p.value_id IN (SELECT value_id FROM rparts_before b WHERE b.id = r.id)) AS kept,
 	count(*) FILTER (WHERE p.value_id NOT IN (SELECT value_id FROM rparts_before b WHERE b.id = r.id)) AS new
@@ -406,6 +408,7 @@ UPDATE r SET jb = jsonb_set(jb, '{status}', to_jsonb(repeat('y', 5000))) WHERE i
 RESET client_min_messages;
 UPDATE rplain SET jb = jsonb_set(jb, '{status}', '"done"') WHERE id = 1;
 UPDATE rplain SET jb = jb || '{"added": {"x": [1, 2]}}' WHERE id = 2;
+UPDATE rplain SET jb = jb || '{"n": 7, "id": 1, "zz": "s"}' WHERE id = 1;
 UPDATE rplain SET jb = jsonb_set(jb, '{status}', to_jsonb(repeat('y', 5000))) WHERE id = 2;
 SELECT r.id, jt_test_flat_bytes(r.jb) = jt_test_flat_bytes(p.jb) AS same,
 	(SELECT count(*) FROM jsonb_toaster_parts(r.jb)) AS parts

@@ -26,12 +26,13 @@
  *
  * A root object kept in the skeleton's tree (short fields in the row, the
  * long ones in parts) is changed there: a key whose value is a scalar, or
- * missing, is set, added or removed in the tree, and every part stays.
+ * missing, is set, added or removed in the tree (all the keys of the right
+ * operand of ||, one after the other), and every part stays.
  *
  * Anything else is left to the builtin: a root that is neither, a path
  * with NULLs, a changed part that is empty or whose first key is no
- * longer the one the directory names, a longer path or several keys in
- * the tree, a key of the tree whose value is a container or a reference.
+ * longer the one the directory names, a longer path in the tree, a key of
+ * the tree whose value is a container or a reference.
  *
  * When the new document's raw size is known without the other parts (from
  * the directory's layout bytes, format version 3; for a value written
@@ -800,39 +801,33 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 }
 
 /*
- * The document made by setting, adding or removing a key of the root
- * object kept in a skeleton's tree: the parts stay as they are.  NULL when
+ * Set key (to vnode, a node of vsrc; added if create and missing) or
+ * remove it (vnode NULL) in the root object kept in skel's tree: *patched
+ * gets the new skeleton, parsed (and so checked, as any stored one) from
+ * *payload, allocated here; its parts and deltas are skel's.  False when
  * the key's value is a container or a reference (parts below it would
  * change), or when nothing changes.
  */
-static struct varlena *
-apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, const char *key,
-				 uint32 keylen, JtSource *vsrc, const JtNode *vnode,
-				 bool create)
+static bool
+splice_tree(JtSkeleton *skel, const char *key, uint32 keylen, JtSource *vsrc,
+			const JtNode *vnode, bool create, JtSkeleton *patched,
+			char **payload, uint32 *payload_len)
 {
 	JtNode		current;
 	JtSkeletonHeader hdr;
-	JtSkeleton	patched;
 	Splice		splice;
 	char	   *tree;
 	uint32		tree_len;
 	uint32		root_entry;
-	bool		taken;
-	char	   *payload;
-	uint32		payload_len;
-	struct varlena *document;
 	StringInfoData buf;
 
 	if (jt_nav_object_get(&skel->src, &skel->root, key, keylen, &current) &&
 		(current.kind == JT_NODE_CONTAINER || current.kind == JT_NODE_REF))
-		return NULL;
-	if (might_overflow(pointer, vnode ? (int64) vnode->length + keylen : 0,
-					   jt_node_count(&skel->root) + 1))
-		return NULL;
+		return false;
 	tree = splice_object(&skel->src, &skel->root, key, keylen, vsrc, vnode,
 						 create, &tree_len, &splice);
 	if (tree == NULL)
-		return NULL;
+		return false;
 	root_entry = JT_JENTRY_CONTAINER | (tree_len - sizeof(uint32));
 	memcpy(tree, &root_entry, sizeof(uint32));
 
@@ -842,22 +837,58 @@ apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, const char *key,
 	appendBinaryStringInfo(&buf, (const char *) &hdr, sizeof(hdr));
 	appendBinaryStringInfo(&buf, tree, tree_len);
 	jt_delta_area_copy(skel, InvalidOid, true, &buf);	/* the parts stay */
-	payload = buf.data;
-	payload_len = buf.len;
+	pfree(tree);
+	/* of the old pointer's version: it is that pointer, changed */
+	jt_skeleton_parse(patched, buf.data, buf.len, skel->version);
+	*payload = buf.data;
+	*payload_len = buf.len;
+	return true;
+}
 
-	/*
-	 * Checks the new tree as any stored one (the old pointer's, changed: of
-	 * its version), then flattens (as above).
-	 */
-	jt_skeleton_parse(&patched, payload, payload_len, skel->version);
+/*
+ * The document made by setting n keys (keys[i] to vnodes[i], nodes of
+ * vsrc; added if create and missing), or removing one (vnodes NULL, n 1),
+ * in the root object kept in a skeleton's tree: the parts stay as they
+ * are.  NULL when a key's value is a container or a reference, or when
+ * nothing changes.
+ */
+static struct varlena *
+apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, uint32 n,
+				 const char *const *keys, const uint32 *keylens,
+				 JtSource *vsrc, const JtNode *vnodes, bool create)
+{
+	JtSkeleton	steps[2];		/* each key's, the one before's */
+	char	   *payload = NULL;
+	uint32		payload_len = 0;
+	int64		growth = 0;
+	bool		taken;
+	struct varlena *document;
+
+	for (uint32 i = 0; i < n; i++)
+		growth += vnodes ? (int64) vnodes[i].length + keylens[i] : 0;
+	if (might_overflow(pointer, growth, jt_node_count(&skel->root) + n))
+		return NULL;
+	for (uint32 i = 0; i < n; i++)
+	{
+		char	   *before = payload;
+
+		if (!splice_tree(skel, keys[i], keylens[i], vsrc,
+						 vnodes ? &vnodes[i] : NULL, create, &steps[i % 2],
+						 &payload, &payload_len))
+			return NULL;
+		if (before)
+			pfree(before);
+		skel = &steps[i % 2];
+	}
+
+	/* flattens (as above) */
 	taken = jt_patch_may_be_taken(payload_len - sizeof(JtSkeletonHeader),
 								  0, 0);
-	document = jt_flatten_changed(pointer, &patched, 0, NULL, !taken);
+	document = jt_flatten_changed(pointer, skel, 0, NULL, !taken);
 
 	keep_patch(pointer, payload, payload_len, 0, NULL, NULL, NULL, document);
 	elog(DEBUG1, "jsonb_toaster: changed the skeleton's tree in place");
 	pfree(payload);
-	pfree(tree);
 	return document;
 }
 
@@ -876,7 +907,7 @@ change_key(struct varlena *pointer, StoredShape shape, JtSkeleton *skel,
 	struct varlena *newpart;
 
 	if (shape == SHAPE_TREE_ROOT)
-		return apply_tree_patch(pointer, skel, key, keylen, vsrc, vnode,
+		return apply_tree_patch(pointer, skel, 1, &key, &keylen, vsrc, vnode,
 								create);
 	r = jt_ref_range_for_key(ref, key, keylen);
 	fetch_part(skel, ref, r, ref->layouts == NULL, &old);
@@ -1023,12 +1054,36 @@ range_of_key(const JtRef *ref, JtSource *src, const JtNode *object, uint32 i)
 								key.length);
 }
 
+/* pointer || right (a node of src) on a root kept in the tree: every key */
+static struct varlena *
+concat_to_tree(struct varlena *pointer, JtSkeleton *skel, JtSource *src,
+			   const JtNode *right)
+{
+	uint32		count = jt_node_count(right);
+	const char **keys = palloc(count * sizeof(char *));
+	uint32	   *keylens = palloc(count * sizeof(uint32));
+	JtNode	   *values = palloc(count * sizeof(JtNode));
+
+	for (uint32 i = 0; i < count; i++)
+	{
+		JtNode		key;
+
+		jt_nav_entry(src, right, i, &key);
+		keys[i] = jt_source_read(src, key.offset, key.length);
+		keylens[i] = key.length;
+		jt_nav_entry(src, right, count + i, &values[i]);
+	}
+	return apply_tree_patch(pointer, skel, count, keys, keylens, src, values,
+							true);
+}
+
 /*
  * pointer || right, right a non-empty object (a node of src), done as
  * jsonb_set() on the stored value would do it: one change for the keys of
  * right that fall in one range of a split root (the builtin run on that
- * part), each change made on the pointer the previous one returned; one
- * key of a root in the tree.  The keys of an object are distinct, so the
+ * part), each change made on the pointer the previous one returned; all
+ * keys at once in a root kept in the tree.  The keys of an object are
+ * distinct, so the
  * changes commute, and together they set every key of right, as the
  * builtin does.  skel, ref and shape describe pointer.  NULL when the
  * first change cannot be made so; a later change that cannot is left to
@@ -1041,9 +1096,8 @@ concat_in_steps(struct varlena *pointer, StoredShape shape, JtSkeleton *skel,
 	uint32		count = jt_node_count(right);
 	uint32		i = 0;
 
-	/* a change of the tree returns a flat document: one is all it takes */
-	if (shape == SHAPE_TREE_ROOT && count > 1)
-		return NULL;
+	if (shape == SHAPE_TREE_ROOT)
+		return concat_to_tree(pointer, skel, src, right);
 	for (;;)
 	{
 		uint32		end = i + 1;
