@@ -72,6 +72,11 @@ INSERT INTO cases (expr) VALUES
 	($$jb - 'k150'$$),
 	($$jb - 'k001'$$),
 	($$jb - 'nope'$$),
+	($$jb - '{k150,k151}'::text[]$$),
+	($$jb - '{k300,k001,k150,nope,NULL}'::text[]$$),
+	($$jb - ARRAY['k002', 'k002', 'k299']$$),
+	($$jb - '{}'::text[]$$),
+	($$jb - '{{k150}}'::text[]$$),
 	($$jb || '{"k150": "merged"}'$$),
 	($$jb || '{"k150b": [1], "k150c": {}}'$$),
 	($$jb || '{"k001": 1, "k300": 2}'$$),
@@ -126,16 +131,18 @@ UPDATE plain SET jb = jb - 'k200' WHERE id = 2;
 UPDATE plain SET jb = jb || '{"k100x": [true]}' WHERE id = 3;
 SELECT t.id, jt_test_flat_bytes(t.jb) = jt_test_flat_bytes(p.jb) AS same
 FROM t JOIN plain p USING (id) ORDER BY id;
--- keys in several ranges: one change per range, each on the pointer the
--- one before returned, and the UPDATE stores that pointer
+-- keys in several ranges (|| and - text[]): one change per range, each on
+-- the pointer the one before returned, and the UPDATE stores that pointer
 DELETE FROM parts_before;
 INSERT INTO parts_before SELECT t.id, p.value_id FROM t, jsonb_toaster_parts(jb) p WHERE t.id = 2;
 SET client_min_messages = debug1;
 UPDATE t SET jb = jb || '{"k001": "first", "k002": "second", "k150": [1], "k300": {"last": true}}' WHERE id = 2;
+UPDATE t SET jb = jb - '{k010,k290,k291}'::text[] WHERE id = 2;
 RESET client_min_messages;
 SELECT count(*) AS parts, count(*) FILTER (WHERE p.value_id IN (SELECT value_id FROM parts_before)) AS kept
 FROM t, jsonb_toaster_parts(jb) p WHERE t.id = 2;
 UPDATE plain SET jb = jb || '{"k001": "first", "k002": "second", "k150": [1], "k300": {"last": true}}' WHERE id = 2;
+UPDATE plain SET jb = jb - '{k010,k290,k291}'::text[] WHERE id = 2;
 SELECT jt_test_flat_bytes(t.jb) = jt_test_flat_bytes(p.jb) AS same
 FROM t JOIN plain p USING (id) WHERE id = 2;
 
@@ -389,7 +396,9 @@ INSERT INTO rcases (expr) VALUES
 	($$jb || '{"n": 1, "status": "s", "zz": null}'$$),
 	($$jb || '{"added": {"x": 1}, "status": 1}'$$),
 	($$jb || '{"status": 1, "zz": {"x": 1}}'$$),
-	($$jb || '{"meta": 1, "status": 2}'$$);
+	($$jb || '{"meta": 1, "status": 2}'$$),
+	($$jb - '{status,n,zz}'::text[]$$),
+	($$jb - '{status,big}'::text[]$$);
 SET client_min_messages = debug1;
 SELECT n, expr, compare(expr, 'r', 'rplain') AS same FROM rcases ORDER BY n;
 RESET client_min_messages;
@@ -398,6 +407,7 @@ SET client_min_messages = debug1;
 UPDATE r SET jb = jsonb_set(jb, '{status}', '"done"') WHERE id = 1;
 UPDATE r SET jb = jb || '{"added": {"x": [1, 2]}}' WHERE id = 2;
 UPDATE r SET jb = jb || '{"n": 7, "id": 1, "zz": "s"}' WHERE id = 1;
+UPDATE r SET jb = jb - '{n,zz}'::text[] WHERE id = 1;
 RESET client_min_messages;
 SELECT r.id, count(*) FILTER (WHERE p.value_id IN (SELECT value_id FROM rparts_before b WHERE b.id = r.id)) AS kept,
 	count(*) FILTER (WHERE p.value_id NOT IN (SELECT value_id FROM rparts_before b WHERE b.id = r.id)) AS new
@@ -409,6 +419,7 @@ RESET client_min_messages;
 UPDATE rplain SET jb = jsonb_set(jb, '{status}', '"done"') WHERE id = 1;
 UPDATE rplain SET jb = jb || '{"added": {"x": [1, 2]}}' WHERE id = 2;
 UPDATE rplain SET jb = jb || '{"n": 7, "id": 1, "zz": "s"}' WHERE id = 1;
+UPDATE rplain SET jb = jb - '{n,zz}'::text[] WHERE id = 1;
 UPDATE rplain SET jb = jsonb_set(jb, '{status}', to_jsonb(repeat('y', 5000))) WHERE id = 2;
 SELECT r.id, jt_test_flat_bytes(r.jb) = jt_test_flat_bytes(p.jb) AS same,
 	(SELECT count(*) FROM jsonb_toaster_parts(r.jb)) AS parts

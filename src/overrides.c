@@ -65,6 +65,7 @@ JT_OVERRIDE(jsonb_set, jt_jsonb_set)
 JT_OVERRIDE(jsonb_delete_path, jt_jsonb_delete_path)
 JT_OVERRIDE(jsonb_delete, jt_jsonb_delete)
 JT_OVERRIDE(jsonb_concat, jt_jsonb_concat)
+JT_OVERRIDE(jsonb_delete_array, jt_jsonb_delete_array)
 
 static const struct
 {
@@ -85,6 +86,7 @@ static const struct
 	{F_JSONB_DELETE_PATH, override_jsonb_delete_path},
 	{F_JSONB_DELETE_JSONB_TEXT, override_jsonb_delete},
 	{F_JSONB_CONCAT, override_jsonb_concat},
+	{F_JSONB_DELETE_JSONB__TEXT, override_jsonb_delete_array},
 };
 
 void
@@ -94,8 +96,9 @@ jt_overrides_init(void)
 							 "Serves the builtin jsonb accessors with jsonb_toaster's, which read only what they need.",
 							 "When on, ->, ->>, #>, #>>, ?, ?| and ?& (and their functions) "
 							 "are served by jsonb_toaster's accessors, and jsonb_set(), #-, "
-							 "jsonb - text and || change only the part of a stored document "
-							 "they touch; the results are the same.  Works only with the "
+							 "jsonb - text, jsonb - text[] and || change only the parts of a "
+							 "stored document they touch; the results are the same.  Works "
+							 "only with the "
 							 "library in shared_preload_libraries.",
 							 &jt_override_builtins, true, PGC_USERSET, 0,
 							 NULL, NULL, NULL);

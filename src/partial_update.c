@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * partial_update.c
- *	  jsonb_set(), #-, - and || on a stored document, run on the one part
+ *	  jsonb_set(), #-, - and || on a stored document, run on the parts
  *	  they change (patched servers only).
  *
  * "UPDATE t SET js = jsonb_set(js, '{k}', v)" on a document whose root
@@ -20,14 +20,15 @@
  * whose keys all fall in one range change the pairs of that range only,
  * and do to them exactly what they do within the whole object.
  * Flattening puts the pairs back together in the form jsonb always
- * writes.  An object whose keys fall in several ranges is concatenated
- * one range at a time, each change made on the result of the one before,
- * as jsonb_set(jsonb_set(...)) is.
+ * writes.  An object whose keys fall in several ranges is concatenated,
+ * and keys of several ranges are removed (jsonb - text[]), one range at a
+ * time, each change made on the result of the one before, as
+ * jsonb_set(jsonb_set(...)) is.
  *
  * A root object kept in the skeleton's tree (short fields in the row, the
  * long ones in parts) is changed there: a key whose value is a scalar, or
- * missing, is set, added or removed in the tree (all the keys of the right
- * operand of ||, one after the other), and every part stays.
+ * missing, is set, added or removed in the tree (all the keys of || or of
+ * jsonb - text[], one after the other), and every part stays.
  *
  * Anything else is left to the builtin: a root that is neither, a path
  * with NULLs, a changed part that is empty or whose first key is no
@@ -67,6 +68,7 @@
 
 #include "catalog/pg_type.h"
 #include "utils/array.h"
+#include "utils/builtins.h"
 #include "utils/fmgrprotos.h"
 #include "utils/jsonb.h"
 #include "utils/memutils.h"
@@ -847,10 +849,10 @@ splice_tree(JtSkeleton *skel, const char *key, uint32 keylen, JtSource *vsrc,
 
 /*
  * The document made by setting n keys (keys[i] to vnodes[i], nodes of
- * vsrc; added if create and missing), or removing one (vnodes NULL, n 1),
- * in the root object kept in a skeleton's tree: the parts stay as they
- * are.  NULL when a key's value is a container or a reference, or when
- * nothing changes.
+ * vsrc; added if create and missing), or removing them (vnodes NULL), in
+ * the root object kept in a skeleton's tree: the parts stay as they are.
+ * NULL when a key's value is a container or a reference, or when nothing
+ * changes.
  */
 static struct varlena *
 apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, uint32 n,
@@ -871,15 +873,24 @@ apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, uint32 n,
 	for (uint32 i = 0; i < n; i++)
 	{
 		char	   *before = payload;
+		JtSkeleton *next = skel == &steps[0] ? &steps[1] : &steps[0];
+		JtNode		current;
 
+		/* a key to remove that is not there (jsonb - text[]) */
+		if (vnodes == NULL && n > 1 &&
+			!jt_nav_object_get(&skel->src, &skel->root, keys[i], keylens[i],
+							   &current))
+			continue;
 		if (!splice_tree(skel, keys[i], keylens[i], vsrc,
-						 vnodes ? &vnodes[i] : NULL, create, &steps[i % 2],
+						 vnodes ? &vnodes[i] : NULL, create, next,
 						 &payload, &payload_len))
 			return NULL;
 		if (before)
 			pfree(before);
-		skel = &steps[i % 2];
+		skel = next;
 	}
+	if (payload == NULL)
+		return NULL;			/* nothing changes */
 
 	/* flattens (as above) */
 	taken = jt_patch_may_be_taken(payload_len - sizeof(JtSkeletonHeader),
@@ -1043,102 +1054,90 @@ object_slice(JtSource *src, const JtNode *object, uint32 first, uint32 n)
 	return (Jsonb *) buf.data;
 }
 
-/* The range of a split root that holds key i of object (a node of src). */
-static uint32
-range_of_key(const JtRef *ref, JtSource *src, const JtNode *object, uint32 i)
+/*
+ * Keys of a root object to set (to values, nodes of vsrc) or to remove
+ * (values NULL): the right operand of ||, or the array of jsonb - text[].
+ * Sorted as jsonb sorts keys, and distinct.
+ */
+typedef struct KeyedChange
 {
-	JtNode		key;
+	uint32		count;
+	const char **keys;
+	uint32	   *keylens;
+	JtSource   *vsrc;
+	JtNode	   *values;
+	JtNode		object;			/* for ||: the right operand, in vsrc */
+} KeyedChange;
 
-	jt_nav_entry(src, object, i, &key);
-	return jt_ref_range_for_key(ref, jt_source_read(src, key.offset, key.length),
-								key.length);
-}
-
-/* pointer || right (a node of src) on a root kept in the tree: every key */
+/* The builtin's doc with keys [first, first + n) of kc set or removed. */
 static struct varlena *
-concat_to_tree(struct varlena *pointer, JtSkeleton *skel, JtSource *src,
-			   const JtNode *right)
+builtin_change(const KeyedChange *kc, struct varlena *doc, uint32 first,
+			   uint32 n)
 {
-	uint32		count = jt_node_count(right);
-	const char **keys = palloc(count * sizeof(char *));
-	uint32	   *keylens = palloc(count * sizeof(uint32));
-	JtNode	   *values = palloc(count * sizeof(JtNode));
+	Datum	   *names;
 
-	for (uint32 i = 0; i < count; i++)
-	{
-		JtNode		key;
-
-		jt_nav_entry(src, right, i, &key);
-		keys[i] = jt_source_read(src, key.offset, key.length);
-		keylens[i] = key.length;
-		jt_nav_entry(src, right, count + i, &values[i]);
-	}
-	return apply_tree_patch(pointer, skel, count, keys, keylens, src, values,
-							true);
+	if (kc->values)
+		return (struct varlena *) DatumGetPointer(
+			DirectFunctionCall2(jsonb_concat, PointerGetDatum(doc),
+								PointerGetDatum(object_slice(kc->vsrc, &kc->object,
+															 first, n))));
+	names = palloc(n * sizeof(Datum));
+	for (uint32 i = 0; i < n; i++)
+		names[i] = PointerGetDatum(cstring_to_text_with_len(kc->keys[first + i],
+															kc->keylens[first + i]));
+	return (struct varlena *) DatumGetPointer(
+		DirectFunctionCall2(jsonb_delete_array, PointerGetDatum(doc),
+							PointerGetDatum(construct_array_builtin(names, n,
+																	TEXTOID))));
 }
 
 /*
- * pointer || right, right a non-empty object (a node of src), done as
- * jsonb_set() on the stored value would do it: one change for the keys of
- * right that fall in one range of a split root (the builtin run on that
- * part), each change made on the pointer the previous one returned; all
- * keys at once in a root kept in the tree.  The keys of an object are
- * distinct, so the
- * changes commute, and together they set every key of right, as the
- * builtin does.  skel, ref and shape describe pointer.  NULL when the
- * first change cannot be made so; a later change that cannot is left to
- * the builtin, on the document the changes before it made.
+ * The keys of kc set or removed in pointer, as jsonb_set() or jsonb - text
+ * on the stored value would do it: in a split root, one change for the
+ * keys that fall in one range (the builtin run on that part, or the splice
+ * for a lone key), each change made on the pointer the one before
+ * returned; in a root kept in the tree, all keys at once.  The keys are
+ * distinct, so the changes commute, and together they do what the builtin
+ * does.  skel, ref and shape describe pointer.  NULL when the first change
+ * cannot be made so; a later change that cannot is left to the builtin, on
+ * the document the changes before it made.
  */
 static struct varlena *
-concat_in_steps(struct varlena *pointer, StoredShape shape, JtSkeleton *skel,
-				JtRef *ref, JtSource *src, const JtNode *right)
+change_keys(struct varlena *pointer, StoredShape shape, JtSkeleton *skel,
+			JtRef *ref, const KeyedChange *kc)
 {
-	uint32		count = jt_node_count(right);
 	uint32		i = 0;
 
 	if (shape == SHAPE_TREE_ROOT)
-		return concat_to_tree(pointer, skel, src, right);
+		return apply_tree_patch(pointer, skel, kc->count, kc->keys,
+								kc->keylens, kc->vsrc, kc->values, true);
 	for (;;)
 	{
 		uint32		end = i + 1;
-		uint32		r = 0;
+		uint32		r = jt_ref_range_for_key(ref, kc->keys[i], kc->keylens[i]);
 		struct varlena *result;
 
-		if (shape == SHAPE_SPLIT_ROOT)
-		{
-			r = range_of_key(ref, src, right, i);
-			while (end < count && range_of_key(ref, src, right, end) == r)
-				end++;
-		}
+		while (end < kc->count &&
+			   jt_ref_range_for_key(ref, kc->keys[end], kc->keylens[end]) == r)
+			end++;
 		if (end - i == 1)
-		{
-			JtNode		key;
-			JtNode		value;
-
-			jt_nav_entry(src, right, i, &key);
-			jt_nav_entry(src, right, count + i, &value);
-			result = change_key(pointer, shape, skel, ref,
-								jt_source_read(src, key.offset, key.length),
-								key.length, src, &value, true);
-		}
+			result = change_key(pointer, shape, skel, ref, kc->keys[i],
+								kc->keylens[i], kc->vsrc,
+								kc->values ? &kc->values[i] : NULL, true);
 		else
 		{
 			OldPart		old;
-			Jsonb	   *slice = object_slice(src, right, i, end - i);
 
 			fetch_part(skel, ref, r, true, &old);
 			result = apply_patch(pointer, skel, ref, r, &old,
-								 (struct varlena *) DatumGetPointer(
-									 DirectFunctionCall2(jsonb_concat,
-														 PointerGetDatum(old.content),
-														 PointerGetDatum(slice))),
+								 builtin_change(kc, old.content, i, end - i),
 								 NULL);
 		}
 		if (result == NULL && i == 0)
 			return NULL;
 		if (result != NULL)
 		{
-			if (end == count)
+			if (end == kc->count)
 				return result;
 			pointer = result;
 			i = end;
@@ -1148,10 +1147,7 @@ concat_in_steps(struct varlena *pointer, StoredShape shape, JtSkeleton *skel,
 		}
 
 		/* the builtin goes on from the last document made, with the rest */
-		return (struct varlena *) DatumGetPointer(
-			DirectFunctionCall2(jsonb_concat, PointerGetDatum(pointer),
-								PointerGetDatum(object_slice(src, right, i,
-															 count - i))));
+		return builtin_change(kc, pointer, i, kc->count - i);
 	}
 }
 
@@ -1164,7 +1160,7 @@ jt_jsonb_concat(PG_FUNCTION_ARGS)
 	StoredShape shape;
 	Jsonb	   *right;
 	JtSource	src;
-	JtNode		root;
+	KeyedChange kc;
 	struct varlena *result;
 
 	shape = open_stored(PG_GETARG_DATUM(0), &skel, &ref);
@@ -1174,13 +1170,98 @@ jt_jsonb_concat(PG_FUNCTION_ARGS)
 	if (!JB_ROOT_IS_OBJECT(right) || JB_ROOT_COUNT(right) == 0)
 		return jsonb_concat(fcinfo);
 
+	/* an object's keys are sorted and distinct already */
 	jt_memory_source(&src, (const char *) &right->root,
 					 VARSIZE(right) - VARHDRSZ, false);
-	jt_nav_root(&src, &root);
-	result = concat_in_steps((struct varlena *) PG_GETARG_POINTER(0), shape,
-							 &skel, &ref, &src, &root);
+	jt_nav_root(&src, &kc.object);
+	kc.count = jt_node_count(&kc.object);
+	kc.keys = palloc(kc.count * sizeof(char *));
+	kc.keylens = palloc(kc.count * sizeof(uint32));
+	kc.values = palloc(kc.count * sizeof(JtNode));
+	kc.vsrc = &src;
+	for (uint32 i = 0; i < kc.count; i++)
+	{
+		JtNode		key;
+
+		jt_nav_entry(&src, &kc.object, i, &key);
+		kc.keys[i] = jt_source_read(&src, key.offset, key.length);
+		kc.keylens[i] = key.length;
+		jt_nav_entry(&src, &kc.object, kc.count + i, &kc.values[i]);
+	}
+	result = change_keys((struct varlena *) PG_GETARG_POINTER(0), shape,
+						 &skel, &ref, &kc);
 	if (result == NULL)
 		return jsonb_concat(fcinfo);
+	PG_RETURN_POINTER(result);
+}
+
+/* qsort() comparator of text pointers, in the order of jsonb's keys */
+static int
+text_key_cmp(const void *a, const void *b)
+{
+	const text *x = *(const text *const *) a;
+	const text *y = *(const text *const *) b;
+
+	return jt_key_cmp(VARDATA_ANY(x), VARSIZE_ANY_EXHDR(x),
+					  VARDATA_ANY(y), VARSIZE_ANY_EXHDR(y));
+}
+
+/*
+ * The keys a text[] names, NULLs left out (as the builtin does), into
+ * kc: sorted as jsonb sorts keys, each once.  False if it names none.
+ */
+static bool
+keys_to_remove(ArrayType *names, KeyedChange *kc)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			nelems;
+	text	  **sorted;
+	uint32		n = 0;
+
+	deconstruct_array_builtin(names, TEXTOID, &elems, &nulls, &nelems);
+	sorted = palloc(Max(nelems, 1) * sizeof(text *));
+	for (int i = 0; i < nelems; i++)
+		if (!nulls[i])
+			sorted[n++] = DatumGetTextPP(elems[i]);
+	qsort(sorted, n, sizeof(text *), text_key_cmp);
+	kc->keys = palloc(Max(n, 1) * sizeof(char *));
+	kc->keylens = palloc(Max(n, 1) * sizeof(uint32));
+	kc->count = 0;
+	for (uint32 i = 0; i < n; i++)
+	{
+		if (i > 0 && text_key_cmp(&sorted[i - 1], &sorted[i]) == 0)
+			continue;
+		kc->keys[kc->count] = VARDATA_ANY(sorted[i]);
+		kc->keylens[kc->count] = VARSIZE_ANY_EXHDR(sorted[i]);
+		kc->count++;
+	}
+	kc->vsrc = NULL;
+	kc->values = NULL;
+	return kc->count > 0;
+}
+
+/* jsonb - text[] */
+Datum
+jt_jsonb_delete_array(PG_FUNCTION_ARGS)
+{
+	JtSkeleton	skel;
+	JtRef		ref;
+	StoredShape shape;
+	ArrayType  *names;
+	KeyedChange kc;
+	struct varlena *result;
+
+	shape = open_stored(PG_GETARG_DATUM(0), &skel, &ref);
+	if (shape == SHAPE_OTHER)
+		return jsonb_delete_array(fcinfo);
+	names = PG_GETARG_ARRAYTYPE_P(1);
+	if (ARR_NDIM(names) > 1 || !keys_to_remove(names, &kc))
+		return jsonb_delete_array(fcinfo);	/* which reports a bad array */
+	result = change_keys((struct varlena *) PG_GETARG_POINTER(0), shape,
+						 &skel, &ref, &kc);
+	if (result == NULL)
+		return jsonb_delete_array(fcinfo);
 	PG_RETURN_POINTER(result);
 }
 

@@ -49,6 +49,7 @@ extern Datum jt_jsonb_set(PG_FUNCTION_ARGS);
 extern Datum jt_jsonb_delete_path(PG_FUNCTION_ARGS);
 extern Datum jt_jsonb_delete(PG_FUNCTION_ARGS);
 extern Datum jt_jsonb_concat(PG_FUNCTION_ARGS);
+extern Datum jt_jsonb_delete_array(PG_FUNCTION_ARGS);
 
 extern const JtPatch *jt_patch_for(const struct varlena *value,
 								   const struct varlena *oldvalue);
