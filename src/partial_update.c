@@ -851,8 +851,8 @@ splice_tree(JtSkeleton *skel, const char *key, uint32 keylen, JtSource *vsrc,
  * The document made by setting n keys (keys[i] to vnodes[i], nodes of
  * vsrc; added if create and missing), or removing them (vnodes NULL), in
  * the root object kept in a skeleton's tree: the parts stay as they are.
- * NULL when a key's value is a container or a reference, or when nothing
- * changes.
+ * A copy of pointer when no key to remove is there.  NULL when a key's
+ * value is a container or a reference.
  */
 static struct varlena *
 apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, uint32 n,
@@ -870,14 +870,26 @@ apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, uint32 n,
 		growth += vnodes ? (int64) vnodes[i].length + keylens[i] : 0;
 	if (might_overflow(pointer, growth, jt_node_count(&skel->root) + n))
 		return NULL;
+
+	/*
+	 * Each key is spliced into the tree the one before made, a copy of it:
+	 * keys that would take the tree past the row's budget are left to the
+	 * builtin at once (the toaster would not keep that tree anyway).
+	 */
+	if (vnodes && n > 1 &&
+		!jt_patch_may_be_taken((uint32) Min(skel->hdr.tree_size + growth +
+											2 * sizeof(uint32) * (int64) n,
+											PG_UINT32_MAX),
+							   0, 0))
+		return NULL;
 	for (uint32 i = 0; i < n; i++)
 	{
 		char	   *before = payload;
 		JtSkeleton *next = skel == &steps[0] ? &steps[1] : &steps[0];
 		JtNode		current;
 
-		/* a key to remove that is not there (jsonb - text[]) */
-		if (vnodes == NULL && n > 1 &&
+		/* a key to remove that is not there */
+		if (vnodes == NULL &&
 			!jt_nav_object_get(&skel->src, &skel->root, keys[i], keylens[i],
 							   &current))
 			continue;
@@ -890,7 +902,14 @@ apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, uint32 n,
 		skel = next;
 	}
 	if (payload == NULL)
-		return NULL;			/* nothing changes */
+	{
+		struct varlena *same = palloc(VARSIZE_EXTERNAL(pointer));
+
+		/* no key to remove was there: the result is the stored value */
+		memcpy(same, pointer, VARSIZE_EXTERNAL(pointer));
+		elog(DEBUG1, "jsonb_toaster: the skeleton's tree unchanged");
+		return same;
+	}
 
 	/* flattens (as above) */
 	taken = jt_patch_may_be_taken(payload_len - sizeof(JtSkeletonHeader),
