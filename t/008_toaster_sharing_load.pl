@@ -5,9 +5,10 @@
 # many 1 kB ranges: updaters that change one array element (jsonb_set), add
 # or replace a key (||), remove one (-), assign through a subscript, append
 # to an array (jsonb_insert and ||), update another column, send back the
-# whole document as text after a change or unchanged (the ORM pattern), or
-# replace it with a new version; transactions that roll back and others
-# with savepoints rolled back; rows deleted and inserted again; and readers
+# whole document as text after a change or unchanged (the ORM pattern),
+# replace it with a new version, or remove or set several keys at once
+# (- text[], ||); transactions that roll back and others with savepoints
+# rolled back; rows deleted and inserted again; and readers
 # that check values read through ->, ->>, #> and ? (or whole documents)
 # against the row's model columns in the same query, raising an error on a
 # mismatch.  Half of the updates go to four hot rows, so several clients
@@ -222,6 +223,20 @@ UPDATE docs SET cat = cat + 1,
 	'minus' => [ 4, q{
 \set id CASE WHEN random(0, 1) = 0 THEN random(1, 4) ELSE random(1, 40) END
 UPDATE docs SET del = del + 1, jb = jb - ('d' || del + 1) WHERE id = :id;
+} ],
+	# several keys at once: removed (jsonb - text[]; when none is left,
+	# the stored value comes back), or set to what they hold (||)
+	'multi' => [ 4, q{
+\set id CASE WHEN random(0, 1) = 0 THEN random(1, 4) ELSE random(1, 40) END
+\set how random(0, 1)
+\if :how = 0
+UPDATE docs SET del = del + 2, jb = jb - ARRAY['d' || del + 1, 'd' || del + 2, 'none']
+	WHERE id = :id;
+\else
+UPDATE docs SET other = other + 1,
+	jb = jb || jsonb_build_object('name', 'document ' || id || ' version ' || ver, 'id', id, 'ver', ver)
+	WHERE id = :id;
+\endif
 } ],
 	# subscripting assignment
 	'subscript' => [ 8, q{
