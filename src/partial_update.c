@@ -28,7 +28,10 @@
  * A root object kept in the skeleton's tree (short fields in the row, the
  * long ones in parts) is changed there: a key whose value is a scalar, or
  * missing, is set, added or removed in the tree (all the keys of || or of
- * jsonb - text[], one after the other), and every part stays.
+ * jsonb - text[], one after the other), and every part stays.  The result
+ * is a pointer to the new skeleton when the tree and the references'
+ * layout bytes give the document's size (not for a reference to a long
+ * scalar, nor one written before format version 3), else the document.
  *
  * Anything else is left to the builtin: a root that is neither, a path
  * with NULLs, a changed part that is empty or whose first key is no
@@ -863,6 +866,7 @@ apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, uint32 n,
 	char	   *payload = NULL;
 	uint32		payload_len = 0;
 	int64		growth = 0;
+	uint64		flat_size;
 	bool		taken;
 	struct varlena *document;
 
@@ -909,6 +913,36 @@ apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, uint32 n,
 		memcpy(same, pointer, VARSIZE_EXTERNAL(pointer));
 		elog(DEBUG1, "jsonb_toaster: the skeleton's tree unchanged");
 		return same;
+	}
+
+	/*
+	 * A pointer in place of the document, when the tree and the directories
+	 * tell its size and the value carries no part whole (a pointer made by
+	 * another change, whose parts the toaster writes when it adopts it)
+	 */
+	if (jt_delta_carried_len(skel, InvalidOid) == 0 &&
+		jt_skeleton_flat_size(skel, &flat_size) &&
+		flat_size + VARHDRSZ <= JT_JENTRY_OFFLEN_MASK)
+	{
+		struct varlena *result;
+
+		result = jt_tree_patch_pointer(payload, payload_len, pointer,
+									   (int32) (flat_size + VARHDRSZ));
+		if (result != NULL)
+		{
+#ifdef USE_ASSERT_CHECKING
+			/* the size told is the size flattening gives (as above) */
+			struct varlena *flat = jt_flatten_changed(pointer, skel, 0, NULL,
+													  false);
+
+			if (VARSIZE(flat) != flat_size + VARHDRSZ)
+				jt_nav_corrupt(&skel->src, "the tree and the layout bytes give another size than flattening");
+			pfree(flat);
+#endif
+			elog(DEBUG1, "jsonb_toaster: changed the skeleton's tree, returned it");
+			pfree(payload);
+			return result;
+		}
 	}
 
 	/* flattens (as above) */

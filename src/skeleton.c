@@ -283,6 +283,62 @@ jt_part_layout(JtSource *src, const JtNode *root)
 }
 
 /*
+ * The size of node, a value of skel's tree, flattened (any padding before
+ * it excluded): false if a reference in it cannot tell (no layout bytes,
+ * or a long scalar).  A container flattened is its header, its JEntries,
+ * then each entry's bytes, a numeric or a container starting at a multiple
+ * of 4 from the container's start, which is itself 4-byte aligned in the
+ * document: so its size does not depend on where it lies.
+ */
+static bool
+flat_node_size(JtSkeleton *skel, const JtNode *node, uint64 *size)
+{
+	JtEntryIter it;
+	JtNode		entry;
+	uint64		total;
+
+	check_stack_depth();
+	if (node->kind == JT_NODE_REF)
+	{
+		JtRef		ref;
+
+		jt_skeleton_read_ref(skel, node, &ref);
+		return jt_ref_flat_size(&ref, size);
+	}
+	if (node->kind != JT_NODE_CONTAINER)
+	{
+		*size = node->length;
+		return true;
+	}
+	jt_nav_iter_begin(&skel->src, node, &it);
+	total = sizeof(uint32) + (uint64) it.nentries * sizeof(uint32);
+	while (jt_nav_iter_next(&skel->src, &it, &entry))
+	{
+		uint64		entry_size;
+
+		if (entry.kind == JT_NODE_NUMERIC || entry.kind == JT_NODE_CONTAINER ||
+			entry.kind == JT_NODE_REF)
+			total = TYPEALIGN(4, total);
+		if (!flat_node_size(skel, &entry, &entry_size))
+			return false;
+		total += entry_size;
+	}
+	*size = total;
+	return true;
+}
+
+/*
+ * The size of the document skel stands for, flattened (without a varlena
+ * header), from its tree and its references' directories alone: false if
+ * a reference cannot tell (see jt_ref_flat_size()).
+ */
+bool
+jt_skeleton_flat_size(JtSkeleton *skel, uint64 *size)
+{
+	return flat_node_size(skel, &skel->root, size);
+}
+
+/*
  * The size of the container a reference stands for, flattened (without a
  * varlena header), from its directory alone: false if it has no layout
  * bytes, or stands for a long scalar.

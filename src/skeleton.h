@@ -179,6 +179,7 @@ extern void jt_skeleton_read_ref(JtSkeleton *skel, const JtNode *node,
 								 JtRef *ref);
 extern uint8 jt_part_layout(JtSource *src, const JtNode *root);
 extern bool jt_ref_flat_size(const JtRef *ref, uint64 *size);
+extern bool jt_skeleton_flat_size(JtSkeleton *skel, uint64 *size);
 extern uint32 jt_ref_range_for_key(const JtRef *ref, const char *key,
 								   uint32 keylen);
 extern struct varlena *jt_skeleton_flatten(JtSkeleton *skel,

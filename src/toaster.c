@@ -386,6 +386,34 @@ remember_same_parts(const struct varlena *newptr, const struct varlena *oldptr)
 	same_parts_old = oldcopy;
 }
 
+/*
+ * A pointer to payload (JtSkeletonHeader, tree, delta area): the skeleton
+ * of old_pointer with its tree changed in place, every part and delta
+ * kept, flattening to rawsize bytes.  NULL if it does not fit the row's
+ * budget.  Like a patch that keeps its changed part as a delta, it names
+ * the old pointer's parts, which jt_adopt() and jt_delete() are told.
+ */
+struct varlena *
+jt_tree_patch_pointer(const char *payload, uint32 payload_len,
+					  const struct varlena *old_pointer, int32 rawsize)
+{
+	JtSkeletonHeader hdr;
+	varatt_custom oldheader;
+	struct varlena *result;
+
+	memcpy(&hdr, payload, sizeof(hdr));
+	if (!jt_patch_may_be_taken(payload_len - sizeof(hdr), 0, 0))
+		return NULL;
+	VARATT_CUSTOM_GET_HEADER(oldheader, old_pointer);
+	result = make_pointer(&hdr, payload + sizeof(hdr),
+						  payload + sizeof(hdr) + hdr.tree_size,
+						  payload_len - sizeof(hdr) - hdr.tree_size, rawsize,
+						  oldheader.va_storedsize - oldheader.va_size,
+						  patched_version(old_pointer));
+	remember_same_parts(result, old_pointer);
+	return result;
+}
+
 /* The TOAST relation holding the parts of one of our pointers. */
 static Oid
 pointer_toastrelid(const struct varlena *pointer)

@@ -34,6 +34,10 @@ extern struct varlena *jt_patch_pointer(const struct JtPatch *patch,
 										int32 rawsize, bool *whole);
 extern bool jt_patch_may_be_taken(uint32 skeleton_size, uint32 part_size,
 								  uint32 old_part_size);
+extern struct varlena *jt_tree_patch_pointer(const char *payload,
+											uint32 payload_len,
+											const struct varlena *old_pointer,
+											int32 rawsize);
 
 /* The toaster id of a custom TOAST pointer. */
 static inline int
