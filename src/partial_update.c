@@ -592,6 +592,37 @@ keep_patch(const struct varlena *pointer, const char *payload,
 	MemoryContextSwitchTo(old);
 }
 
+/* The stored value again, as a result that is the caller's to keep. */
+static struct varlena *
+copy_of_pointer(const struct varlena *pointer)
+{
+	struct varlena *copy = palloc(VARSIZE_EXTERNAL(pointer));
+
+	memcpy(copy, pointer, VARSIZE_EXTERNAL(pointer));
+	return copy;
+}
+
+#ifdef USE_ASSERT_CHECKING
+/*
+ * The size a returned pointer tells (rawsize) is the size flattening gives,
+ * unless the layout bytes of parts not read lie (which reading the value
+ * will report): checked in builds for testing.  patched is the pointer's
+ * skeleton, newpart (part r) its changed part, if any; what names the
+ * disagreement.
+ */
+static void
+check_told_size(struct varlena *pointer, JtSkeleton *patched, uint32 r,
+				struct varlena *newpart, uint64 rawsize, const char *what)
+{
+	struct varlena *flat = jt_flatten_changed(pointer, patched, r, newpart,
+											  false);
+
+	if (VARSIZE(flat) != rawsize)
+		jt_nav_corrupt(&patched->src, what);
+	pfree(flat);
+}
+#endif
+
 /*
  * The document made by putting newpart in place of part r (old, kept in
  * TOAST as old->base) of the stored value (a pointer parsed into skel and
@@ -630,13 +661,10 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	if (VARSIZE(newpart) == VARSIZE(oldpart) &&
 		memcmp(newpart, oldpart, VARSIZE(oldpart)) == 0)
 	{
-		struct varlena *same = palloc(VARSIZE_EXTERNAL(pointer));
-
 		/* the document is the one stored: so is the result */
-		memcpy(same, pointer, VARSIZE_EXTERNAL(pointer));
 		elog(DEBUG1, "jsonb_toaster: part %u of %u unchanged", r + 1,
 			 ref->nranges);
-		return same;
+		return copy_of_pointer(pointer);
 	}
 
 	/* the builtin's result is plain, and an object like its argument */
@@ -767,18 +795,8 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 		if (result != NULL)
 		{
 #ifdef USE_ASSERT_CHECKING
-
-			/*
-			 * The size told is the size flattening gives, unless the layout
-			 * bytes of parts not read lie (which reading the value will
-			 * report): checked here, in builds for testing.
-			 */
-			struct varlena *flat = jt_flatten_changed(pointer, &patched, r,
-													  newpart, false);
-
-			if (VARSIZE(flat) != (uint32) rawsize)
-				jt_nav_corrupt(&skel->src, "the layout bytes of the parts give another size than flattening");
-			pfree(flat);
+			check_told_size(pointer, &patched, r, newpart, (uint64) rawsize,
+							"the layout bytes of the parts give another size than flattening");
 #endif
 			elog(DEBUG1, "jsonb_toaster: changed part %u of %u, returned %s",
 				 r + 1, ref->nranges, whole ? "whole" : "as a delta");
@@ -805,15 +823,23 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	return document;
 }
 
+/* What splice_tree() did. */
+typedef enum TreeSplice
+{
+	TREE_REFUSED,				/* the key's value is a container or a
+								 * reference: parts below it would change */
+	TREE_UNCHANGED,				/* a key to remove that is not there */
+	TREE_SPLICED,
+} TreeSplice;
+
 /*
  * Set key (to vnode, a node of vsrc; added if create and missing) or
- * remove it (vnode NULL) in the root object kept in skel's tree: *patched
- * gets the new skeleton, parsed (and so checked, as any stored one) from
- * *payload, allocated here; its parts and deltas are skel's.  False when
- * the key's value is a container or a reference (parts below it would
- * change), or when nothing changes.
+ * remove it (vnode NULL) in the root object kept in skel's tree: once
+ * spliced, *patched gets the new skeleton, parsed (and so checked, as any
+ * stored one) from *payload, allocated here; its parts and deltas are
+ * skel's.
  */
-static bool
+static TreeSplice
 splice_tree(JtSkeleton *skel, const char *key, uint32 keylen, JtSource *vsrc,
 			const JtNode *vnode, bool create, JtSkeleton *patched,
 			char **payload, uint32 *payload_len)
@@ -828,11 +854,11 @@ splice_tree(JtSkeleton *skel, const char *key, uint32 keylen, JtSource *vsrc,
 
 	if (jt_nav_object_get(&skel->src, &skel->root, key, keylen, &current) &&
 		(current.kind == JT_NODE_CONTAINER || current.kind == JT_NODE_REF))
-		return false;
+		return TREE_REFUSED;
 	tree = splice_object(&skel->src, &skel->root, key, keylen, vsrc, vnode,
 						 create, &tree_len, &splice);
 	if (tree == NULL)
-		return false;
+		return TREE_UNCHANGED;
 	root_entry = JT_JENTRY_CONTAINER | (tree_len - sizeof(uint32));
 	memcpy(tree, &root_entry, sizeof(uint32));
 
@@ -847,7 +873,7 @@ splice_tree(JtSkeleton *skel, const char *key, uint32 keylen, JtSource *vsrc,
 	jt_skeleton_parse(patched, buf.data, buf.len, skel->version);
 	*payload = buf.data;
 	*payload_len = buf.len;
-	return true;
+	return TREE_SPLICED;
 }
 
 /*
@@ -890,29 +916,31 @@ apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, uint32 n,
 	{
 		char	   *before = payload;
 		JtSkeleton *next = skel == &steps[0] ? &steps[1] : &steps[0];
-		JtNode		current;
 
-		/* a key to remove that is not there */
-		if (vnodes == NULL &&
-			!jt_nav_object_get(&skel->src, &skel->root, keys[i], keylens[i],
-							   &current))
-			continue;
-		if (!splice_tree(skel, keys[i], keylens[i], vsrc,
-						 vnodes ? &vnodes[i] : NULL, create, next,
-						 &payload, &payload_len))
-			return NULL;
+		switch (splice_tree(skel, keys[i], keylens[i], vsrc,
+							vnodes ? &vnodes[i] : NULL, create, next,
+							&payload, &payload_len))
+		{
+			case TREE_REFUSED:
+				return NULL;
+			case TREE_UNCHANGED:
+				/* a key to remove that is not there is passed over */
+				if (vnodes == NULL)
+					continue;
+				/* jsonb_set(..., false) of a missing key: the builtin's */
+				return NULL;
+			case TREE_SPLICED:
+				break;
+		}
 		if (before)
 			pfree(before);
 		skel = next;
 	}
 	if (payload == NULL)
 	{
-		struct varlena *same = palloc(VARSIZE_EXTERNAL(pointer));
-
 		/* no key to remove was there: the result is the stored value */
-		memcpy(same, pointer, VARSIZE_EXTERNAL(pointer));
 		elog(DEBUG1, "jsonb_toaster: the skeleton's tree unchanged");
-		return same;
+		return copy_of_pointer(pointer);
 	}
 
 	/*
@@ -931,13 +959,8 @@ apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, uint32 n,
 		if (result != NULL)
 		{
 #ifdef USE_ASSERT_CHECKING
-			/* the size told is the size flattening gives (as above) */
-			struct varlena *flat = jt_flatten_changed(pointer, skel, 0, NULL,
-													  false);
-
-			if (VARSIZE(flat) != flat_size + VARHDRSZ)
-				jt_nav_corrupt(&skel->src, "the tree and the layout bytes give another size than flattening");
-			pfree(flat);
+			check_told_size(pointer, skel, 0, NULL, flat_size + VARHDRSZ,
+							"the tree and the layout bytes give another size than flattening");
 #endif
 			elog(DEBUG1, "jsonb_toaster: changed the skeleton's tree, returned it");
 			pfree(payload);

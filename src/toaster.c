@@ -318,6 +318,25 @@ patched_version(const struct varlena *old)
 }
 
 /*
+ * A pointer to a skeleton (hdr, tree, a delta area of deltas_len bytes)
+ * made from old_pointer by changing some of what it keeps in the row: the
+ * TOAST bytes it refers to are old_pointer's, and so is its format
+ * version (patched_version()).
+ */
+static struct varlena *
+pointer_over(const struct varlena *old_pointer, const JtSkeletonHeader *hdr,
+			 const char *tree, const char *deltas, uint32 deltas_len,
+			 int32 rawsize)
+{
+	varatt_custom oldheader;
+
+	VARATT_CUSTOM_GET_HEADER(oldheader, old_pointer);
+	return make_pointer(hdr, tree, deltas, deltas_len, rawsize,
+						oldheader.va_storedsize - oldheader.va_size,
+						patched_version(old_pointer));
+}
+
+/*
  * The pointer of a patch whose changed part is described by a record of
  * the delta area given (area_len bytes) against the part the old value
  * stores for it: the patched tree with the part's entry pointed at that
@@ -329,7 +348,6 @@ pointer_at_base(const JtPatch *patch, const char *area, uint32 area_len,
 {
 	JtSkeletonHeader hdr;
 	JtRefRange	range;
-	varatt_custom oldheader;
 	char	   *payload;
 
 	memcpy(&hdr, patch->payload, sizeof(hdr));
@@ -339,11 +357,9 @@ pointer_at_base(const JtPatch *patch, const char *area, uint32 area_len,
 	range.extinfo = patch->base_range.extinfo;
 	range.valueid = patch->base_range.valueid;
 	memcpy(payload + patch->range_offset, &range, sizeof(range));
-	VARATT_CUSTOM_GET_HEADER(oldheader, patch->old_pointer);
-	return make_pointer(&hdr, payload + sizeof(JtSkeletonHeader), area,
-						area_len, rawsize,
-						oldheader.va_storedsize - oldheader.va_size,
-						patched_version(patch->old_pointer));
+	return pointer_over(patch->old_pointer, &hdr,
+						payload + sizeof(JtSkeletonHeader), area, area_len,
+						rawsize);
 }
 
 /*
@@ -398,18 +414,14 @@ jt_tree_patch_pointer(const char *payload, uint32 payload_len,
 					  const struct varlena *old_pointer, int32 rawsize)
 {
 	JtSkeletonHeader hdr;
-	varatt_custom oldheader;
 	struct varlena *result;
 
 	memcpy(&hdr, payload, sizeof(hdr));
 	if (!jt_patch_may_be_taken(payload_len - sizeof(hdr), 0, 0))
 		return NULL;
-	VARATT_CUSTOM_GET_HEADER(oldheader, old_pointer);
-	result = make_pointer(&hdr, payload + sizeof(hdr),
+	result = pointer_over(old_pointer, &hdr, payload + sizeof(hdr),
 						  payload + sizeof(hdr) + hdr.tree_size,
-						  payload_len - sizeof(hdr) - hdr.tree_size, rawsize,
-						  oldheader.va_storedsize - oldheader.va_size,
-						  patched_version(old_pointer));
+						  payload_len - sizeof(hdr) - hdr.tree_size, rawsize);
 	remember_same_parts(result, old_pointer);
 	return result;
 }
@@ -591,9 +603,9 @@ store_patch(Relation rel, const JtPatch *patch, char cmethod, int32 rawsize,
 		/* only the tree changed, or nothing */
 		elog(DEBUG1, "jsonb_toaster: stored the skeleton, kept its %u parts",
 			 hdr.nparts);
-		return make_pointer(&hdr, patch->payload + sizeof(JtSkeletonHeader),
-							deltas, deltas_len, rawsize, stored_outside,
-							patched_version(patch->old_pointer));
+		return pointer_over(patch->old_pointer, &hdr,
+							patch->payload + sizeof(JtSkeletonHeader),
+							deltas, deltas_len, rawsize);
 	}
 
 	memcpy(&oldrange, VARDATA_CUSTOM(patch->old_pointer) + patch->range_offset,
