@@ -284,14 +284,16 @@ jt_part_layout(JtSource *src, const JtNode *root)
 
 /*
  * The size of node, a value of skel's tree, flattened (any padding before
- * it excluded): false if a reference in it cannot tell (no layout bytes,
- * or a long scalar).  A container flattened is its header, its JEntries,
- * then each entry's bytes, a numeric or a container starting at a multiple
- * of 4 from the container's start, which is itself 4-byte aligned in the
- * document: so its size does not depend on where it lies.
+ * it excluded), and whether it starts 4-byte aligned there: false if a
+ * reference in it cannot tell (no layout bytes).  A container flattened is
+ * its header, its JEntries, then each entry's bytes, a numeric or a
+ * container starting at a multiple of 4 from the container's start, which
+ * is itself 4-byte aligned in the document: so its size does not depend on
+ * where it lies.
  */
 static bool
-flat_node_size(JtSkeleton *skel, const JtNode *node, uint64 *size)
+flat_node_size(JtSkeleton *skel, const JtNode *node, uint64 *size,
+			   bool *aligned)
 {
 	JtEntryIter it;
 	JtNode		entry;
@@ -303,8 +305,15 @@ flat_node_size(JtSkeleton *skel, const JtNode *node, uint64 *size)
 		JtRef		ref;
 
 		jt_skeleton_read_ref(skel, node, &ref);
-		return jt_ref_flat_size(&ref, size);
+		if (!jt_ref_flat_size(&ref, size))
+			return false;
+		/* a long scalar's layout byte tells a numeric from a string */
+		*aligned = !(ref.header & JT_CONTAINER_SCALAR) ||
+			(ref.layouts[0] & JT_LAYOUT_ALIGNED) != 0;
+		return true;
 	}
+	*aligned = node->kind == JT_NODE_NUMERIC ||
+		node->kind == JT_NODE_CONTAINER;
 	if (node->kind != JT_NODE_CONTAINER)
 	{
 		*size = node->length;
@@ -315,12 +324,12 @@ flat_node_size(JtSkeleton *skel, const JtNode *node, uint64 *size)
 	while (jt_nav_iter_next(&skel->src, &it, &entry))
 	{
 		uint64		entry_size;
+		bool		entry_aligned;
 
-		if (entry.kind == JT_NODE_NUMERIC || entry.kind == JT_NODE_CONTAINER ||
-			entry.kind == JT_NODE_REF)
-			total = TYPEALIGN(4, total);
-		if (!flat_node_size(skel, &entry, &entry_size))
+		if (!flat_node_size(skel, &entry, &entry_size, &entry_aligned))
 			return false;
+		if (entry_aligned)
+			total = TYPEALIGN(4, total);
 		total += entry_size;
 	}
 	*size = total;
@@ -335,13 +344,19 @@ flat_node_size(JtSkeleton *skel, const JtNode *node, uint64 *size)
 bool
 jt_skeleton_flat_size(JtSkeleton *skel, uint64 *size)
 {
-	return flat_node_size(skel, &skel->root, size);
+	bool		aligned;
+
+	return flat_node_size(skel, &skel->root, size, &aligned);
 }
 
 /*
- * The size of the container a reference stands for, flattened (without a
+ * The size of the value a reference stands for, flattened (without a
  * varlena header), from its directory alone: false if it has no layout
- * bytes, or stands for a long scalar.
+ * bytes (format versions 1 and 2).
+ *
+ * A long scalar's part is a raw scalar: a varlena header, the root's
+ * header and one JEntry, then the value, at offset 8 (so a numeric needs
+ * no padding there).  Flattened, only the value remains.
  *
  * Part q alone is a varlena header, the root's header, 4 bytes of JEntry
  * for each entry, its key bytes K and the values, which start at K modulo
@@ -355,8 +370,16 @@ jt_ref_flat_size(const JtRef *ref, uint64 *size)
 	uint32		phase = 0;
 	uint64		total = sizeof(uint32);	/* the container's header */
 
-	if (ref->layouts == NULL || (ref->header & JT_CONTAINER_SCALAR))
+	if (ref->layouts == NULL)
 		return false;
+	if (ref->header & JT_CONTAINER_SCALAR)
+	{
+		if (ref->nranges != 1 ||
+			ref->ranges[0].rawsize < VARHDRSZ + 2 * sizeof(uint32))
+			return false;
+		*size = (uint64) ref->ranges[0].rawsize - VARHDRSZ - 2 * sizeof(uint32);
+		return true;
+	}
 	/* the values start after all the keys */
 	for (uint32 q = 0; q < ref->nranges; q++)
 		phase += ref->layouts[q] & JT_LAYOUT_KEYS_MASK;
