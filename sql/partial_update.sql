@@ -92,16 +92,16 @@ INSERT INTO cases (expr) VALUES
 	($$jb || '[1]'$$),
 	($$jb || '"s"'$$),
 	($$jb || jb$$);
-CREATE FUNCTION compare(expr text, tab text = 't', copy text = 'plain')
+CREATE FUNCTION compare(expr text, tab text = 't', copy text = 'plain', row_id int = 2)
 RETURNS boolean LANGUAGE plpgsql AS $$
 DECLARE ours bytea; theirs bytea; err text; builtin_err text;
 BEGIN
 	BEGIN
-		EXECUTE format('SELECT jt_test_flat_bytes(%s) FROM %I WHERE id = 2', expr, tab) INTO ours;
+		EXECUTE format('SELECT jt_test_flat_bytes(%s) FROM %I WHERE id = %s', expr, tab, row_id) INTO ours;
 	EXCEPTION WHEN OTHERS THEN err := SQLERRM;
 	END;
 	BEGIN
-		EXECUTE format('SELECT jt_test_flat_bytes(%s) FROM %I WHERE id = 2', expr, copy) INTO theirs;
+		EXECUTE format('SELECT jt_test_flat_bytes(%s) FROM %I WHERE id = %s', expr, copy, row_id) INTO theirs;
 	EXCEPTION WHEN OTHERS THEN builtin_err := SQLERRM;
 	END;
 	RETURN ours IS NOT DISTINCT FROM theirs AND err IS NOT DISTINCT FROM builtin_err;
@@ -462,7 +462,11 @@ INSERT INTO rs VALUES (2, jsonb_build_object('status', 'new', 'text', repeat('lo
 		'big', (repeat('9', 3001) || '.5')::numeric,
 		'num', ('-' || repeat('7', 2999))::numeric)),
 	(4, jsonb_build_object('a', 'x', 'big', (repeat('9', 5001) || '.5')::numeric)),
-	(5, jsonb_build_object('a', 'x', 'text', repeat('long text ', 600)));
+	(5, jsonb_build_object('a', 'x', 'text', repeat('long text ', 600))),
+	(6, jsonb_build_object('a', 'x', 'obj', (SELECT jsonb_object_agg('k' || i, repeat('v', 20) || i)
+		FROM generate_series(1, 300) i))),
+	(7, jsonb_build_object('a', 'x', 'meta', jsonb_build_object('k', 1, 'l', 'm'),
+		'body', repeat('body ', 1000)));
 CREATE TABLE rsplain AS SELECT * FROM rs;
 SELECT id, array_agg(p.path ORDER BY p.path) AS parts
 FROM rs, jsonb_toaster_parts(jb) p GROUP BY id ORDER BY id;
@@ -472,7 +476,21 @@ UPDATE rs SET jb = jb || '{"status": "done", "n": 1}' WHERE id = 2;
 UPDATE rs SET jb = jsonb_set(jb, '{a}', '"xyzzy"') WHERE id = 3;
 UPDATE rs SET jb = jb || '{"aa": 1.5, "ab": "q"}' WHERE id = 3;
 UPDATE rs SET jb = jb - 'z' WHERE id = 3;
+-- values removed with their parts: the new pointer keeps the others
+SELECT compare($$jb - 'obj'$$, 'rs', 'rsplain', 6) AS same;
+SELECT compare($$jsonb_set(jb, '{obj}', '[1, "x"]')$$, 'rs', 'rsplain', 6) AS same;
+SELECT compare($$jb || '{"obj": {"k": 1}, "a": "y"}'$$, 'rs', 'rsplain', 6) AS same;
+SELECT compare($$jb - '{a, obj}'::text[]$$, 'rs', 'rsplain', 6) AS same;
 UPDATE rs SET jb = jsonb_set(jb, '{s}', '"short"') WHERE id = 3;
+UPDATE rs SET jb = jb - 'big' WHERE id = 4;
+UPDATE rs SET jb = jb || '{"text": "t"}' WHERE id = 5;
+UPDATE rs SET jb = jsonb_set(jb, '{obj,k150}', '"changed"') WHERE id = 6;
+BEGIN;
+SAVEPOINT s;
+UPDATE rs SET jb = jb - 'obj' WHERE id = 6;
+ROLLBACK TO s;
+COMMIT;
+UPDATE rs SET jb = jsonb_set(jb, '{meta}', '[1, 2]') WHERE id = 7;
 UPDATE rs SET jb = jsonb_set(jb, '{a}', '"xy"') WHERE id IN (4, 5);
 RESET client_min_messages;
 UPDATE rsplain SET jb = jb || '{"status": "done", "n": 1}' WHERE id = 2;
@@ -480,10 +498,27 @@ UPDATE rsplain SET jb = jsonb_set(jb, '{a}', '"xyzzy"') WHERE id = 3;
 UPDATE rsplain SET jb = jb || '{"aa": 1.5, "ab": "q"}' WHERE id = 3;
 UPDATE rsplain SET jb = jb - 'z' WHERE id = 3;
 UPDATE rsplain SET jb = jsonb_set(jb, '{s}', '"short"') WHERE id = 3;
+UPDATE rsplain SET jb = jb - 'big' WHERE id = 4;
+UPDATE rsplain SET jb = jsonb_set(jb, '{obj,k150}', '"changed"') WHERE id = 6;
+UPDATE rsplain SET jb = jb || '{"text": "t"}' WHERE id = 5;
+UPDATE rsplain SET jb = jsonb_set(jb, '{meta}', '[1, 2]') WHERE id = 7;
 UPDATE rsplain SET jb = jsonb_set(jb, '{a}', '"xy"') WHERE id IN (4, 5);
 SELECT id, jt_test_flat_bytes(rs.jb) = jt_test_flat_bytes(p.jb) AS same,
-	(SELECT count(*) FROM jsonb_toaster_parts(rs.jb)) AS parts
+	(SELECT count(*) FROM jsonb_toaster_parts(rs.jb)) AS parts,
+	(jsonb_toaster_storage(rs.jb)).stored_size =
+		(jsonb_toaster_storage(rs.jb)).inline_size +
+		(SELECT coalesce(sum(stored_size), 0) FROM jsonb_toaster_parts(rs.jb)) AS sizes_add_up
 FROM rs JOIN rsplain p USING (id) ORDER BY id;
+VACUUM rs;
+SELECT toast_ok('rs');
+-- the removal rolled back above, done
+SET client_min_messages = debug1;
+UPDATE rs SET jb = jb - 'obj' WHERE id = 6;
+RESET client_min_messages;
+UPDATE rsplain SET jb = jb - 'obj' WHERE id = 6;
+SELECT id, jt_test_flat_bytes(rs.jb) = jt_test_flat_bytes(p.jb) AS same,
+	(SELECT count(*) FROM jsonb_toaster_parts(rs.jb)) AS parts
+FROM rs JOIN rsplain p USING (id) WHERE id = 6;
 VACUUM rs;
 SELECT toast_ok('rs');
 DROP TABLE rs, rsplain;
@@ -497,7 +532,7 @@ RESET client_min_messages;
 RESET jsonb_toaster.override_builtins;
 
 DROP TABLE t, plain, cases, parts_before;
-DROP FUNCTION toast_ok(regclass), doc(int), compare(text, text, text);
+DROP FUNCTION toast_ok(regclass), doc(int), compare(text, text, text, int);
 DROP EXTENSION jsonb_toaster_test;
 RESET jsonb_toaster.range_size;
 RESET jsonb_toaster.inline_budget;

@@ -436,20 +436,22 @@ jt_delta_carried_len(const JtSkeleton *skel, Oid except)
 }
 
 /*
- * Append the delta records of skel to area, but that of value except, and
- * the replacements unless asked for.
+ * Append the delta records of skel to area, but those of the nexcept
+ * values in except, and the replacements unless asked for.
  */
 void
-jt_delta_area_copy(const JtSkeleton *skel, Oid except, bool replacements,
-				   StringInfo area)
+jt_delta_area_copy_except(const JtSkeleton *skel, const Oid *except,
+						  uint32 nexcept, bool replacements, StringInfo area)
 {
 	for (uint32 i = 0; i < skel->ndeltas; i++)
 	{
 		const JtDelta *d = &skel->deltas[i];
 		JtRefRange	base = {0};
+		bool		excepted = false;
 
-		if (d->hdr.valueid == except ||
-			(!replacements && jt_delta_is_replacement(d)))
+		for (uint32 e = 0; e < nexcept && !excepted; e++)
+			excepted = d->hdr.valueid == except[e];
+		if (excepted || (!replacements && jt_delta_is_replacement(d)))
 			continue;
 		base.valueid = d->hdr.valueid;
 		base.rawsize = d->hdr.base_rawsize;
@@ -458,4 +460,12 @@ jt_delta_area_copy(const JtSkeleton *skel, Oid except, bool replacements,
 		jt_delta_append(area, &base, d->hdr.first, d->hdr.removed,
 						d->literal, d->hdr.literal_len);
 	}
+}
+
+/* The same, but the record of value except (InvalidOid: none). */
+void
+jt_delta_area_copy(const JtSkeleton *skel, Oid except, bool replacements,
+				   StringInfo area)
+{
+	jt_delta_area_copy_except(skel, &except, 1, replacements, area);
 }

@@ -92,6 +92,9 @@ extern void jt_delta_append(StringInfo area, const JtRefRange *base,
 							const char *literal, uint32 literal_len);
 extern void jt_delta_area_copy(const JtSkeleton *skel, Oid except,
 							   bool replacements, StringInfo area);
+extern void jt_delta_area_copy_except(const JtSkeleton *skel,
+									  const Oid *except, uint32 nexcept,
+									  bool replacements, StringInfo area);
 
 extern uint32 jt_delta_carried_len(const JtSkeleton *skel, Oid except);
 

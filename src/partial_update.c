@@ -70,6 +70,7 @@
 #ifdef JT_CUSTOM_TOAST
 
 #include "catalog/pg_type.h"
+#include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/fmgrprotos.h"
@@ -826,23 +827,61 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 /* What splice_tree() did. */
 typedef enum TreeSplice
 {
-	TREE_REFUSED,				/* the key's value is a container or a
-								 * reference: parts below it would change */
 	TREE_UNCHANGED,				/* a key to remove that is not there */
 	TREE_SPLICED,
 } TreeSplice;
+
+/* The parts a change of the tree no longer refers to. */
+typedef struct DroppedParts
+{
+	List	   *valueids;		/* OIDs of their stored parts */
+	uint64		stored;			/* the TOAST bytes they take */
+} DroppedParts;
+
+/*
+ * Add the parts of the references at or below node, a value of skel's
+ * tree, to *dropped.  A part kept as a delta has its base's value id and
+ * stored size in its entry (jt_stored_range() keeps them).
+ */
+static void
+drop_parts_below(JtSkeleton *skel, const JtNode *node, DroppedParts *dropped)
+{
+	JtEntryIter it;
+	JtNode		entry;
+
+	check_stack_depth();
+	if (node->kind == JT_NODE_REF)
+	{
+		JtRef		ref;
+
+		jt_skeleton_read_ref(skel, node, &ref);
+		for (uint32 r = 0; r < ref.nranges; r++)
+		{
+			dropped->valueids = lappend_oid(dropped->valueids,
+											ref.ranges[r].valueid);
+			dropped->stored += ref.ranges[r].extinfo & VARLENA_EXTSIZE_MASK;
+		}
+		return;
+	}
+	if (node->kind != JT_NODE_CONTAINER)
+		return;
+	jt_nav_iter_begin(&skel->src, node, &it);
+	while (jt_nav_iter_next(&skel->src, &it, &entry))
+		drop_parts_below(skel, &entry, dropped);
+}
 
 /*
  * Set key (to vnode, a node of vsrc; added if create and missing) or
  * remove it (vnode NULL) in the root object kept in skel's tree: once
  * spliced, *patched gets the new skeleton, parsed (and so checked, as any
  * stored one) from *payload, allocated here; its parts and deltas are
- * skel's.
+ * skel's, but those of the key's old value (a container of the tree, or a
+ * reference), which go to *dropped.
  */
 static TreeSplice
 splice_tree(JtSkeleton *skel, const char *key, uint32 keylen, JtSource *vsrc,
 			const JtNode *vnode, bool create, JtSkeleton *patched,
-			char **payload, uint32 *payload_len)
+			char **payload, uint32 *payload_len, DroppedParts *dropped)
 {
 	JtNode		current;
 	JtSkeletonHeader hdr;
@@ -851,24 +890,37 @@ splice_tree(JtSkeleton *skel, const char *key, uint32 keylen, JtSource *vsrc,
 	uint32		tree_len;
 	uint32		root_entry;
 	StringInfoData buf;
+	DroppedParts here = {NIL, 0};
+	Oid		   *except;
 
-	if (jt_nav_object_get(&skel->src, &skel->root, key, keylen, &current) &&
-		(current.kind == JT_NODE_CONTAINER || current.kind == JT_NODE_REF))
-		return TREE_REFUSED;
 	tree = splice_object(&skel->src, &skel->root, key, keylen, vsrc, vnode,
 						 create, &tree_len, &splice);
 	if (tree == NULL)
 		return TREE_UNCHANGED;
 	root_entry = JT_JENTRY_CONTAINER | (tree_len - sizeof(uint32));
 	memcpy(tree, &root_entry, sizeof(uint32));
+	if (splice.removed &&
+		jt_nav_object_get(&skel->src, &skel->root, key, keylen, &current))
+		drop_parts_below(skel, &current, &here);
+	if ((uint32) list_length(here.valueids) > skel->hdr.nparts)
+		jt_nav_corrupt(&skel->src, "a tree refers to more parts than its header counts");
 
 	hdr = skel->hdr;
 	hdr.tree_size = tree_len;
+	hdr.nparts -= list_length(here.valueids);
 	initStringInfo(&buf);
 	appendBinaryStringInfo(&buf, (const char *) &hdr, sizeof(hdr));
 	appendBinaryStringInfo(&buf, tree, tree_len);
-	jt_delta_area_copy(skel, InvalidOid, true, &buf);	/* the parts stay */
+	/* the other parts stay, with their deltas */
+	except = palloc(Max(list_length(here.valueids), 1) * sizeof(Oid));
+	for (int i = 0; i < list_length(here.valueids); i++)
+		except[i] = list_nth_oid(here.valueids, i);
+	jt_delta_area_copy_except(skel, except, list_length(here.valueids), true,
+							  &buf);
+	pfree(except);
 	pfree(tree);
+	dropped->valueids = list_concat(dropped->valueids, here.valueids);
+	dropped->stored += here.stored;
 	/* of the old pointer's version: it is that pointer, changed */
 	jt_skeleton_parse(patched, buf.data, buf.len, skel->version);
 	*payload = buf.data;
@@ -879,9 +931,12 @@ splice_tree(JtSkeleton *skel, const char *key, uint32 keylen, JtSource *vsrc,
 /*
  * The document made by setting n keys (keys[i] to vnodes[i], nodes of
  * vsrc; added if create and missing), or removing them (vnodes NULL), in
- * the root object kept in a skeleton's tree: the parts stay as they are.
- * A copy of pointer when no key to remove is there.  NULL when a key's
- * value is a container or a reference.
+ * the root object kept in a skeleton's tree: the parts stay as they are,
+ * but those of the keys' old values (containers of the tree, references).
+ * A copy of pointer when no key to remove is there.  NULL when the
+ * builtin should do it: the tree would outgrow the row, or parts are
+ * dropped and the size of the document is not known without reading them
+ * (the toaster's general path then finds the parts kept).
  */
 static struct varlena *
 apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, uint32 n,
@@ -895,6 +950,7 @@ apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, uint32 n,
 	uint64		flat_size;
 	bool		taken;
 	struct varlena *document;
+	DroppedParts dropped = {NIL, 0};
 
 	for (uint32 i = 0; i < n; i++)
 		growth += vnodes ? (int64) vnodes[i].length + keylens[i] : 0;
@@ -919,10 +975,8 @@ apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, uint32 n,
 
 		switch (splice_tree(skel, keys[i], keylens[i], vsrc,
 							vnodes ? &vnodes[i] : NULL, create, next,
-							&payload, &payload_len))
+							&payload, &payload_len, &dropped))
 		{
-			case TREE_REFUSED:
-				return NULL;
 			case TREE_UNCHANGED:
 				/* a key to remove that is not there is passed over */
 				if (vnodes == NULL)
@@ -955,20 +1009,31 @@ apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, uint32 n,
 		struct varlena *result;
 
 		result = jt_tree_patch_pointer(payload, payload_len, pointer,
-									   (int32) (flat_size + VARHDRSZ));
+									   (int32) (flat_size + VARHDRSZ),
+									   dropped.stored,
+									   dropped.valueids == NIL);
 		if (result != NULL)
 		{
 #ifdef USE_ASSERT_CHECKING
 			check_told_size(pointer, skel, 0, NULL, flat_size + VARHDRSZ,
 							"the tree and the layout bytes give another size than flattening");
 #endif
-			elog(DEBUG1, "jsonb_toaster: changed the skeleton's tree, returned it");
+			elog(DEBUG1, "jsonb_toaster: changed the skeleton's tree, returned it%s",
+				 dropped.valueids ? " without the parts of the values removed" : "");
 			pfree(payload);
 			return result;
 		}
 	}
 
-	/* flattens (as above) */
+	/*
+	 * Flattens (as above); with parts dropped, the builtin's document goes
+	 * to the toaster's general path, which lists what it keeps.
+	 */
+	if (dropped.valueids != NIL)
+	{
+		pfree(payload);
+		return NULL;
+	}
 	taken = jt_patch_may_be_taken(payload_len - sizeof(JtSkeletonHeader),
 								  0, 0);
 	document = jt_flatten_changed(pointer, skel, 0, NULL, !taken);

@@ -323,17 +323,35 @@ patched_version(const struct varlena *old)
  * TOAST bytes it refers to are old_pointer's, and so is its format
  * version (patched_version()).
  */
+/*
+ * The same, for a tree that no longer refers to some of old_pointer's
+ * parts, which take dropped_stored bytes of TOAST.
+ */
+static struct varlena *
+pointer_over_fewer(const struct varlena *old_pointer,
+				   const JtSkeletonHeader *hdr, const char *tree,
+				   const char *deltas, uint32 deltas_len, int32 rawsize,
+				   uint64 dropped_stored)
+{
+	varatt_custom oldheader;
+	uint64		stored_outside;
+
+	VARATT_CUSTOM_GET_HEADER(oldheader, old_pointer);
+	stored_outside = oldheader.va_storedsize - oldheader.va_size;
+	if (dropped_stored > stored_outside)
+		elog(ERROR, "jsonb_toaster: a pointer's parts take more than its stored size");
+	return make_pointer(hdr, tree, deltas, deltas_len, rawsize,
+						stored_outside - dropped_stored,
+						patched_version(old_pointer));
+}
+
 static struct varlena *
 pointer_over(const struct varlena *old_pointer, const JtSkeletonHeader *hdr,
 			 const char *tree, const char *deltas, uint32 deltas_len,
 			 int32 rawsize)
 {
-	varatt_custom oldheader;
-
-	VARATT_CUSTOM_GET_HEADER(oldheader, old_pointer);
-	return make_pointer(hdr, tree, deltas, deltas_len, rawsize,
-						oldheader.va_storedsize - oldheader.va_size,
-						patched_version(old_pointer));
+	return pointer_over_fewer(old_pointer, hdr, tree, deltas, deltas_len,
+							  rawsize, 0);
 }
 
 /*
@@ -404,14 +422,17 @@ remember_same_parts(const struct varlena *newptr, const struct varlena *oldptr)
 
 /*
  * A pointer to payload (JtSkeletonHeader, tree, delta area): the skeleton
- * of old_pointer with its tree changed in place, every part and delta
- * kept, flattening to rawsize bytes.  NULL if it does not fit the row's
- * budget.  Like a patch that keeps its changed part as a delta, it names
- * the old pointer's parts, which jt_adopt() and jt_delete() are told.
+ * of old_pointer with its tree changed in place, flattening to rawsize
+ * bytes.  NULL if it does not fit the row's budget.  When every part and
+ * delta is kept (same_parts), it names the old pointer's parts, like a
+ * patch that keeps its changed part as a delta, and jt_adopt() and
+ * jt_delete() are told so; otherwise the tree dropped parts that take
+ * dropped_stored bytes, and the two list what the new pointer keeps.
  */
 struct varlena *
 jt_tree_patch_pointer(const char *payload, uint32 payload_len,
-					  const struct varlena *old_pointer, int32 rawsize)
+					  const struct varlena *old_pointer, int32 rawsize,
+					  uint64 dropped_stored, bool same_parts)
 {
 	JtSkeletonHeader hdr;
 	struct varlena *result;
@@ -419,10 +440,12 @@ jt_tree_patch_pointer(const char *payload, uint32 payload_len,
 	memcpy(&hdr, payload, sizeof(hdr));
 	if (!jt_patch_may_be_taken(payload_len - sizeof(hdr), 0, 0))
 		return NULL;
-	result = pointer_over(old_pointer, &hdr, payload + sizeof(hdr),
-						  payload + sizeof(hdr) + hdr.tree_size,
-						  payload_len - sizeof(hdr) - hdr.tree_size, rawsize);
-	remember_same_parts(result, old_pointer);
+	result = pointer_over_fewer(old_pointer, &hdr, payload + sizeof(hdr),
+								payload + sizeof(hdr) + hdr.tree_size,
+								payload_len - sizeof(hdr) - hdr.tree_size,
+								rawsize, dropped_stored);
+	if (same_parts)
+		remember_same_parts(result, old_pointer);
 	return result;
 }
 

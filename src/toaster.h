@@ -37,7 +37,9 @@ extern bool jt_patch_may_be_taken(uint32 skeleton_size, uint32 part_size,
 extern struct varlena *jt_tree_patch_pointer(const char *payload,
 											uint32 payload_len,
 											const struct varlena *old_pointer,
-											int32 rawsize);
+											int32 rawsize,
+											uint64 dropped_stored,
+											bool same_parts);
 
 /* The toaster id of a custom TOAST pointer. */
 static inline int
