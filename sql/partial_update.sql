@@ -523,6 +523,62 @@ VACUUM rs;
 SELECT toast_ok('rs');
 DROP TABLE rs, rsplain;
 
+-- a path into a container kept in parts, below a root kept in the tree:
+-- the builtin on the part that holds the path's second step
+CREATE TABLE rn (id int PRIMARY KEY, jb jsonb);
+ALTER TABLE rn ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+INSERT INTO rn VALUES (2, jsonb_build_object('a', 'x', 'n', 1,
+	'items', (SELECT jsonb_agg(jsonb_build_object('i', i, 't', repeat('t', i % 7), 'tags', jsonb_build_array(i, 'q')))
+		FROM generate_series(0, 1499) i),
+	'obj', (SELECT jsonb_object_agg('k' || i, repeat('v', 20) || i) FROM generate_series(1, 300) i)));
+CREATE TABLE rnplain AS SELECT * FROM rn;
+SELECT p.path, count(*) AS parts FROM rn, jsonb_toaster_parts(jb) p GROUP BY 1 ORDER BY 1;
+CREATE TABLE rncases (n serial, expr text);
+INSERT INTO rncases (expr) VALUES
+	($$jsonb_set(jb, '{items,0}', '"z"')$$),
+	($$jsonb_set(jb, '{items,1499}', '"z"')$$),
+	($$jsonb_set(jb, '{items,700,t}', '"longer text here"')$$),
+	($$jsonb_set(jb, '{items,-1}', '{"new": 1}')$$),
+	($$jsonb_set(jb, '{items,-1500}', '0')$$),
+	($$jsonb_set(jb, '{items,-1501}', '0')$$),
+	($$jsonb_set(jb, '{items,1500}', '0')$$),
+	($$jsonb_set(jb, '{items,05}', '0')$$),
+	($$jsonb_set(jb, '{items,x}', '0')$$),
+	($$jsonb_set(jb, '{items,3,tags,1}', '"r"')$$),
+	($$jsonb_set(jb, '{items,3,tags,9}', '"r"')$$),
+	($$jsonb_set(jb, '{items,3,tags,9}', '"r"', false)$$),
+	($$jsonb_set(jb, '{items,3,i,x}', '1')$$),
+	($$jsonb_set(jb, '{items,3,zz}', '1', false)$$),
+	($$jsonb_set(jb, '{obj,k150}', '"changed"')$$),
+	($$jsonb_set(jb, '{obj,k150,x}', '1')$$),
+	($$jsonb_set(jb, '{obj,k000}', '"new key"')$$),
+	($$jsonb_set(jb, '{obj,zzzz}', '[1, 2]')$$),
+	($$jsonb_set(jb, '{obj,nokey}', '1', false)$$),
+	($$jsonb_set(jb, '{a,b}', '1')$$),
+	($$jsonb_set(jb, '{nothere,b}', '1')$$),
+	($$jb #- '{items,5}'$$),
+	($$jb #- '{items,-1}'$$),
+	($$jb #- '{items,1500}'$$),
+	($$jb #- '{items,3,tags}'$$),
+	($$jb #- '{obj,k7}'$$),
+	($$jb #- '{obj,nokey}'$$),
+	($$jb #- '{obj,k7,deeper}'$$);
+SET client_min_messages = debug1;
+SELECT n, expr, compare(expr, 'rn', 'rnplain') AS same FROM rncases ORDER BY n;
+UPDATE rn SET jb = jsonb_set(jb, '{items,700,t}', '"longer text here"');
+UPDATE rn SET jb = jsonb_set(jb, '{obj,k150}', '"changed"');
+UPDATE rn SET jb = jb #- '{items,5}';
+RESET client_min_messages;
+UPDATE rnplain SET jb = jsonb_set(jb, '{items,700,t}', '"longer text here"');
+UPDATE rnplain SET jb = jsonb_set(jb, '{obj,k150}', '"changed"');
+UPDATE rnplain SET jb = jb #- '{items,5}';
+SELECT jt_test_flat_bytes(rn.jb) = jt_test_flat_bytes(p.jb) AS same,
+	(SELECT count(*) FROM jsonb_toaster_parts(rn.jb)) AS parts
+FROM rn JOIN rnplain p USING (id);
+VACUUM rn;
+SELECT toast_ok('rn');
+DROP TABLE rn, rnplain, rncases;
+
 -- with the builtins not overridden, nothing is changed in place
 SET jsonb_toaster.override_builtins = off;
 INSERT INTO t SELECT * FROM plain;

@@ -625,19 +625,55 @@ check_told_size(struct varlena *pointer, JtSkeleton *patched, uint32 r,
 #endif
 
 /*
+ * Where the reference whose part a change replaces lies: the root of the
+ * skeleton, or a value of a root object kept in the tree.
+ */
+typedef struct RefSite
+{
+	bool		is_root;
+	uint32		offset;			/* of its JtRefHeader, in the tree */
+	uint32		parts_before;	/* parts flattened before its first */
+} RefSite;
+
+/*
+ * The raw size of the document a patched skeleton stands for, from its
+ * tree and its references' layout bytes (format version 3): false if they
+ * do not tell it, or it is too large for a jsonb.
+ */
+static inline RefSite
+root_site(const JtSkeleton *skel)
+{
+	RefSite		site = {true, skel->root.offset, 0};
+
+	return site;
+}
+
+static bool
+tree_document_size(JtSkeleton *patched, int32 *rawsize)
+{
+	uint64		size;
+
+	if (!jt_skeleton_flat_size(patched, &size) ||
+		size + VARHDRSZ > JT_JENTRY_OFFLEN_MASK)
+		return false;
+	*rawsize = (int32) (size + VARHDRSZ);
+	return true;
+}
+
+/*
  * The document made by putting newpart in place of part r (old, kept in
- * TOAST as old->base) of the stored value (a pointer parsed into skel and
- * ref), or NULL when the skeleton cannot stay as it is: newpart empty, or
- * starting with another key than the one the directory names, or the
- * document too large.  A part that did not change keeps its directory
+ * TOAST as old->base) of the stored value (a pointer parsed into skel, and
+ * ref, the reference at site), or NULL when the skeleton cannot stay as
+ * it is: newpart empty, or not of ref's kind, or starting with another
+ * key than the one the directory names, or the document too large.  A part that did not change keeps its directory
  * entry, and the toaster will keep it; for one that did, the toaster may
  * keep base and store the change as a delta of it.  splice tells how
  * newpart was made from the old part, when splice_part() made it; or NULL.
  */
 static struct varlena *
 apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
-			uint32 r, const OldPart *old, struct varlena *newpart,
-			const Splice *splice)
+			const RefSite *site, uint32 r, const OldPart *old,
+			struct varlena *newpart, const Splice *splice)
 {
 	struct varlena *oldpart = old->content;
 	struct varlena *base = old->base;
@@ -668,13 +704,15 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 		return copy_of_pointer(pointer);
 	}
 
-	/* the builtin's result is plain, and an object like its argument */
+	/* the builtin's result is plain, and a container like its argument */
 	jt_memory_source(&src, VARDATA(newpart), VARSIZE(newpart) - VARHDRSZ,
 					 false);
 	jt_nav_root(&src, &root);
-	if (!jt_node_is_object(&root) || jt_node_count(&root) == 0)
+	if ((root.header & JT_CONTAINER_SCALAR) ||
+		jt_node_is_object(&root) != ((ref->header & JT_CONTAINER_OBJECT) != 0) ||
+		jt_node_count(&root) == 0)
 		return NULL;
-	if (r > 0)
+	if (r > 0 && jt_node_is_object(&root))
 	{
 		JtNode		key;
 		const JtRefRange *old = &ref->ranges[r];
@@ -727,7 +765,7 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	payload_len = buf.len;
 	/* parts carried whole by a pointer this was made from: not kept */
 	carried_len = jt_delta_carried_len(skel, base_range.valueid);
-	ref_offset = sizeof(JtSkeletonHeader) + skel->root.offset;
+	ref_offset = sizeof(JtSkeletonHeader) + site->offset;
 	memcpy(&rh, payload + ref_offset, sizeof(rh));
 	rh.header = (rh.header & ~JT_CONTAINER_COUNT_MASK) | count;
 	memcpy(payload + ref_offset, &rh, sizeof(rh));
@@ -767,8 +805,10 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 		struct varlena *result = NULL;
 		bool		whole = false;
 
-		if (patched_document_size(pointer, skel, ref, r, old, &new_layout,
-								  new_byte, &range, &rawsize))
+		if (site->is_root ?
+			patched_document_size(pointer, skel, ref, r, old, &new_layout,
+								  new_byte, &range, &rawsize) :
+			tree_document_size(&patched, &rawsize))
 		{
 			/* the entries walked, and the pairs the splice kept, serve the delta */
 			JtPatch		patch = {
@@ -796,7 +836,8 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 		if (result != NULL)
 		{
 #ifdef USE_ASSERT_CHECKING
-			check_told_size(pointer, &patched, r, newpart, (uint64) rawsize,
+			check_told_size(pointer, &patched, site->parts_before + r, newpart,
+							(uint64) rawsize,
 							"the layout bytes of the parts give another size than flattening");
 #endif
 			elog(DEBUG1, "jsonb_toaster: changed part %u of %u, returned %s",
@@ -814,7 +855,8 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	 */
 	if (!old->described)
 		check_part_entries(newpart);
-	document = jt_flatten_changed(pointer, &patched, r, newpart, !taken);
+	document = jt_flatten_changed(pointer, &patched, site->parts_before + r,
+								  newpart, !taken);
 
 	keep_patch(pointer, payload, payload_len, range_offset, newpart, base,
 			   &base_range, document);
@@ -1056,6 +1098,7 @@ change_key(struct varlena *pointer, StoredShape shape, JtSkeleton *skel,
 	uint32		r;
 	OldPart		old;
 	Splice		splice;
+	RefSite		site;
 	struct varlena *newpart;
 
 	if (shape == SHAPE_TREE_ROOT)
@@ -1065,8 +1108,200 @@ change_key(struct varlena *pointer, StoredShape shape, JtSkeleton *skel,
 	fetch_part(skel, ref, r, ref->layouts == NULL, &old);
 	newpart = splice_part(old.content, key, keylen, vsrc, vnode, create,
 						  &splice);
-	return apply_patch(pointer, skel, ref, r, &old, newpart,
+	site = root_site(skel);
+	return apply_patch(pointer, skel, ref, &site, r, &old, newpart,
 					   newpart == old.content ? NULL : &splice);
+}
+
+/* The number of parts below node, a value of skel's tree. */
+static uint32
+count_parts_below(JtSkeleton *skel, const JtNode *node)
+{
+	JtEntryIter it;
+	JtNode		entry;
+	uint32		n = 0;
+
+	check_stack_depth();
+	if (node->kind == JT_NODE_REF)
+	{
+		JtRef		ref;
+
+		jt_skeleton_read_ref(skel, node, &ref);
+		return ref.nranges;
+	}
+	if (node->kind != JT_NODE_CONTAINER)
+		return 0;
+	jt_nav_iter_begin(&skel->src, node, &it);
+	while (jt_nav_iter_next(&skel->src, &it, &entry))
+		n += count_parts_below(skel, &entry);
+	return n;
+}
+
+/*
+ * An array index as jsonb_set() and #- read it, in its canonical form
+ * only (an optional minus sign, then digits without leading zeros), so
+ * that what is turned down goes to the builtin for its own reading.
+ */
+static bool
+canonical_index(text *step, int32 *index)
+{
+	const char *c = VARDATA_ANY(step);
+	int			len = VARSIZE_ANY_EXHDR(step);
+	int			i = (len > 0 && c[0] == '-') ? 1 : 0;
+	int64		value = 0;
+
+	if (len - i < 1 || len - i > 10 || (c[i] == '0' && len - i > 1))
+		return false;
+	for (int k = i; k < len; k++)
+	{
+		if (c[k] < '0' || c[k] > '9')
+			return false;
+		value = value * 10 + (c[k] - '0');
+	}
+	value = i ? -value : value;
+	if (value < PG_INT32_MIN || value > PG_INT32_MAX)
+		return false;
+	*index = (int32) value;
+	return true;
+}
+
+/*
+ * The part of ref (a container kept in parts) that a path's step into it
+ * names, and the step as it reads in that part alone (*local, for an
+ * array): false when no part holds it (an index past either end, which
+ * the builtin turns into an insertion).
+ */
+static bool
+part_for_step(const JtRef *ref, text *step, uint32 *r, int32 *local)
+{
+	uint32		count = ref->header & JT_CONTAINER_COUNT_MASK;
+	int32		index;
+	uint32		start = 0;
+
+	if (ref->header & JT_CONTAINER_OBJECT)
+	{
+		*r = jt_ref_range_for_key(ref, VARDATA_ANY(step),
+								  VARSIZE_ANY_EXHDR(step));
+		return true;
+	}
+	if (!canonical_index(step, &index))
+		return false;
+	if (index < 0)
+		index = (-(int64) index > count) ? -1 : (int32) (count + index);
+	if (index < 0 || (uint32) index >= count)
+		return false;
+	for (uint32 q = 0; q < ref->nranges; q++)
+	{
+		uint32		n = ref->ranges[q].header & JT_CONTAINER_COUNT_MASK;
+
+		if ((uint32) index < start + n)
+		{
+			*r = q;
+			*local = (int32) (index - start);
+			return true;
+		}
+		start += n;
+	}
+	return false;
+}
+
+/*
+ * jsonb_set() or #- along a path of two steps or more in a root object
+ * kept in the tree, whose first key's value is kept in parts: the builtin
+ * on the part holding the second step, wrapped as the only value of an
+ * object under the first key so that the builtin sees the path (and
+ * reports its errors) as on the whole document, with an array index
+ * renumbered for the part.  NULL when the builtin should do it on the
+ * document.
+ */
+static struct varlena *
+change_below_ref(FunctionCallInfo fcinfo, PGFunction builtin, bool deleting,
+				 struct varlena *pointer, JtSkeleton *skel, Datum *elems,
+				 int npath)
+{
+	text	   *first = DatumGetTextPP(elems[0]);
+	text	   *step = DatumGetTextPP(elems[1]);
+	uint32		n = jt_node_count(&skel->root);
+	uint32		i;
+	JtNode		value;
+	JtRef		ref;
+	RefSite		site;
+	uint32		r;
+	int32		local = 0;
+	OldPart		old;
+	StringInfoData buf;
+	JtWriter	w;
+	Datum	   *steps;
+	Datum		newpath;
+	Jsonb	   *changed;
+	JtSource	src;
+	JtNode		root;
+	struct varlena *newpart;
+
+	if (!jt_nav_object_find(&skel->src, &skel->root, VARDATA_ANY(first),
+							VARSIZE_ANY_EXHDR(first), &i))
+		return NULL;
+	jt_nav_entry(&skel->src, &skel->root, n + i, &value);
+	if (value.kind != JT_NODE_REF)
+		return NULL;
+	jt_skeleton_read_ref(skel, &value, &ref);
+	if ((ref.header & JT_CONTAINER_SCALAR) || ref.layouts == NULL ||
+		!part_for_step(&ref, step, &r, &local))
+		return NULL;
+
+	/* the parts of the values before it are flattened first */
+	site.is_root = false;
+	site.offset = value.offset;
+	site.parts_before = 0;
+	for (uint32 k = 0; k < i; k++)
+	{
+		JtNode		before;
+
+		jt_nav_entry(&skel->src, &skel->root, n + k, &before);
+		site.parts_before += count_parts_below(skel, &before);
+	}
+
+	fetch_part(skel, &ref, r, true, &old);
+	initStringInfo(&buf);
+	appendStringInfoSpaces(&buf, VARHDRSZ);
+	jt_writer_begin(&w, &buf, JT_CONTAINER_OBJECT | 1);
+	jt_writer_entry(&w, JT_JENTRY_STRING, VARDATA_ANY(first),
+					VARSIZE_ANY_EXHDR(first));
+	jt_writer_entry(&w, JT_JENTRY_CONTAINER, VARDATA(old.content),
+					VARSIZE(old.content) - VARHDRSZ);
+	jt_writer_end(&w);
+	SET_VARSIZE(buf.data, buf.len);
+
+	steps = palloc(npath * sizeof(Datum));
+	memcpy(steps, elems, npath * sizeof(Datum));
+	if (!(ref.header & JT_CONTAINER_OBJECT))
+		steps[1] = CStringGetTextDatum(psprintf("%d", local));
+	newpath = PointerGetDatum(construct_array_builtin(steps, npath, TEXTOID));
+	if (deleting)
+		changed = DatumGetJsonbP(DirectFunctionCall2(builtin,
+													 PointerGetDatum(buf.data),
+													 newpath));
+	else
+		changed = DatumGetJsonbP(DirectFunctionCall4(builtin,
+													 PointerGetDatum(buf.data),
+													 newpath,
+													 PG_GETARG_DATUM(2),
+													 PG_GETARG_DATUM(3)));
+
+	/* the changed part: the wrapper's value, a container of the same kind */
+	jt_memory_source(&src, VARDATA(changed), VARSIZE(changed) - VARHDRSZ,
+					 false);
+	jt_nav_root(&src, &root);
+	if (!jt_node_is_object(&root) || jt_node_count(&root) != 1)
+		return NULL;
+	jt_nav_entry(&src, &root, 1, &value);
+	if (value.kind != JT_NODE_CONTAINER)
+		return NULL;
+	newpart = palloc(VARHDRSZ + value.length);
+	SET_VARSIZE(newpart, VARHDRSZ + value.length);
+	memcpy(VARDATA(newpart), jt_source_read(&src, value.offset, value.length),
+		   value.length);
+	return apply_patch(pointer, skel, &ref, &site, r, &old, newpart, NULL);
 }
 
 /*
@@ -1087,6 +1322,7 @@ change_path(FunctionCallInfo fcinfo, PGFunction builtin, bool deleting)
 	text	   *key;
 	uint32		r;
 	OldPart		old;
+	RefSite		site;
 	struct varlena *result;
 
 	shape = open_stored(PG_GETARG_DATUM(0), &skel, &ref);
@@ -1131,10 +1367,13 @@ change_path(FunctionCallInfo fcinfo, PGFunction builtin, bool deleting)
 				DirectFunctionCall4(builtin, PointerGetDatum(old.content),
 									PG_GETARG_DATUM(1), PG_GETARG_DATUM(2),
 									PG_GETARG_DATUM(3)));
-		result = apply_patch(pointer, &skel, &ref, r, &old, newpart, NULL);
+		site = root_site(&skel);
+		result = apply_patch(pointer, &skel, &ref, &site, r, &old, newpart,
+							 NULL);
 	}
 	else
-		result = NULL;
+		result = change_below_ref(fcinfo, builtin, deleting, pointer, &skel,
+								  elems, npath);
 	if (result == NULL)
 		return builtin(fcinfo);
 	PG_RETURN_POINTER(result);
@@ -1268,9 +1507,10 @@ change_keys(struct varlena *pointer, StoredShape shape, JtSkeleton *skel,
 		else
 		{
 			OldPart		old;
+			RefSite		site = root_site(skel);
 
 			fetch_part(skel, ref, r, true, &old);
-			result = apply_patch(pointer, skel, ref, r, &old,
+			result = apply_patch(pointer, skel, ref, &site, r, &old,
 								 builtin_change(kc, old.content, i, end - i),
 								 NULL);
 		}
