@@ -69,6 +69,12 @@ INSERT INTO cases (expr) VALUES
 	($$jb #- '{nope,x}'$$),
 	($$jb #- '{}'$$),
 	($$jb #- ARRAY[NULL]$$),
+	($$jsonb_insert(jb, '{k150a}', '"inserted"')$$),
+	($$jsonb_insert(jb, '{k150}', '"exists"')$$),
+	($$jsonb_insert(jb, '{a}', '1')$$),
+	($$jsonb_insert(jb, '{k153,tags,0}', '"y"', true)$$),
+	($$jsonb_insert(jb, '{k153,tags,x}', '"y"')$$),
+	($$jsonb_insert(jb, '{}', '1')$$),
 	($$jb - 'k150'$$),
 	($$jb - 'k001'$$),
 	($$jb - 'nope'$$),
@@ -562,16 +568,30 @@ INSERT INTO rncases (expr) VALUES
 	($$jb #- '{items,3,tags}'$$),
 	($$jb #- '{obj,k7}'$$),
 	($$jb #- '{obj,nokey}'$$),
-	($$jb #- '{obj,k7,deeper}'$$);
+	($$jb #- '{obj,k7,deeper}'$$),
+	($$jsonb_insert(jb, '{items,-1}', '1', true)$$),
+	($$jsonb_insert(jb, '{items,-1}', '1')$$),
+	($$jsonb_insert(jb, '{items,0}', '1')$$),
+	($$jsonb_insert(jb, '{items,700}', '[1]', true)$$),
+	($$jsonb_insert(jb, '{items,1500}', '1')$$),
+	($$jsonb_insert(jb, '{items,3,tags,0}', '"first"')$$),
+	($$jsonb_insert(jb, '{items,3,new}', '2')$$),
+	($$jsonb_insert(jb, '{items,3,i}', '2')$$),
+	($$jsonb_insert(jb, '{obj,k150a}', '"between"')$$),
+	($$jsonb_insert(jb, '{obj,k150}', '"exists"')$$),
+	($$jsonb_insert(jb, '{a}', '1')$$),
+	($$jsonb_insert(jb, '{newkey}', '1')$$);
 SET client_min_messages = debug1;
 SELECT n, expr, compare(expr, 'rn', 'rnplain') AS same FROM rncases ORDER BY n;
 UPDATE rn SET jb = jsonb_set(jb, '{items,700,t}', '"longer text here"');
 UPDATE rn SET jb = jsonb_set(jb, '{obj,k150}', '"changed"');
 UPDATE rn SET jb = jb #- '{items,5}';
+UPDATE rn SET jb = jsonb_insert(jb, '{items,-1}', '{"appended": true}', true);
 RESET client_min_messages;
 UPDATE rnplain SET jb = jsonb_set(jb, '{items,700,t}', '"longer text here"');
 UPDATE rnplain SET jb = jsonb_set(jb, '{obj,k150}', '"changed"');
 UPDATE rnplain SET jb = jb #- '{items,5}';
+UPDATE rnplain SET jb = jsonb_insert(jb, '{items,-1}', '{"appended": true}', true);
 SELECT jt_test_flat_bytes(rn.jb) = jt_test_flat_bytes(p.jb) AS same,
 	(SELECT count(*) FROM jsonb_toaster_parts(rn.jb)) AS parts
 FROM rn JOIN rnplain p USING (id);

@@ -63,6 +63,7 @@ JT_OVERRIDE(jsonb_exists_any, jt_exists_any)
 JT_OVERRIDE(jsonb_exists_all, jt_exists_all)
 JT_OVERRIDE(jsonb_set, jt_jsonb_set)
 JT_OVERRIDE(jsonb_delete_path, jt_jsonb_delete_path)
+JT_OVERRIDE(jsonb_insert, jt_jsonb_insert)
 JT_OVERRIDE(jsonb_delete, jt_jsonb_delete)
 JT_OVERRIDE(jsonb_concat, jt_jsonb_concat)
 JT_OVERRIDE(jsonb_delete_array, jt_jsonb_delete_array)
@@ -84,6 +85,7 @@ static const struct
 	{F_JSONB_EXISTS_ALL, override_jsonb_exists_all},
 	{F_JSONB_SET, override_jsonb_set},
 	{F_JSONB_DELETE_PATH, override_jsonb_delete_path},
+	{F_JSONB_INSERT, override_jsonb_insert},
 	{F_JSONB_DELETE_JSONB_TEXT, override_jsonb_delete},
 	{F_JSONB_CONCAT, override_jsonb_concat},
 	{F_JSONB_DELETE_JSONB__TEXT, override_jsonb_delete_array},

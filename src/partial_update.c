@@ -109,6 +109,14 @@ typedef enum StoredShape
 	SHAPE_TREE_ROOT,			/* the root object is in the tree */
 } StoredShape;
 
+/* What change_path() does at the end of its path. */
+typedef enum PathChange
+{
+	PATH_SET,					/* jsonb_set() */
+	PATH_DELETE,				/* #- */
+	PATH_INSERT,				/* jsonb_insert() */
+} PathChange;
+
 /* Parse a value stored by the toaster into skel (and ref, if split). */
 static StoredShape
 open_stored(Datum value, JtSkeleton *skel, JtRef *ref)
@@ -1305,12 +1313,15 @@ change_below_ref(FunctionCallInfo fcinfo, PGFunction builtin, bool deleting,
 }
 
 /*
- * jsonb_set(jsonb, text[], jsonb, boolean) and jsonb #- text[] (deleting):
- * the path's first key names the part.
+ * jsonb_set(jsonb, text[], jsonb, boolean), jsonb #- text[] and
+ * jsonb_insert(jsonb, text[], jsonb, boolean): the path's first key names
+ * the part of a split root, or the value kept in parts below a root kept
+ * in the tree.
  */
 static Datum
-change_path(FunctionCallInfo fcinfo, PGFunction builtin, bool deleting)
+change_path(FunctionCallInfo fcinfo, PGFunction builtin, PathChange how)
 {
+	bool		deleting = how == PATH_DELETE;
 	struct varlena *pointer = (struct varlena *) PG_GETARG_POINTER(0);
 	JtSkeleton	skel;
 	JtRef		ref;
@@ -1339,7 +1350,7 @@ change_path(FunctionCallInfo fcinfo, PGFunction builtin, bool deleting)
 	if (npath == 1 && deleting)
 		result = change_key(pointer, shape, &skel, &ref, VARDATA_ANY(key),
 							VARSIZE_ANY_EXHDR(key), NULL, NULL, false);
-	else if (npath == 1)
+	else if (npath == 1 && how == PATH_SET)
 	{
 		Jsonb	   *value = PG_GETARG_JSONB_P(2);
 		JtSource	vsrc;
@@ -1352,7 +1363,7 @@ change_path(FunctionCallInfo fcinfo, PGFunction builtin, bool deleting)
 	}
 	else if (shape == SHAPE_SPLIT_ROOT)
 	{
-		/* a longer path: the builtin, on the part */
+		/* a longer path, or an insertion: the builtin, on the part */
 		struct varlena *newpart;
 
 		r = jt_ref_range_for_key(&ref, VARDATA_ANY(key),
@@ -1371,9 +1382,11 @@ change_path(FunctionCallInfo fcinfo, PGFunction builtin, bool deleting)
 		result = apply_patch(pointer, &skel, &ref, &site, r, &old, newpart,
 							 NULL);
 	}
-	else
+	else if (npath > 1)
 		result = change_below_ref(fcinfo, builtin, deleting, pointer, &skel,
 								  elems, npath);
+	else
+		result = NULL;			/* a key inserted in the tree: the builtin */
 	if (result == NULL)
 		return builtin(fcinfo);
 	PG_RETURN_POINTER(result);
@@ -1382,13 +1395,19 @@ change_path(FunctionCallInfo fcinfo, PGFunction builtin, bool deleting)
 Datum
 jt_jsonb_set(PG_FUNCTION_ARGS)
 {
-	return change_path(fcinfo, jsonb_set, false);
+	return change_path(fcinfo, jsonb_set, PATH_SET);
 }
 
 Datum
 jt_jsonb_delete_path(PG_FUNCTION_ARGS)
 {
-	return change_path(fcinfo, jsonb_delete_path, true);
+	return change_path(fcinfo, jsonb_delete_path, PATH_DELETE);
+}
+
+Datum
+jt_jsonb_insert(PG_FUNCTION_ARGS)
+{
+	return change_path(fcinfo, jsonb_insert, PATH_INSERT);
 }
 
 /* jsonb - text */

@@ -47,6 +47,7 @@ typedef struct JtPatch
 /* same arguments, results and errors as the builtins of the same name */
 extern Datum jt_jsonb_set(PG_FUNCTION_ARGS);
 extern Datum jt_jsonb_delete_path(PG_FUNCTION_ARGS);
+extern Datum jt_jsonb_insert(PG_FUNCTION_ARGS);
 extern Datum jt_jsonb_delete(PG_FUNCTION_ARGS);
 extern Datum jt_jsonb_concat(PG_FUNCTION_ARGS);
 extern Datum jt_jsonb_delete_array(PG_FUNCTION_ARGS);
