@@ -599,6 +599,32 @@ VACUUM rn;
 SELECT toast_ok('rn');
 DROP TABLE rn, rnplain, rncases;
 
+-- ranges enlarged so that the directory fits the row: the last part,
+-- smaller than the others, may grow up to the largest by appends
+SET jsonb_toaster.range_size = 64;
+SET jsonb_toaster.inline_budget = 600;
+CREATE TABLE rg (id int PRIMARY KEY, jb jsonb);
+ALTER TABLE rg ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+INSERT INTO rg VALUES (2, jsonb_build_object('a', 'x',
+	'items', (SELECT jsonb_agg(i) FROM generate_series(1, 3000) i)));
+CREATE TABLE rgplain AS SELECT * FROM rg;
+SELECT count(*) AS parts, max(raw_size) > 2 * (64 * 4 + 4) AS enlarged,
+	(array_agg(raw_size ORDER BY range DESC))[1] < max(raw_size) AS last_smaller
+FROM rg, jsonb_toaster_parts(jb) p;
+SET client_min_messages = debug1;
+UPDATE rg SET jb = jsonb_insert(jb, '{items,-1}', '0', true);
+UPDATE rg SET jb = jsonb_insert(jb, '{items,-1}', '[1, 2]', true);
+RESET client_min_messages;
+UPDATE rgplain SET jb = jsonb_insert(jb, '{items,-1}', '0', true);
+UPDATE rgplain SET jb = jsonb_insert(jb, '{items,-1}', '[1, 2]', true);
+SELECT jt_test_flat_bytes(rg.jb) = jt_test_flat_bytes(p.jb) AS same
+FROM rg JOIN rgplain p USING (id);
+VACUUM rg;
+SELECT toast_ok('rg');
+DROP TABLE rg, rgplain;
+RESET jsonb_toaster.range_size;
+RESET jsonb_toaster.inline_budget;
+
 -- with the builtins not overridden, nothing is changed in place
 SET jsonb_toaster.override_builtins = off;
 INSERT INTO t SELECT * FROM plain;

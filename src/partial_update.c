@@ -556,7 +556,8 @@ static void
 keep_patch(const struct varlena *pointer, const char *payload,
 		   uint32 payload_len, uint32 range_offset,
 		   const struct varlena *part, const struct varlena *base,
-		   const JtRefRange *base_range, const struct varlena *document)
+		   const JtRefRange *base_range, uint32 largest_sibling,
+		   const struct varlena *document)
 {
 	Size		pointer_size = VARSIZE_EXTERNAL(pointer);
 	MemoryContext old;
@@ -584,6 +585,7 @@ keep_patch(const struct varlena *pointer, const char *payload,
 	last_patch.same_head = 0;
 	last_patch.same_tail = 0;
 	last_patch.carried_len = 0;
+	last_patch.largest_sibling = largest_sibling;
 	memset(&last_patch.base_range, 0, sizeof(last_patch.base_range));
 	if (part)
 	{
@@ -702,6 +704,7 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	JtRefRange	base_range;
 	PartLayout	new_layout;
 	uint8		new_byte = 0;
+	uint32		largest = 0;
 
 	if (VARSIZE(newpart) == VARSIZE(oldpart) &&
 		memcmp(newpart, oldpart, VARSIZE(oldpart)) == 0)
@@ -804,9 +807,10 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	 */
 	/* the old pointer's tree, changed: read as of its version */
 	jt_skeleton_parse(&patched, payload, payload_len, skel->version);
+	for (uint32 q = 0; q < ref->nranges; q++)
+		largest = Max(largest, (uint32) ref->ranges[q].rawsize);
 	taken = jt_patch_may_be_taken(payload_len - sizeof(JtSkeletonHeader) -
-								  carried_len,
-								  VARSIZE(newpart), ref->ranges[r].rawsize);
+								  carried_len, VARSIZE(newpart), largest);
 	if (taken && base != NULL)
 	{
 		int32		rawsize;
@@ -831,6 +835,7 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 				old->layout.entries : NULL,
 				.part_entries = new_layout.entries,
 				.carried_len = carried_len,
+				.largest_sibling = largest,
 			};
 
 			if (splice && base == oldpart)
@@ -867,7 +872,7 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 								  newpart, !taken);
 
 	keep_patch(pointer, payload, payload_len, range_offset, newpart, base,
-			   &base_range, document);
+			   &base_range, largest, document);
 	elog(DEBUG1, "jsonb_toaster: changed part %u of %u in place", r + 1,
 		 ref->nranges);
 	pfree(payload);
@@ -1088,7 +1093,8 @@ apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, uint32 n,
 								  0, 0);
 	document = jt_flatten_changed(pointer, skel, 0, NULL, !taken);
 
-	keep_patch(pointer, payload, payload_len, 0, NULL, NULL, NULL, document);
+	keep_patch(pointer, payload, payload_len, 0, NULL, NULL, NULL, 0,
+			   document);
 	elog(DEBUG1, "jsonb_toaster: changed the skeleton's tree in place");
 	pfree(payload);
 	return document;

@@ -42,6 +42,8 @@ typedef struct JtPatch
 	uint32		same_tail;
 	/* bytes of the delta area that carry parts whole, to be written */
 	uint32		carried_len;
+	/* the raw size of the largest part of the changed part's reference */
+	uint32		largest_sibling;
 } JtPatch;
 
 /* same arguments, results and errors as the builtins of the same name */

@@ -472,32 +472,35 @@ names_same_parts(const struct varlena *newptr, const struct varlena *oldptr)
 
 /*
  * Has a changed part outgrown its range?  It may grow up to the largest
- * range the general path cuts, or its old size, if more (the builder
- * enlarges the ranges of a document whose directory would not fit the
- * row).
+ * range the general path cuts, or to the largest part of its reference,
+ * if more: the builder enlarges the ranges of a document whose directory
+ * would not fit the row, and an element appended to the last of such
+ * parts (often the smallest) need not send the document to the general
+ * path.  No part grows past the largest, so the bound never rises.
  */
 static bool
-part_outgrown(uint32 part_size, uint32 old_part_size)
+part_outgrown(uint32 part_size, uint32 largest_sibling)
 {
-	return part_size > Max((uint64) old_part_size,
+	return part_size > Max((uint64) largest_sibling,
 						   JT_RANGE_MAX(jt_range_size) + VARHDRSZ);
 }
 
 /*
  * Would store_patch() take a patch, as far as can be told before the
  * row's budget is known?  skeleton_size is the patched tree's and delta
- * area's, part_size and old_part_size the changed part's raw sizes (0 when
- * only the tree changed).  partial_update.c asks so as to keep copies of
+ * area's, part_size the changed part's raw size (0 when only the tree
+ * changed) and largest_sibling the largest raw size of its reference's
+ * parts, as stored.  partial_update.c asks so as to keep copies of
  * the other parts only for the general path that follows a refusal: a
  * wrong guess costs time, never correctness.
  */
 bool
 jt_patch_may_be_taken(uint32 skeleton_size, uint32 part_size,
-					  uint32 old_part_size)
+					  uint32 largest_sibling)
 {
 	if (skeleton_size > (uint32) Max(jt_inline_budget, 0))
 		return false;
-	return part_size == 0 || !part_outgrown(part_size, old_part_size);
+	return part_size == 0 || !part_outgrown(part_size, largest_sibling);
 }
 
 /*
@@ -572,7 +575,8 @@ jt_patch_pointer(const JtPatch *patch, int32 rawsize, bool *whole)
 		return NULL;
 	memcpy(&oldrange, VARDATA_CUSTOM(patch->old_pointer) + patch->range_offset,
 		   sizeof(oldrange));
-	if (part_outgrown(VARSIZE(patch->part), oldrange.rawsize))
+	if (part_outgrown(VARSIZE(patch->part),
+					  Max((uint32) oldrange.rawsize, patch->largest_sibling)))
 		return NULL;
 	result = patch_as_delta(patch, rawsize, Max(jt_inline_budget, 0));
 	if (result != NULL)
@@ -633,7 +637,8 @@ store_patch(Relation rel, const JtPatch *patch, char cmethod, int32 rawsize,
 
 	memcpy(&oldrange, VARDATA_CUSTOM(patch->old_pointer) + patch->range_offset,
 		   sizeof(oldrange));
-	if (part_outgrown(VARSIZE(patch->part), oldrange.rawsize))
+	if (part_outgrown(VARSIZE(patch->part),
+					  Max((uint32) oldrange.rawsize, patch->largest_sibling)))
 		return NULL;
 
 	payload = palloc(patch->payload_len);

@@ -33,7 +33,7 @@ struct JtPatch;
 extern struct varlena *jt_patch_pointer(const struct JtPatch *patch,
 										int32 rawsize, bool *whole);
 extern bool jt_patch_may_be_taken(uint32 skeleton_size, uint32 part_size,
-								  uint32 old_part_size);
+								  uint32 largest_sibling);
 extern struct varlena *jt_tree_patch_pointer(const char *payload,
 											uint32 payload_len,
 											const struct varlena *old_pointer,
