@@ -517,17 +517,52 @@ SELECT id, jt_test_flat_bytes(rs.jb) = jt_test_flat_bytes(p.jb) AS same,
 FROM rs JOIN rsplain p USING (id) ORDER BY id;
 VACUUM rs;
 SELECT toast_ok('rs');
--- the removal rolled back above, done
+-- the removal rolled back above, done: no part left, a plain document
 SET client_min_messages = debug1;
 UPDATE rs SET jb = jb - 'obj' WHERE id = 6;
 RESET client_min_messages;
 UPDATE rsplain SET jb = jb - 'obj' WHERE id = 6;
 SELECT id, jt_test_flat_bytes(rs.jb) = jt_test_flat_bytes(p.jb) AS same,
+	(jsonb_toaster_storage(rs.jb)).form
+FROM rs JOIN rsplain p USING (id) WHERE id IN (4, 5, 6) ORDER BY id;
+VACUUM rs;
+SELECT toast_ok('rs');
+-- a container of the tree holding a reference, removed or replaced with
+-- it; changes of changes; a result stored over another row
+INSERT INTO rs VALUES (8, jsonb_build_object('a', 'x', 's1', repeat('1', 3000),
+	'in', jsonb_build_object('deep', repeat('d', 3000), 'k', 1), 's2', repeat('2', 3000)));
+INSERT INTO rsplain SELECT * FROM rs WHERE id = 8;
+SELECT array_agg(p.path ORDER BY p.path) AS parts FROM rs, jsonb_toaster_parts(jb) p WHERE id = 8;
+SET client_min_messages = debug1;
+SELECT compare($$jb - 'in'$$, 'rs', 'rsplain', 8) AS same;
+SELECT compare($$jsonb_set(jb, '{in}', '{"deep": 0}')$$, 'rs', 'rsplain', 8) AS same;
+SELECT compare($$(jb - 's1') - 'in'$$, 'rs', 'rsplain', 8) AS same;
+SELECT compare($$jsonb_set(jb - 's1', '{s2}', '"short"')$$, 'rs', 'rsplain', 8) AS same;
+SELECT compare($$(jb - 's1') || '{"a": 2}'$$, 'rs', 'rsplain', 8) AS same;
+UPDATE rs SET jb = (SELECT jb - 's1' FROM rs WHERE id = 8) WHERE id = 7;
+RESET client_min_messages;
+UPDATE rsplain SET jb = (SELECT jb - 's1' FROM rsplain WHERE id = 8) WHERE id = 7;
+UPDATE rs SET jb = (jb - 'in') - 's1' WHERE id = 8;
+UPDATE rsplain SET jb = (jb - 'in') - 's1' WHERE id = 8;
+SELECT id, jt_test_flat_bytes(rs.jb) = jt_test_flat_bytes(p.jb) AS same,
 	(SELECT count(*) FROM jsonb_toaster_parts(rs.jb)) AS parts
-FROM rs JOIN rsplain p USING (id) WHERE id = 6;
+FROM rs JOIN rsplain p USING (id) WHERE id IN (7, 8) ORDER BY id;
 VACUUM rs;
 SELECT toast_ok('rs');
 DROP TABLE rs, rsplain;
+-- a pointer larger than the old one stays in the row only within the
+-- table's toast_tuple_target
+CREATE TABLE tt (id int PRIMARY KEY, jb jsonb) WITH (toast_tuple_target = 256);
+ALTER TABLE tt ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+INSERT INTO tt VALUES (2, jsonb_build_object('a', 'x', 's', repeat('s', 3000)));
+UPDATE tt SET jb = jsonb_set(jb, '{s}', to_jsonb(repeat('w', 1700)));
+SELECT (jsonb_toaster_storage(jb)).inline_size < 256 AS small_row,
+	(SELECT count(*) FROM jsonb_toaster_parts(jb)) AS parts,
+	jb = jsonb_build_object('a', 'x', 's', repeat('w', 1700)) AS same
+FROM tt;
+VACUUM tt;
+SELECT toast_ok('tt');
+DROP TABLE tt;
 
 -- a path into a container kept in parts, below a root kept in the tree:
 -- the builtin on the part that holds the path's second step

@@ -1053,6 +1053,18 @@ apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, uint32 n,
 	}
 
 	/*
+	 * Nothing left outside the row: a plain document, which an UPDATE
+	 * stores as any other (and deletes the old value's parts).
+	 */
+	if (skel->hdr.nparts == 0)
+	{
+		document = jt_flatten_changed(pointer, skel, 0, NULL, false);
+		elog(DEBUG1, "jsonb_toaster: changed the skeleton's tree, no part left");
+		pfree(payload);
+		return document;
+	}
+
+	/*
 	 * A pointer in place of the document, when the tree and the directories
 	 * tell its size and the value carries no part whole (a pointer made by
 	 * another change, whose parts the toaster writes when it adopts it)

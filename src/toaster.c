@@ -320,12 +320,9 @@ patched_version(const struct varlena *old)
 /*
  * A pointer to a skeleton (hdr, tree, a delta area of deltas_len bytes)
  * made from old_pointer by changing some of what it keeps in the row: the
- * TOAST bytes it refers to are old_pointer's, and so is its format
+ * TOAST bytes it refers to are old_pointer's, but those of the parts it
+ * no longer refers to (dropped_stored bytes), and so is its format
  * version (patched_version()).
- */
-/*
- * The same, for a tree that no longer refers to some of old_pointer's
- * parts, which take dropped_stored bytes of TOAST.
  */
 static struct varlena *
 pointer_over_fewer(const struct varlena *old_pointer,
@@ -339,12 +336,16 @@ pointer_over_fewer(const struct varlena *old_pointer,
 	VARATT_CUSTOM_GET_HEADER(oldheader, old_pointer);
 	stored_outside = oldheader.va_storedsize - oldheader.va_size;
 	if (dropped_stored > stored_outside)
-		elog(ERROR, "jsonb_toaster: a pointer's parts take more than its stored size");
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("corrupt jsonb_toaster value"),
+				 errdetail("Its parts take more bytes than its stored size.")));
 	return make_pointer(hdr, tree, deltas, deltas_len, rawsize,
 						stored_outside - dropped_stored,
 						patched_version(old_pointer));
 }
 
+/* The same, referring to every part of old_pointer. */
 static struct varlena *
 pointer_over(const struct varlena *old_pointer, const JtSkeletonHeader *hdr,
 			 const char *tree, const char *deltas, uint32 deltas_len,
@@ -930,14 +931,16 @@ write_replaced_parts(Relation rel, Form_pg_attribute att, struct varlena *value,
 }
 
 /*
- * May a pointer of size bytes take the place of oldvalue in the row?  Not
- * if larger than oldvalue and than TOAST's target for a whole row (the
- * budget of the row is not known here).
+ * May a pointer of size bytes take the place of oldvalue in a row of rel?
+ * Not if larger than oldvalue and than TOAST's target for a whole row
+ * (the table's toast_tuple_target; the budget of the row is not known
+ * here).
  */
 static bool
-fits_in_place(uint64 size, struct varlena *oldvalue)
+fits_in_place(Relation rel, uint64 size, struct varlena *oldvalue)
 {
-	return size <= Max(VARSIZE_EXTERNAL(oldvalue), TOAST_TUPLE_TARGET);
+	return size <= Max(VARSIZE_EXTERNAL(oldvalue),
+					   (uint32) RelationGetToastTupleTarget(rel, TOAST_TUPLE_TARGET));
 }
 
 /*
@@ -963,7 +966,7 @@ adopted_pointer(Relation rel, Form_pg_attribute att, struct varlena *value,
 			nreplaced++;
 			size -= jt_delta_record_size(&skel.deltas[i]);
 		}
-	if (!fits_in_place(size, oldvalue))
+	if (!fits_in_place(rel, size, oldvalue))
 		return NULL;
 	if (nreplaced == 0)
 		return value;
@@ -1019,7 +1022,7 @@ jt_adopt(Relation rel, int attnum, struct varlena *value,
 		 * and carries none whole, so it is stored as it is if it fits.
 		 */
 		if (pointer_toastrelid(value) == toastrelid &&
-			fits_in_place(VARSIZE_EXTERNAL(value), oldvalue))
+			fits_in_place(rel, VARSIZE_EXTERNAL(value), oldvalue))
 			result = value;
 	}
 	else
