@@ -72,8 +72,10 @@ $node->start;
 # gen_doc: 26 to 34 kB of text, a skeleton of 29 to 43 parts.  Every
 # container is either small enough to stay in the row or far too long to
 # (items 10-14 kB, map 6-9 kB, words 6 kB, log 4.5 kB and 45 bytes more an
-# append, "x3" 5 kB): the row keeps well under the budget and the ranges'
-# size never changes.
+# append, "x3" 5 kB every other time it is set, a short object the other
+# times, so that || also replaces a value kept in parts by one kept in the
+# row and drops its part): the row keeps well under the budget and the
+# ranges' size never changes.
 $node->safe_psql('postgres', q{
 CREATE EXTENSION jsonb_toaster;
 CREATE EXTENSION amcheck;
@@ -92,7 +94,7 @@ CREATE FUNCTION map_val(i int, m int) RETURNS jsonb LANGUAGE sql IMMUTABLE AS $$
 SELECT to_jsonb('sub ' || m || ' ' || md5('sub ' || i || '/' || m))
 $$;
 CREATE FUNCTION x_val(i int, m int) RETURNS jsonb LANGUAGE sql IMMUTABLE AS $$
-SELECT CASE WHEN m % 4 = 3
+SELECT CASE WHEN m % 8 = 3
 	THEN (SELECT jsonb_agg(md5(i || 'x' || m || '/' || j) ORDER BY j) FROM generate_series(1, 130) j)
 	ELSE jsonb_build_object('cat', m, 'note', 'key x' || m % 4 || ' of ' || i) END
 $$;
