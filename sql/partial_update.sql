@@ -583,6 +583,9 @@ INSERT INTO rncases (expr) VALUES
 	($$jsonb_set(jb, '{items,-1500}', '0')$$),
 	($$jsonb_set(jb, '{items,-1501}', '0')$$),
 	($$jsonb_set(jb, '{items,1500}', '0')$$),
+	($$jsonb_set(jb, '{items,99999}', '0', false)$$),
+	($$jsonb_set(jb, '{items,2000,x}', '1')$$),
+	($$jsonb_set(jb, '{items,-9999,x}', '1')$$),
 	($$jsonb_set(jb, '{items,05}', '0')$$),
 	($$jsonb_set(jb, '{items,x}', '0')$$),
 	($$jsonb_set(jb, '{items,3,tags,1}', '"r"')$$),
@@ -609,6 +612,7 @@ INSERT INTO rncases (expr) VALUES
 	($$jsonb_insert(jb, '{items,0}', '1')$$),
 	($$jsonb_insert(jb, '{items,700}', '[1]', true)$$),
 	($$jsonb_insert(jb, '{items,1500}', '1')$$),
+	($$jsonb_insert(jb, '{items,-1501}', '1')$$),
 	($$jsonb_insert(jb, '{items,3,tags,0}', '"first"')$$),
 	($$jsonb_insert(jb, '{items,3,new}', '2')$$),
 	($$jsonb_insert(jb, '{items,3,i}', '2')$$),
@@ -622,11 +626,13 @@ UPDATE rn SET jb = jsonb_set(jb, '{items,700,t}', '"longer text here"');
 UPDATE rn SET jb = jsonb_set(jb, '{obj,k150}', '"changed"');
 UPDATE rn SET jb = jb #- '{items,5}';
 UPDATE rn SET jb = jsonb_insert(jb, '{items,-1}', '{"appended": true}', true);
+UPDATE rn SET jb = jsonb_set(jb, '{items,99999}', '"end"');
 RESET client_min_messages;
 UPDATE rnplain SET jb = jsonb_set(jb, '{items,700,t}', '"longer text here"');
 UPDATE rnplain SET jb = jsonb_set(jb, '{obj,k150}', '"changed"');
 UPDATE rnplain SET jb = jb #- '{items,5}';
 UPDATE rnplain SET jb = jsonb_insert(jb, '{items,-1}', '{"appended": true}', true);
+UPDATE rnplain SET jb = jsonb_set(jb, '{items,99999}', '"end"');
 SELECT jt_test_flat_bytes(rn.jb) = jt_test_flat_bytes(p.jb) AS same,
 	(SELECT count(*) FROM jsonb_toaster_parts(rn.jb)) AS parts
 FROM rn JOIN rnplain p USING (id);

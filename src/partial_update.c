@@ -1194,8 +1194,10 @@ canonical_index(text *step, int32 *index)
 /*
  * The part of ref (a container kept in parts) that a path's step into it
  * names, and the step as it reads in that part alone (*local, for an
- * array): false when no part holds it (an index past either end, which
- * the builtin turns into an insertion).
+ * array): false for an index the builtin must read itself.  An index past
+ * the end names the last part, past its own end, and one before the start
+ * the first, before its own: the builtins append or prepend there (or
+ * change nothing) as they would on the whole array.
  */
 static bool
 part_for_step(const JtRef *ref, text *step, uint32 *r, int32 *local)
@@ -1212,10 +1214,20 @@ part_for_step(const JtRef *ref, text *step, uint32 *r, int32 *local)
 	}
 	if (!canonical_index(step, &index))
 		return false;
+	if (index < 0 && -(int64) index > count)
+	{
+		*r = 0;
+		*local = -(int32) (ref->ranges[0].header & JT_CONTAINER_COUNT_MASK) - 1;
+		return true;
+	}
 	if (index < 0)
-		index = (-(int64) index > count) ? -1 : (int32) (count + index);
-	if (index < 0 || (uint32) index >= count)
-		return false;
+		index = (int32) (count + index);
+	if ((uint32) index >= count)
+	{
+		*r = ref->nranges - 1;
+		*local = (int32) (ref->ranges[*r].header & JT_CONTAINER_COUNT_MASK);
+		return true;
+	}
 	for (uint32 q = 0; q < ref->nranges; q++)
 	{
 		uint32		n = ref->ranges[q].header & JT_CONTAINER_COUNT_MASK;
