@@ -894,35 +894,21 @@ typedef struct DroppedParts
 } DroppedParts;
 
 /*
- * Add the parts of the references at or below node, a value of skel's
- * tree, to *dropped.  A part kept as a delta has its base's value id and
- * stored size in its entry (jt_stored_range() keeps them).
+ * Add the parts of a reference to *dropped (a JtRefVisitor).  A part kept
+ * as a delta has its base's value id and stored size in its entry
+ * (jt_stored_range() keeps them).
  */
 static void
-drop_parts_below(JtSkeleton *skel, const JtNode *node, DroppedParts *dropped)
+drop_ref_parts(void *arg, const JtRef *ref, List *path)
 {
-	JtEntryIter it;
-	JtNode		entry;
+	DroppedParts *dropped = (DroppedParts *) arg;
 
-	check_stack_depth();
-	if (node->kind == JT_NODE_REF)
+	for (uint32 r = 0; r < ref->nranges; r++)
 	{
-		JtRef		ref;
-
-		jt_skeleton_read_ref(skel, node, &ref);
-		for (uint32 r = 0; r < ref.nranges; r++)
-		{
-			dropped->valueids = lappend_oid(dropped->valueids,
-											ref.ranges[r].valueid);
-			dropped->stored += ref.ranges[r].extinfo & VARLENA_EXTSIZE_MASK;
-		}
-		return;
+		dropped->valueids = lappend_oid(dropped->valueids,
+										ref->ranges[r].valueid);
+		dropped->stored += ref->ranges[r].extinfo & VARLENA_EXTSIZE_MASK;
 	}
-	if (node->kind != JT_NODE_CONTAINER)
-		return;
-	jt_nav_iter_begin(&skel->src, node, &it);
-	while (jt_nav_iter_next(&skel->src, &it, &entry))
-		drop_parts_below(skel, &entry, dropped);
 }
 
 /*
@@ -956,7 +942,7 @@ splice_tree(JtSkeleton *skel, const char *key, uint32 keylen, JtSource *vsrc,
 	memcpy(tree, &root_entry, sizeof(uint32));
 	if (splice.removed &&
 		jt_nav_object_get(&skel->src, &skel->root, key, keylen, &current))
-		drop_parts_below(skel, &current, &here);
+		jt_skeleton_walk_below(skel, &current, drop_ref_parts, &here);
 	if ((uint32) list_length(here.valueids) > skel->hdr.nparts)
 		jt_nav_corrupt(&skel->src, "a tree refers to more parts than its header counts");
 
@@ -1139,28 +1125,11 @@ change_key(struct varlena *pointer, StoredShape shape, JtSkeleton *skel,
 					   newpart == old.content ? NULL : &splice);
 }
 
-/* The number of parts below node, a value of skel's tree. */
-static uint32
-count_parts_below(JtSkeleton *skel, const JtNode *node)
+/* Count the parts of a reference into *(uint32 *) arg (a JtRefVisitor). */
+static void
+count_ref_parts(void *arg, const JtRef *ref, List *path)
 {
-	JtEntryIter it;
-	JtNode		entry;
-	uint32		n = 0;
-
-	check_stack_depth();
-	if (node->kind == JT_NODE_REF)
-	{
-		JtRef		ref;
-
-		jt_skeleton_read_ref(skel, node, &ref);
-		return ref.nranges;
-	}
-	if (node->kind != JT_NODE_CONTAINER)
-		return 0;
-	jt_nav_iter_begin(&skel->src, node, &it);
-	while (jt_nav_iter_next(&skel->src, &it, &entry))
-		n += count_parts_below(skel, &entry);
-	return n;
+	*(uint32 *) arg += ref->nranges;
 }
 
 /*
@@ -1296,7 +1265,8 @@ change_below_ref(FunctionCallInfo fcinfo, PGFunction builtin, bool deleting,
 		JtNode		before;
 
 		jt_nav_entry(&skel->src, &skel->root, n + k, &before);
-		site.parts_before += count_parts_below(skel, &before);
+		jt_skeleton_walk_below(skel, &before, count_ref_parts,
+							   &site.parts_before);
 	}
 
 	fetch_part(skel, &ref, r, true, &old);

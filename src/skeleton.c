@@ -1103,15 +1103,26 @@ walk_container(JtSkeleton *skel, const JtNode *node, List *path,
 void
 jt_skeleton_walk(JtSkeleton *skel, JtRefVisitor visit, void *arg)
 {
-	if (skel->root.kind == JT_NODE_REF)
+	jt_skeleton_walk_below(skel, &skel->root, visit, arg);
+}
+
+/*
+ * The same, for the references at or below node, a value of skel's tree,
+ * with paths from it.
+ */
+void
+jt_skeleton_walk_below(JtSkeleton *skel, const JtNode *node,
+					   JtRefVisitor visit, void *arg)
+{
+	if (node->kind == JT_NODE_REF)
 	{
 		JtRef		ref;
 
-		jt_skeleton_read_ref(skel, &skel->root, &ref);
+		jt_skeleton_read_ref(skel, node, &ref);
 		visit(arg, &ref, NIL);
 	}
-	else
-		walk_container(skel, &skel->root, NIL, visit, arg);
+	else if (node->kind == JT_NODE_CONTAINER)
+		walk_container(skel, node, NIL, visit, arg);
 }
 
 static void

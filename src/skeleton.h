@@ -189,6 +189,8 @@ extern struct varlena *jt_skeleton_flatten_node(JtSkeleton *skel,
 												JtPartFetcher fetch, void *arg);
 extern void jt_skeleton_walk(JtSkeleton *skel, JtRefVisitor visit,
 							 void *arg);
+extern void jt_skeleton_walk_below(JtSkeleton *skel, const JtNode *node,
+								   JtRefVisitor visit, void *arg);
 extern uint32 jt_skeleton_list_parts(JtSkeleton *skel, JtRefRange **ranges);
 extern void jt_part_check(JtSource *partsrc, const JtRefRange *range,
 						  int layout, const struct varlena *raw,
