@@ -1,8 +1,8 @@
 --
--- jsonb_set(), #-, jsonb - text and jsonb || jsonb on a stored document
--- (patched servers only): run on the one part they change, or on the
--- skeleton's tree, with the builtins' results byte for byte, and the
--- UPDATE stores that part (or the tree) alone.
+-- jsonb_set(), jsonb_insert(), #-, jsonb - text, jsonb - text[] and
+-- jsonb || jsonb on a stored document (patched servers only): run on the
+-- parts they change, or on the skeleton's tree, with the builtins' results
+-- byte for byte, and the UPDATE stores those parts (or the tree) alone.
 --
 CREATE EXTENSION IF NOT EXISTS jsonb_toaster;
 CREATE EXTENSION IF NOT EXISTS jsonb_toaster_test;

@@ -97,11 +97,11 @@ jt_overrides_init(void)
 	DefineCustomBoolVariable(JSONB_TOASTER_GUC_PREFIX ".override_builtins",
 							 "Serves the builtin jsonb accessors with jsonb_toaster's, which read only what they need.",
 							 "When on, ->, ->>, #>, #>>, ?, ?| and ?& (and their functions) "
-							 "are served by jsonb_toaster's accessors, and jsonb_set(), #-, "
-							 "jsonb - text, jsonb - text[] and || change only the parts of a "
-							 "stored document they touch; the results are the same.  Works "
-							 "only with the "
-							 "library in shared_preload_libraries.",
+							 "are served by jsonb_toaster's accessors, and jsonb_set(), "
+							 "jsonb_insert(), #-, jsonb - text, jsonb - text[] and || change "
+							 "only the parts of a stored document they touch; the results "
+							 "are the same.  Works only with the library in "
+							 "shared_preload_libraries.",
 							 &jt_override_builtins, true, PGC_USERSET, 0,
 							 NULL, NULL, NULL);
 

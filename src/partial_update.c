@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * partial_update.c
- *	  jsonb_set(), #-, - and || on a stored document, run on the parts
- *	  they change (patched servers only).
+ *	  jsonb_set(), jsonb_insert(), #-, - and || on a stored document, run
+ *	  on the parts they change (patched servers only).
  *
  * "UPDATE t SET js = jsonb_set(js, '{k}', v)" on a document whose root
  * object the toaster split into ranges of keys changes one range.  The
@@ -26,17 +26,21 @@
  * jsonb_set(jsonb_set(...)) is.
  *
  * A root object kept in the skeleton's tree (short fields in the row, the
- * long ones in parts) is changed there: a key whose value is a scalar, or
- * missing, is set, added or removed in the tree (all the keys of || or of
- * jsonb - text[], one after the other), and every part stays.  The result
- * is a pointer to the new skeleton when the tree and the references'
- * layout bytes give the document's size (not for a reference to a long
- * scalar, nor one written before format version 3), else the document.
+ * long ones in parts) is changed there: a key is set, added or removed in
+ * the tree (all the keys of || or of jsonb - text[], one after the other),
+ * the parts of its old value (a reference, or a container of the tree
+ * holding some) are dropped, and every other part stays.  The result is a
+ * pointer to the new skeleton when the tree and the references' layout
+ * bytes give the document's size (not for a reference written before
+ * format version 3), the document when no part is left.  A path of two
+ * steps or more whose first key names a value kept in parts runs the
+ * builtin on the part that holds its second step, as a longer path does
+ * on a split root.
  *
  * Anything else is left to the builtin: a root that is neither, a path
  * with NULLs, a changed part that is empty or whose first key is no
- * longer the one the directory names, a longer path in the tree, a key of
- * the tree whose value is a container or a reference.
+ * longer the one the directory names, a key inserted by jsonb_insert() in
+ * the tree, an array index not in its canonical form.
  *
  * When the new document's raw size is known without the other parts (from
  * the directory's layout bytes, format version 3; for a value written
@@ -645,11 +649,7 @@ typedef struct RefSite
 	uint32		parts_before;	/* parts flattened before its first */
 } RefSite;
 
-/*
- * The raw size of the document a patched skeleton stands for, from its
- * tree and its references' layout bytes (format version 3): false if they
- * do not tell it, or it is too large for a jsonb.
- */
+/* The site of a split root's reference. */
 static inline RefSite
 root_site(const JtSkeleton *skel)
 {
@@ -658,6 +658,11 @@ root_site(const JtSkeleton *skel)
 	return site;
 }
 
+/*
+ * The raw size of the document a patched skeleton stands for, from its
+ * tree and its references' layout bytes (format version 3): false if they
+ * do not tell it, or it is too large for a jsonb.
+ */
 static bool
 tree_document_size(JtSkeleton *patched, int32 *rawsize)
 {
@@ -1125,6 +1130,23 @@ change_key(struct varlena *pointer, StoredShape shape, JtSkeleton *skel,
 					   newpart == old.content ? NULL : &splice);
 }
 
+/*
+ * The builtin of change_path() (#- if deleting) on doc along path, with
+ * the call's other arguments: jsonb_set()'s or jsonb_insert()'s value and
+ * flag.
+ */
+static struct varlena *
+builtin_on(FunctionCallInfo fcinfo, PGFunction builtin, bool deleting,
+		   struct varlena *doc, Datum path)
+{
+	if (deleting)
+		return (struct varlena *) DatumGetPointer(
+			DirectFunctionCall2(builtin, PointerGetDatum(doc), path));
+	return (struct varlena *) DatumGetPointer(
+		DirectFunctionCall4(builtin, PointerGetDatum(doc), path,
+							PG_GETARG_DATUM(2), PG_GETARG_DATUM(3)));
+}
+
 /* Count the parts of a reference into *(uint32 *) arg (a JtRefVisitor). */
 static void
 count_ref_parts(void *arg, const JtRef *ref, List *path)
@@ -1285,16 +1307,8 @@ change_below_ref(FunctionCallInfo fcinfo, PGFunction builtin, bool deleting,
 	if (!(ref.header & JT_CONTAINER_OBJECT))
 		steps[1] = CStringGetTextDatum(psprintf("%d", local));
 	newpath = PointerGetDatum(construct_array_builtin(steps, npath, TEXTOID));
-	if (deleting)
-		changed = DatumGetJsonbP(DirectFunctionCall2(builtin,
-													 PointerGetDatum(buf.data),
-													 newpath));
-	else
-		changed = DatumGetJsonbP(DirectFunctionCall4(builtin,
-													 PointerGetDatum(buf.data),
-													 newpath,
-													 PG_GETARG_DATUM(2),
-													 PG_GETARG_DATUM(3)));
+	changed = (Jsonb *) builtin_on(fcinfo, builtin, deleting,
+								   (struct varlena *) buf.data, newpath);
 
 	/* the changed part: the wrapper's value, a container of the same kind */
 	jt_memory_source(&src, VARDATA(changed), VARSIZE(changed) - VARHDRSZ,
@@ -1369,15 +1383,8 @@ change_path(FunctionCallInfo fcinfo, PGFunction builtin, PathChange how)
 		r = jt_ref_range_for_key(&ref, VARDATA_ANY(key),
 								 VARSIZE_ANY_EXHDR(key));
 		fetch_part(&skel, &ref, r, true, &old);
-		if (deleting)
-			newpart = (struct varlena *) DatumGetPointer(
-				DirectFunctionCall2(builtin, PointerGetDatum(old.content),
-									PG_GETARG_DATUM(1)));
-		else
-			newpart = (struct varlena *) DatumGetPointer(
-				DirectFunctionCall4(builtin, PointerGetDatum(old.content),
-									PG_GETARG_DATUM(1), PG_GETARG_DATUM(2),
-									PG_GETARG_DATUM(3)));
+		newpart = builtin_on(fcinfo, builtin, deleting, old.content,
+							 PG_GETARG_DATUM(1));
 		site = root_site(&skel);
 		result = apply_patch(pointer, &skel, &ref, &site, r, &old, newpart,
 							 NULL);
