@@ -27,6 +27,8 @@ OBJS = \
 	src/part_compress.o \
 	src/part_fetch.o \
 	src/partial_update.o \
+	src/partial_update_funcs.o \
+	src/partial_update_tree.o \
 	src/skeleton.o \
 	src/skeleton_build.o \
 	src/sharing.o \

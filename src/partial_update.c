@@ -2,7 +2,8 @@
  *
  * partial_update.c
  *	  jsonb_set(), jsonb_insert(), #-, - and || on a stored document, run
- *	  on the parts they change (patched servers only).
+ *	  on the parts they change (patched servers only): the change of one
+ *	  part, and the patch kept for the toaster.
  *
  * "UPDATE t SET js = jsonb_set(js, '{k}', v)" on a document whose root
  * object the toaster split into ranges of keys changes one range.  The
@@ -13,34 +14,12 @@
  * place of the stored one, and the toaster is told which part changed: it
  * stores that part alone and keeps the value ids of the others (toaster.c).
  *
- * Why the result is the builtin's: the root's keys are sorted, and each
- * range holds the keys from its first key (kept in the skeleton's
- * directory) up to the next range's first.  jsonb_set() and #- with a
- * path whose first key falls in a range, jsonb - key, and jsonb || object
- * whose keys all fall in one range change the pairs of that range only,
- * and do to them exactly what they do within the whole object.
- * Flattening puts the pairs back together in the form jsonb always
- * writes.  An object whose keys fall in several ranges is concatenated,
- * and keys of several ranges are removed (jsonb - text[]), one range at a
- * time, each change made on the result of the one before, as
- * jsonb_set(jsonb_set(...)) is.
- *
- * A root object kept in the skeleton's tree (short fields in the row, the
- * long ones in parts) is changed there: a key is set, added or removed in
- * the tree (all the keys of || or of jsonb - text[], one after the other),
- * the parts of its old value (a reference, or a container of the tree
- * holding some) are dropped, and every other part stays.  The result is a
- * pointer to the new skeleton when the tree and the references' layout
- * bytes give the document's size (not for a reference written before
- * format version 3), the document when no part is left.  A path of two
- * steps or more whose first key names a value kept in parts runs the
- * builtin on the part that holds its second step, as a longer path does
- * on a split root.
- *
- * Anything else is left to the builtin: a root that is neither, a path
- * with NULLs, a changed part that is empty or whose first key is no
- * longer the one the directory names, a key inserted by jsonb_insert() in
- * the tree, an array index not in its canonical form.
+ * This file holds what the changes share: the part read for a change
+ * (jt_fetch_part()), a key spliced into an object (jt_splice_object()),
+ * the new document's size, the patched skeleton (jt_apply_patch()) and the
+ * patch kept for the toaster.  A root object kept in the skeleton's tree
+ * is changed by partial_update_tree.c; the SQL-callable functions, which
+ * find what a call changes, are in partial_update_funcs.c.
  *
  * When the new document's raw size is known without the other parts (from
  * the directory's layout bytes, format version 3; for a value written
@@ -73,19 +52,13 @@
 
 #ifdef JT_CUSTOM_TOAST
 
-#include "catalog/pg_type.h"
-#include "miscadmin.h"
-#include "utils/array.h"
-#include "utils/builtins.h"
-#include "utils/fmgrprotos.h"
-#include "utils/jsonb.h"
 #include "utils/memutils.h"
 
 #include "delta.h"
 #include "jsonb_writer.h"
 #include "part_cache.h"
-#include "part_fetch.h"
 #include "partial_update.h"
+#include "partial_update_int.h"
 #include "toaster.h"
 #include "xact_reset.h"
 
@@ -104,66 +77,6 @@ forget_patch(void)
 		MemoryContextReset(patch_cxt);
 	last_document = NULL;
 }
-
-/* What the functions here can do with their first argument. */
-typedef enum StoredShape
-{
-	SHAPE_OTHER,				/* not stored by the toaster, or no object */
-	SHAPE_SPLIT_ROOT,			/* the root object is split into parts */
-	SHAPE_TREE_ROOT,			/* the root object is in the tree */
-} StoredShape;
-
-/* What change_path() does at the end of its path. */
-typedef enum PathChange
-{
-	PATH_SET,					/* jsonb_set() */
-	PATH_DELETE,				/* #- */
-	PATH_INSERT,				/* jsonb_insert() */
-} PathChange;
-
-/* Parse a value stored by the toaster into skel (and ref, if split). */
-static StoredShape
-open_stored(Datum value, JtSkeleton *skel, JtRef *ref)
-{
-	struct varlena *attr = (struct varlena *) DatumGetPointer(value);
-
-	if (!VARATT_IS_EXTERNAL_CUSTOM(attr) ||
-		custom_toaster_id(attr) != JSONB_TOASTER_ID)
-		return SHAPE_OTHER;
-	jt_parse_pointer(attr, skel);
-	if (!jt_node_is_object(&skel->root))
-		return SHAPE_OTHER;
-	if (skel->root.kind == JT_NODE_CONTAINER)
-		return SHAPE_TREE_ROOT;
-	jt_skeleton_read_ref(skel, &skel->root, ref);
-	/* the root's parts are the only ones, in directory order */
-	return skel->hdr.nparts == ref->nranges ? SHAPE_SPLIT_ROOT : SHAPE_OTHER;
-}
-
-/*
- * Where a part's root object lies in the flattened document: its key
- * bytes, and the bytes its values take (padding included) for each of the
- * four positions modulo 4 they may start at, since jsonb's writer starts
- * every numeric and container on a 4-byte boundary of the document.
- */
-typedef struct PartLayout
-{
-	uint32		count;			/* key/value pairs */
-	int64		key_bytes;
-	uint64		value_end[4];	/* from positions 0, 1, 2, 3 */
-	JtNode	   *entries;		/* the keys, then the values, for deltas */
-} PartLayout;
-
-/* What splice_object() did: the pair at index set, added or removed. */
-typedef struct Splice
-{
-	uint32		index;			/* of that pair, in both objects */
-	bool		removed;		/* the old object has a pair there */
-	bool		added;			/* the new object has one */
-	uint32		keylen;
-	JtNodeKind	value_kind;		/* the new pair's value, if added */
-	uint32		value_length;
-} Splice;
 
 /*
  * Lay out a part from its root (in src), describing every entry of it
@@ -206,14 +119,14 @@ value_ends_add(ValueEnds *ends, JtNodeKind kind, uint32 length)
 }
 
 static inline void
-value_ends_finish(const ValueEnds *ends, PartLayout *layout)
+value_ends_finish(const ValueEnds *ends, JtPartLayout *layout)
 {
 	for (int phase = 0; phase < 4; phase++)
 		layout->value_end[phase] = ends->end + ends->diff[phase];
 }
 
 static void
-layout_part_root(JtSource *src, const JtNode *root, PartLayout *layout)
+layout_part_root(JtSource *src, const JtNode *root, JtPartLayout *layout)
 {
 	uint32		count = jt_node_count(root);
 	ValueEnds	ends;
@@ -232,13 +145,13 @@ layout_part_root(JtSource *src, const JtNode *root, PartLayout *layout)
 }
 
 static int64
-layout_value_span(const PartLayout *layout, int phase)
+layout_value_span(const JtPartLayout *layout, int phase)
 {
 	return (int64) layout->value_end[phase] - phase;
 }
 
 static void
-part_layout(const struct varlena *part, PartLayout *layout)
+part_layout(const struct varlena *part, JtPartLayout *layout)
 {
 	JtSource	src;
 	JtNode		root;
@@ -252,7 +165,7 @@ part_layout(const struct varlena *part, PartLayout *layout)
 static void
 check_part_entries(const struct varlena *part)
 {
-	PartLayout	layout;
+	JtPartLayout layout;
 
 	part_layout(part, &layout);
 	if (layout.entries)
@@ -265,8 +178,8 @@ check_part_entries(const struct varlena *part)
  * new part's entries.
  */
 static void
-layout_spliced(const PartLayout *old, const Splice *splice,
-			   PartLayout *layout)
+layout_spliced(const JtPartLayout *old, const JtSplice *splice,
+			   JtPartLayout *layout)
 {
 	const JtNode *values = old->entries + old->count;
 	ValueEnds	ends;
@@ -291,17 +204,6 @@ layout_spliced(const PartLayout *old, const Splice *splice,
 	value_ends_finish(&ends, layout);
 }
 
-/* A part read for a change. */
-typedef struct OldPart
-{
-	struct varlena *content;	/* what it reads as */
-	struct varlena *base;		/* what is stored for it: itself, or the
-								 * base it is a delta of */
-	uint32		count;			/* pairs */
-	bool		described;		/* layout is set */
-	PartLayout	layout;
-} OldPart;
-
 /*
  * Read part r of a stored value, checked against its directory entry and
  * layout byte, as any read of a whole part is.  With describe (for the
@@ -311,9 +213,9 @@ typedef struct OldPart
  * A key spliced in or out needs neither: the pairs around it are copied
  * as the flattener copies them, entry by entry against the bounds.
  */
-static void
-fetch_part(JtSkeleton *skel, const JtRef *ref, uint32 r, bool describe,
-		   OldPart *old)
+void
+jt_fetch_part(JtSkeleton *skel, const JtRef *ref, uint32 r, bool describe,
+			  JtFetchedPart *old)
 {
 	JtSource	src;
 	JtNode		root;
@@ -332,8 +234,8 @@ fetch_part(JtSkeleton *skel, const JtRef *ref, uint32 r, bool describe,
  * Then the builtin runs, for its own error.  Alignment padding may add up
  * to 3 bytes an entry, and each added pair 8 bytes of JEntries.
  */
-static bool
-might_overflow(struct varlena *pointer, int64 delta, uint32 count)
+bool
+jt_might_overflow(struct varlena *pointer, int64 delta, uint32 count)
 {
 	varatt_custom header;
 
@@ -378,10 +280,10 @@ copy_entries(JtWriter *w, JtSource *src, const JtNode *container,
  * for the caller (a varlena header, or a tree's root JEntry).  NULL when
  * nothing changes.  What changed goes to *splice.
  */
-static char *
-splice_object(JtSource *src, const JtNode *object, const char *key,
-			  uint32 keylen, JtSource *vsrc, const JtNode *vnode, bool create,
-			  uint32 *len, Splice *splice)
+char *
+jt_splice_object(JtSource *src, const JtNode *object, const char *key,
+				 uint32 keylen, JtSource *vsrc, const JtNode *vnode,
+				 bool create, uint32 *len, JtSplice *splice)
 {
 	JtWriter	w;
 	StringInfoData buf;
@@ -425,12 +327,13 @@ splice_object(JtSource *src, const JtNode *object, const char *key,
 }
 
 /*
- * A part (an object) spliced as splice_object() says; itself if unchanged
+ * A part (an object) spliced as jt_splice_object() says; itself if unchanged
  * (and *splice not set).
  */
-static struct varlena *
-splice_part(struct varlena *part, const char *key, uint32 keylen,
-			JtSource *vsrc, const JtNode *vnode, bool create, Splice *splice)
+struct varlena *
+jt_splice_part(struct varlena *part, const char *key, uint32 keylen,
+			   JtSource *vsrc, const JtNode *vnode, bool create,
+			   JtSplice *splice)
 {
 	JtSource	src;
 	JtNode		root;
@@ -439,27 +342,12 @@ splice_part(struct varlena *part, const char *key, uint32 keylen,
 
 	jt_memory_source(&src, VARDATA(part), VARSIZE(part) - VARHDRSZ, false);
 	jt_nav_root(&src, &root);
-	spliced = splice_object(&src, &root, key, keylen, vsrc, vnode, create, &len,
-							splice);
+	spliced = jt_splice_object(&src, &root, key, keylen, vsrc, vnode, create,
+							   &len, splice);
 	if (spliced == NULL)
 		return part;
 	SET_VARSIZE(spliced, len);
 	return (struct varlena *) spliced;
-}
-
-/* The value of a jsonb datum as a node: a raw scalar's element, or the root. */
-static void
-jsonb_value_node(Jsonb *value, JtSource *src, JtNode *node)
-{
-	JtNode		root;
-
-	jt_memory_source(src, (const char *) &value->root,
-					 VARSIZE(value) - VARHDRSZ, false);
-	jt_nav_root(src, &root);
-	if (jt_node_is_scalar_root(&root))
-		jt_nav_entry(src, &root, 0, node);
-	else
-		*node = root;
 }
 
 /*
@@ -477,8 +365,8 @@ jsonb_value_node(Jsonb *value, JtSource *src, JtNode *node)
  * four positions and a multiple of 4 (or no part follows).
  */
 static bool
-patched_raw_size(int32 old_rawsize, const PartLayout *old,
-				 const PartLayout *new, uint32 r, uint32 nranges,
+patched_raw_size(int32 old_rawsize, const JtPartLayout *old,
+				 const JtPartLayout *new, uint32 r, uint32 nranges,
 				 int32 *rawsize)
 {
 	int64		shift;
@@ -519,8 +407,8 @@ patched_raw_size(int32 old_rawsize, const PartLayout *old,
  */
 static bool
 patched_document_size(struct varlena *pointer, JtSkeleton *skel,
-					  const JtRef *ref, uint32 r, const OldPart *old,
-					  const PartLayout *new, uint8 new_byte,
+					  const JtRef *ref, uint32 r, const JtFetchedPart *old,
+					  const JtPartLayout *new, uint8 new_byte,
 					  const JtRefRange *range, int32 *rawsize)
 {
 	varatt_custom header;
@@ -556,12 +444,12 @@ patched_document_size(struct varlena *pointer, JtSkeleton *skel,
 	return true;
 }
 
-static void
-keep_patch(const struct varlena *pointer, const char *payload,
-		   uint32 payload_len, uint32 range_offset,
-		   const struct varlena *part, const struct varlena *base,
-		   const JtRefRange *base_range, uint32 largest_sibling,
-		   const struct varlena *document)
+void
+jt_keep_patch(const struct varlena *pointer, const char *payload,
+			  uint32 payload_len, uint32 range_offset,
+			  const struct varlena *part, const struct varlena *base,
+			  const JtRefRange *base_range, uint32 largest_sibling,
+			  const struct varlena *document)
 {
 	Size		pointer_size = VARSIZE_EXTERNAL(pointer);
 	MemoryContext old;
@@ -608,8 +496,8 @@ keep_patch(const struct varlena *pointer, const char *payload,
 }
 
 /* The stored value again, as a result that is the caller's to keep. */
-static struct varlena *
-copy_of_pointer(const struct varlena *pointer)
+struct varlena *
+jt_copy_of_pointer(const struct varlena *pointer)
 {
 	struct varlena *copy = palloc(VARSIZE_EXTERNAL(pointer));
 
@@ -625,9 +513,9 @@ copy_of_pointer(const struct varlena *pointer)
  * skeleton, newpart (part r) its changed part, if any; what names the
  * disagreement.
  */
-static void
-check_told_size(struct varlena *pointer, JtSkeleton *patched, uint32 r,
-				struct varlena *newpart, uint64 rawsize, const char *what)
+void
+jt_check_told_size(struct varlena *pointer, JtSkeleton *patched, uint32 r,
+				   struct varlena *newpart, uint64 rawsize, const char *what)
 {
 	struct varlena *flat = jt_flatten_changed(pointer, patched, r, newpart,
 											  false);
@@ -637,26 +525,6 @@ check_told_size(struct varlena *pointer, JtSkeleton *patched, uint32 r,
 	pfree(flat);
 }
 #endif
-
-/*
- * Where the reference whose part a change replaces lies: the root of the
- * skeleton, or a value of a root object kept in the tree.
- */
-typedef struct RefSite
-{
-	bool		is_root;
-	uint32		offset;			/* of its JtRefHeader, in the tree */
-	uint32		parts_before;	/* parts flattened before its first */
-} RefSite;
-
-/* The site of a split root's reference. */
-static inline RefSite
-root_site(const JtSkeleton *skel)
-{
-	RefSite		site = {true, skel->root.offset, 0};
-
-	return site;
-}
 
 /*
  * The raw size of the document a patched skeleton stands for, from its
@@ -683,12 +551,12 @@ tree_document_size(JtSkeleton *patched, int32 *rawsize)
  * key than the one the directory names, or the document too large.  A part that did not change keeps its directory
  * entry, and the toaster will keep it; for one that did, the toaster may
  * keep base and store the change as a delta of it.  splice tells how
- * newpart was made from the old part, when splice_part() made it; or NULL.
+ * newpart was made from the old part, when jt_splice_part() made it; or NULL.
  */
-static struct varlena *
-apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
-			const RefSite *site, uint32 r, const OldPart *old,
-			struct varlena *newpart, const Splice *splice)
+struct varlena *
+jt_apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
+			   const JtRefSite *site, uint32 r, const JtFetchedPart *old,
+			   struct varlena *newpart, const JtSplice *splice)
 {
 	struct varlena *oldpart = old->content;
 	struct varlena *base = old->base;
@@ -707,7 +575,7 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	struct varlena *document;
 	StringInfoData buf;
 	JtRefRange	base_range;
-	PartLayout	new_layout;
+	JtPartLayout new_layout;
 	uint8		new_byte = 0;
 	uint32		largest = 0;
 
@@ -717,7 +585,7 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 		/* the document is the one stored: so is the result */
 		elog(DEBUG1, "jsonb_toaster: part %u of %u unchanged", r + 1,
 			 ref->nranges);
-		return copy_of_pointer(pointer);
+		return jt_copy_of_pointer(pointer);
 	}
 
 	/* the builtin's result is plain, and a container like its argument */
@@ -751,7 +619,7 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 		layout_spliced(&old->layout, splice, &new_layout);
 #ifdef USE_ASSERT_CHECKING
 		{
-			PartLayout	walked;
+			JtPartLayout walked;
 
 			part_layout(newpart, &walked);
 			Assert(walked.count == new_layout.count &&
@@ -764,8 +632,8 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	else if (ref->layouts == NULL)
 		part_layout(newpart, &new_layout);
 	if (count > JT_CONTAINER_COUNT_MASK ||
-		might_overflow(pointer, (int64) VARSIZE(newpart) - VARSIZE(oldpart),
-					   count))
+		jt_might_overflow(pointer, (int64) VARSIZE(newpart) - VARSIZE(oldpart),
+						  count))
 		return NULL;
 
 	/*
@@ -854,9 +722,9 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 		if (result != NULL)
 		{
 #ifdef USE_ASSERT_CHECKING
-			check_told_size(pointer, &patched, site->parts_before + r, newpart,
-							(uint64) rawsize,
-							"the layout bytes of the parts give another size than flattening");
+			jt_check_told_size(pointer, &patched, site->parts_before + r,
+							   newpart, (uint64) rawsize,
+							   "the layout bytes of the parts give another size than flattening");
 #endif
 			elog(DEBUG1, "jsonb_toaster: changed part %u of %u, returned %s",
 				 r + 1, ref->nranges, whole ? "whole" : "as a delta");
@@ -876,806 +744,18 @@ apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	document = jt_flatten_changed(pointer, &patched, site->parts_before + r,
 								  newpart, !taken);
 
-	keep_patch(pointer, payload, payload_len, range_offset, newpart, base,
-			   &base_range, largest, document);
+	jt_keep_patch(pointer, payload, payload_len, range_offset, newpart, base,
+				  &base_range, largest, document);
 	elog(DEBUG1, "jsonb_toaster: changed part %u of %u in place", r + 1,
 		 ref->nranges);
 	pfree(payload);
 	return document;
 }
 
-/* What splice_tree() did. */
-typedef enum TreeSplice
-{
-	TREE_UNCHANGED,				/* a key to remove that is not there */
-	TREE_SPLICED,
-} TreeSplice;
-
-/* The parts a change of the tree no longer refers to. */
-typedef struct DroppedParts
-{
-	List	   *valueids;		/* OIDs of their stored parts */
-	uint64		stored;			/* the TOAST bytes they take */
-} DroppedParts;
-
-/*
- * Add the parts of a reference to *dropped (a JtRefVisitor).  A part kept
- * as a delta has its base's value id and stored size in its entry
- * (jt_stored_range() keeps them).
- */
-static void
-drop_ref_parts(void *arg, const JtRef *ref, List *path)
-{
-	DroppedParts *dropped = (DroppedParts *) arg;
-
-	for (uint32 r = 0; r < ref->nranges; r++)
-	{
-		dropped->valueids = lappend_oid(dropped->valueids,
-										ref->ranges[r].valueid);
-		dropped->stored += ref->ranges[r].extinfo & VARLENA_EXTSIZE_MASK;
-	}
-}
-
-/*
- * Set key (to vnode, a node of vsrc; added if create and missing) or
- * remove it (vnode NULL) in the root object kept in skel's tree: once
- * spliced, *patched gets the new skeleton, parsed (and so checked, as any
- * stored one) from *payload, allocated here; its parts and deltas are
- * skel's, but those of the key's old value (a container of the tree, or a
- * reference), which go to *dropped.
- */
-static TreeSplice
-splice_tree(JtSkeleton *skel, const char *key, uint32 keylen, JtSource *vsrc,
-			const JtNode *vnode, bool create, JtSkeleton *patched,
-			char **payload, uint32 *payload_len, DroppedParts *dropped)
-{
-	JtNode		current;
-	JtSkeletonHeader hdr;
-	Splice		splice;
-	char	   *tree;
-	uint32		tree_len;
-	uint32		root_entry;
-	StringInfoData buf;
-	DroppedParts here = {NIL, 0};
-	Oid		   *except;
-
-	tree = splice_object(&skel->src, &skel->root, key, keylen, vsrc, vnode,
-						 create, &tree_len, &splice);
-	if (tree == NULL)
-		return TREE_UNCHANGED;
-	root_entry = JT_JENTRY_CONTAINER | (tree_len - sizeof(uint32));
-	memcpy(tree, &root_entry, sizeof(uint32));
-	if (splice.removed &&
-		jt_nav_object_get(&skel->src, &skel->root, key, keylen, &current))
-		jt_skeleton_walk_below(skel, &current, drop_ref_parts, &here);
-	if ((uint32) list_length(here.valueids) > skel->hdr.nparts)
-		jt_nav_corrupt(&skel->src, "a tree refers to more parts than its header counts");
-
-	hdr = skel->hdr;
-	hdr.tree_size = tree_len;
-	hdr.nparts -= list_length(here.valueids);
-	initStringInfo(&buf);
-	appendBinaryStringInfo(&buf, (const char *) &hdr, sizeof(hdr));
-	appendBinaryStringInfo(&buf, tree, tree_len);
-	/* the other parts stay, with their deltas */
-	except = palloc(Max(list_length(here.valueids), 1) * sizeof(Oid));
-	for (int i = 0; i < list_length(here.valueids); i++)
-		except[i] = list_nth_oid(here.valueids, i);
-	jt_delta_area_copy_except(skel, except, list_length(here.valueids), true,
-							  &buf);
-	pfree(except);
-	pfree(tree);
-	dropped->valueids = list_concat(dropped->valueids, here.valueids);
-	dropped->stored += here.stored;
-	/* of the old pointer's version: it is that pointer, changed */
-	jt_skeleton_parse(patched, buf.data, buf.len, skel->version);
-	*payload = buf.data;
-	*payload_len = buf.len;
-	return TREE_SPLICED;
-}
-
-/*
- * The document made by setting n keys (keys[i] to vnodes[i], nodes of
- * vsrc; added if create and missing), or removing them (vnodes NULL), in
- * the root object kept in a skeleton's tree: the parts stay as they are,
- * but those of the keys' old values (containers of the tree, references).
- * A copy of pointer when no key to remove is there.  NULL when the
- * builtin should do it: the tree would outgrow the row, or parts are
- * dropped and the size of the document is not known without reading them
- * (the toaster's general path then finds the parts kept).
- */
-static struct varlena *
-apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, uint32 n,
-				 const char *const *keys, const uint32 *keylens,
-				 JtSource *vsrc, const JtNode *vnodes, bool create)
-{
-	JtSkeleton	steps[2];		/* each key's, the one before's */
-	char	   *payload = NULL;
-	uint32		payload_len = 0;
-	int64		growth = 0;
-	uint64		flat_size;
-	bool		taken;
-	struct varlena *document;
-	DroppedParts dropped = {NIL, 0};
-
-	for (uint32 i = 0; i < n; i++)
-		growth += vnodes ? (int64) vnodes[i].length + keylens[i] : 0;
-	if (might_overflow(pointer, growth, jt_node_count(&skel->root) + n))
-		return NULL;
-
-	/*
-	 * Each key is spliced into the tree the one before made, a copy of it:
-	 * keys that would take the tree past the row's budget are left to the
-	 * builtin at once (the toaster would not keep that tree anyway).
-	 */
-	if (vnodes && n > 1 &&
-		!jt_patch_may_be_taken((uint32) Min(skel->hdr.tree_size + growth +
-											2 * sizeof(uint32) * (int64) n,
-											PG_UINT32_MAX),
-							   0, 0))
-		return NULL;
-	for (uint32 i = 0; i < n; i++)
-	{
-		char	   *before = payload;
-		JtSkeleton *next = skel == &steps[0] ? &steps[1] : &steps[0];
-
-		switch (splice_tree(skel, keys[i], keylens[i], vsrc,
-							vnodes ? &vnodes[i] : NULL, create, next,
-							&payload, &payload_len, &dropped))
-		{
-			case TREE_UNCHANGED:
-				/* a key to remove that is not there is passed over */
-				if (vnodes == NULL)
-					continue;
-				/* jsonb_set(..., false) of a missing key: the builtin's */
-				return NULL;
-			case TREE_SPLICED:
-				break;
-		}
-		if (before)
-			pfree(before);
-		skel = next;
-	}
-	if (payload == NULL)
-	{
-		/* no key to remove was there: the result is the stored value */
-		elog(DEBUG1, "jsonb_toaster: the skeleton's tree unchanged");
-		return copy_of_pointer(pointer);
-	}
-
-	/*
-	 * Nothing left outside the row: a plain document, which an UPDATE
-	 * stores as any other (and deletes the old value's parts).
-	 */
-	if (skel->hdr.nparts == 0)
-	{
-		document = jt_flatten_changed(pointer, skel, 0, NULL, false);
-		elog(DEBUG1, "jsonb_toaster: changed the skeleton's tree, no part left");
-		pfree(payload);
-		return document;
-	}
-
-	/*
-	 * A pointer in place of the document, when the tree and the directories
-	 * tell its size and the value carries no part whole (a pointer made by
-	 * another change, whose parts the toaster writes when it adopts it)
-	 */
-	if (jt_delta_carried_len(skel, InvalidOid) == 0 &&
-		jt_skeleton_flat_size(skel, &flat_size) &&
-		flat_size + VARHDRSZ <= JT_JENTRY_OFFLEN_MASK)
-	{
-		struct varlena *result;
-
-		result = jt_tree_patch_pointer(payload, payload_len, pointer,
-									   (int32) (flat_size + VARHDRSZ),
-									   dropped.stored,
-									   dropped.valueids == NIL);
-		if (result != NULL)
-		{
-#ifdef USE_ASSERT_CHECKING
-			check_told_size(pointer, skel, 0, NULL, flat_size + VARHDRSZ,
-							"the tree and the layout bytes give another size than flattening");
-#endif
-			elog(DEBUG1, "jsonb_toaster: changed the skeleton's tree, returned it%s",
-				 dropped.valueids ? " without the parts of the values removed" : "");
-			pfree(payload);
-			return result;
-		}
-	}
-
-	/*
-	 * Flattens (as above); with parts dropped, the builtin's document goes
-	 * to the toaster's general path, which lists what it keeps.
-	 */
-	if (dropped.valueids != NIL)
-	{
-		pfree(payload);
-		return NULL;
-	}
-	taken = jt_patch_may_be_taken(payload_len - sizeof(JtSkeletonHeader),
-								  0, 0);
-	document = jt_flatten_changed(pointer, skel, 0, NULL, !taken);
-
-	keep_patch(pointer, payload, payload_len, 0, NULL, NULL, NULL, 0,
-			   document);
-	elog(DEBUG1, "jsonb_toaster: changed the skeleton's tree in place");
-	pfree(payload);
-	return document;
-}
-
-/*
- * Set, add or remove one key of the root object of a stored value: in its
- * part, or in its tree.  NULL if the skeleton cannot stay as it is.
- */
-static struct varlena *
-change_key(struct varlena *pointer, StoredShape shape, JtSkeleton *skel,
-		   JtRef *ref, const char *key, uint32 keylen, JtSource *vsrc,
-		   const JtNode *vnode, bool create)
-{
-	uint32		r;
-	OldPart		old;
-	Splice		splice;
-	RefSite		site;
-	struct varlena *newpart;
-
-	if (shape == SHAPE_TREE_ROOT)
-		return apply_tree_patch(pointer, skel, 1, &key, &keylen, vsrc, vnode,
-								create);
-	r = jt_ref_range_for_key(ref, key, keylen);
-	fetch_part(skel, ref, r, ref->layouts == NULL, &old);
-	newpart = splice_part(old.content, key, keylen, vsrc, vnode, create,
-						  &splice);
-	site = root_site(skel);
-	return apply_patch(pointer, skel, ref, &site, r, &old, newpart,
-					   newpart == old.content ? NULL : &splice);
-}
-
-/*
- * The builtin of change_path() (#- if deleting) on doc along path, with
- * the call's other arguments: jsonb_set()'s or jsonb_insert()'s value and
- * flag.
- */
-static struct varlena *
-builtin_on(FunctionCallInfo fcinfo, PGFunction builtin, bool deleting,
-		   struct varlena *doc, Datum path)
-{
-	if (deleting)
-		return (struct varlena *) DatumGetPointer(
-			DirectFunctionCall2(builtin, PointerGetDatum(doc), path));
-	return (struct varlena *) DatumGetPointer(
-		DirectFunctionCall4(builtin, PointerGetDatum(doc), path,
-							PG_GETARG_DATUM(2), PG_GETARG_DATUM(3)));
-}
-
-/* Count the parts of a reference into *(uint32 *) arg (a JtRefVisitor). */
-static void
-count_ref_parts(void *arg, const JtRef *ref, List *path)
-{
-	*(uint32 *) arg += ref->nranges;
-}
-
-/*
- * An array index as jsonb_set() and #- read it, in its canonical form
- * only (an optional minus sign, then digits without leading zeros), so
- * that what is turned down goes to the builtin for its own reading.
- */
-static bool
-canonical_index(text *step, int32 *index)
-{
-	const char *c = VARDATA_ANY(step);
-	int			len = VARSIZE_ANY_EXHDR(step);
-	int			i = (len > 0 && c[0] == '-') ? 1 : 0;
-	int64		value = 0;
-
-	if (len - i < 1 || len - i > 10 || (c[i] == '0' && len - i > 1))
-		return false;
-	for (int k = i; k < len; k++)
-	{
-		if (c[k] < '0' || c[k] > '9')
-			return false;
-		value = value * 10 + (c[k] - '0');
-	}
-	value = i ? -value : value;
-	if (value < PG_INT32_MIN || value > PG_INT32_MAX)
-		return false;
-	*index = (int32) value;
-	return true;
-}
-
-/*
- * The part of ref (a container kept in parts) that a path's step into it
- * names, and the step as it reads in that part alone (*local, for an
- * array): false for an index the builtin must read itself.  An index past
- * the end names the last part, past its own end, and one before the start
- * the first, before its own: the builtins append or prepend there (or
- * change nothing) as they would on the whole array.
- */
-static bool
-part_for_step(const JtRef *ref, text *step, uint32 *r, int32 *local)
-{
-	uint32		count = ref->header & JT_CONTAINER_COUNT_MASK;
-	int32		index;
-	uint32		start = 0;
-
-	if (ref->header & JT_CONTAINER_OBJECT)
-	{
-		*r = jt_ref_range_for_key(ref, VARDATA_ANY(step),
-								  VARSIZE_ANY_EXHDR(step));
-		return true;
-	}
-	if (!canonical_index(step, &index))
-		return false;
-	if (index < 0 && -(int64) index > count)
-	{
-		*r = 0;
-		*local = -(int32) (ref->ranges[0].header & JT_CONTAINER_COUNT_MASK) - 1;
-		return true;
-	}
-	if (index < 0)
-		index = (int32) (count + index);
-	if ((uint32) index >= count)
-	{
-		*r = ref->nranges - 1;
-		*local = (int32) (ref->ranges[*r].header & JT_CONTAINER_COUNT_MASK);
-		return true;
-	}
-	for (uint32 q = 0; q < ref->nranges; q++)
-	{
-		uint32		n = ref->ranges[q].header & JT_CONTAINER_COUNT_MASK;
-
-		if ((uint32) index < start + n)
-		{
-			*r = q;
-			*local = (int32) (index - start);
-			return true;
-		}
-		start += n;
-	}
-	return false;
-}
-
-/*
- * jsonb_set() or #- along a path of two steps or more in a root object
- * kept in the tree, whose first key's value is kept in parts: the builtin
- * on the part holding the second step, wrapped as the only value of an
- * object under the first key so that the builtin sees the path (and
- * reports its errors) as on the whole document, with an array index
- * renumbered for the part.  NULL when the builtin should do it on the
- * document.
- */
-static struct varlena *
-change_below_ref(FunctionCallInfo fcinfo, PGFunction builtin, bool deleting,
-				 struct varlena *pointer, JtSkeleton *skel, Datum *elems,
-				 int npath)
-{
-	text	   *first = DatumGetTextPP(elems[0]);
-	text	   *step = DatumGetTextPP(elems[1]);
-	uint32		n = jt_node_count(&skel->root);
-	uint32		i;
-	JtNode		value;
-	JtRef		ref;
-	RefSite		site;
-	uint32		r;
-	int32		local = 0;
-	OldPart		old;
-	StringInfoData buf;
-	JtWriter	w;
-	Datum	   *steps;
-	Datum		newpath;
-	Jsonb	   *changed;
-	JtSource	src;
-	JtNode		root;
-	struct varlena *newpart;
-
-	if (!jt_nav_object_find(&skel->src, &skel->root, VARDATA_ANY(first),
-							VARSIZE_ANY_EXHDR(first), &i))
-		return NULL;
-	jt_nav_entry(&skel->src, &skel->root, n + i, &value);
-	if (value.kind != JT_NODE_REF)
-		return NULL;
-	jt_skeleton_read_ref(skel, &value, &ref);
-	if ((ref.header & JT_CONTAINER_SCALAR) || ref.layouts == NULL ||
-		!part_for_step(&ref, step, &r, &local))
-		return NULL;
-
-	/* the parts of the values before it are flattened first */
-	site.is_root = false;
-	site.offset = value.offset;
-	site.parts_before = 0;
-	for (uint32 k = 0; k < i; k++)
-	{
-		JtNode		before;
-
-		jt_nav_entry(&skel->src, &skel->root, n + k, &before);
-		jt_skeleton_walk_below(skel, &before, count_ref_parts,
-							   &site.parts_before);
-	}
-
-	fetch_part(skel, &ref, r, true, &old);
-	initStringInfo(&buf);
-	appendStringInfoSpaces(&buf, VARHDRSZ);
-	jt_writer_begin(&w, &buf, JT_CONTAINER_OBJECT | 1);
-	jt_writer_entry(&w, JT_JENTRY_STRING, VARDATA_ANY(first),
-					VARSIZE_ANY_EXHDR(first));
-	jt_writer_entry(&w, JT_JENTRY_CONTAINER, VARDATA(old.content),
-					VARSIZE(old.content) - VARHDRSZ);
-	jt_writer_end(&w);
-	SET_VARSIZE(buf.data, buf.len);
-
-	steps = palloc(npath * sizeof(Datum));
-	memcpy(steps, elems, npath * sizeof(Datum));
-	if (!(ref.header & JT_CONTAINER_OBJECT))
-		steps[1] = CStringGetTextDatum(psprintf("%d", local));
-	newpath = PointerGetDatum(construct_array_builtin(steps, npath, TEXTOID));
-	changed = (Jsonb *) builtin_on(fcinfo, builtin, deleting,
-								   (struct varlena *) buf.data, newpath);
-
-	/* the changed part: the wrapper's value, a container of the same kind */
-	jt_memory_source(&src, VARDATA(changed), VARSIZE(changed) - VARHDRSZ,
-					 false);
-	jt_nav_root(&src, &root);
-	if (!jt_node_is_object(&root) || jt_node_count(&root) != 1)
-		return NULL;
-	jt_nav_entry(&src, &root, 1, &value);
-	if (value.kind != JT_NODE_CONTAINER)
-		return NULL;
-	newpart = palloc(VARHDRSZ + value.length);
-	SET_VARSIZE(newpart, VARHDRSZ + value.length);
-	memcpy(VARDATA(newpart), jt_source_read(&src, value.offset, value.length),
-		   value.length);
-	return apply_patch(pointer, skel, &ref, &site, r, &old, newpart, NULL);
-}
-
-/*
- * jsonb_set(jsonb, text[], jsonb, boolean), jsonb #- text[] and
- * jsonb_insert(jsonb, text[], jsonb, boolean): the path's first key names
- * the part of a split root, or the value kept in parts below a root kept
- * in the tree.
- */
-static Datum
-change_path(FunctionCallInfo fcinfo, PGFunction builtin, PathChange how)
-{
-	bool		deleting = how == PATH_DELETE;
-	struct varlena *pointer = (struct varlena *) PG_GETARG_POINTER(0);
-	JtSkeleton	skel;
-	JtRef		ref;
-	StoredShape shape;
-	ArrayType  *path;
-	Datum	   *elems;
-	bool	   *nulls;
-	int			npath;
-	text	   *key;
-	uint32		r;
-	OldPart		old;
-	RefSite		site;
-	struct varlena *result;
-
-	shape = open_stored(PG_GETARG_DATUM(0), &skel, &ref);
-	if (shape == SHAPE_OTHER)
-		return builtin(fcinfo);
-	path = PG_GETARG_ARRAYTYPE_P(1);
-	if (ARR_NDIM(path) > 1)
-		return builtin(fcinfo); /* which reports it */
-	deconstruct_array_builtin(path, TEXTOID, &elems, &nulls, &npath);
-	if (npath == 0 || array_contains_nulls(path))
-		return builtin(fcinfo);
-	key = DatumGetTextPP(elems[0]);
-
-	if (npath == 1 && deleting)
-		result = change_key(pointer, shape, &skel, &ref, VARDATA_ANY(key),
-							VARSIZE_ANY_EXHDR(key), NULL, NULL, false);
-	else if (npath == 1 && how == PATH_SET)
-	{
-		Jsonb	   *value = PG_GETARG_JSONB_P(2);
-		JtSource	vsrc;
-		JtNode		vnode;
-
-		jsonb_value_node(value, &vsrc, &vnode);
-		result = change_key(pointer, shape, &skel, &ref, VARDATA_ANY(key),
-							VARSIZE_ANY_EXHDR(key), &vsrc, &vnode,
-							PG_GETARG_BOOL(3));
-	}
-	else if (shape == SHAPE_SPLIT_ROOT)
-	{
-		/* a longer path, or an insertion: the builtin, on the part */
-		struct varlena *newpart;
-
-		r = jt_ref_range_for_key(&ref, VARDATA_ANY(key),
-								 VARSIZE_ANY_EXHDR(key));
-		fetch_part(&skel, &ref, r, true, &old);
-		newpart = builtin_on(fcinfo, builtin, deleting, old.content,
-							 PG_GETARG_DATUM(1));
-		site = root_site(&skel);
-		result = apply_patch(pointer, &skel, &ref, &site, r, &old, newpart,
-							 NULL);
-	}
-	else if (npath > 1)
-		result = change_below_ref(fcinfo, builtin, deleting, pointer, &skel,
-								  elems, npath);
-	else
-		result = NULL;			/* a key inserted in the tree: the builtin */
-	if (result == NULL)
-		return builtin(fcinfo);
-	PG_RETURN_POINTER(result);
-}
-
-Datum
-jt_jsonb_set(PG_FUNCTION_ARGS)
-{
-	return change_path(fcinfo, jsonb_set, PATH_SET);
-}
-
-Datum
-jt_jsonb_delete_path(PG_FUNCTION_ARGS)
-{
-	return change_path(fcinfo, jsonb_delete_path, PATH_DELETE);
-}
-
-Datum
-jt_jsonb_insert(PG_FUNCTION_ARGS)
-{
-	return change_path(fcinfo, jsonb_insert, PATH_INSERT);
-}
-
-/* jsonb - text */
-Datum
-jt_jsonb_delete(PG_FUNCTION_ARGS)
-{
-	JtSkeleton	skel;
-	JtRef		ref;
-	StoredShape shape;
-	text	   *key;
-	struct varlena *result;
-
-	shape = open_stored(PG_GETARG_DATUM(0), &skel, &ref);
-	if (shape == SHAPE_OTHER)
-		return jsonb_delete(fcinfo);
-	key = PG_GETARG_TEXT_PP(1);
-	result = change_key((struct varlena *) PG_GETARG_POINTER(0), shape,
-						&skel, &ref, VARDATA_ANY(key), VARSIZE_ANY_EXHDR(key),
-						NULL, NULL, false);
-	if (result == NULL)
-		return jsonb_delete(fcinfo);
-	PG_RETURN_POINTER(result);
-}
-
-/*
- * Pairs [first, first + n) of object (a node of src), as a jsonb object of
- * their own.
- */
-static Jsonb *
-object_slice(JtSource *src, const JtNode *object, uint32 first, uint32 n)
-{
-	uint32		count = jt_node_count(object);
-	JtWriter	w;
-	StringInfoData buf;
-
-	initStringInfo(&buf);
-	appendStringInfoSpaces(&buf, VARHDRSZ);
-	jt_writer_begin(&w, &buf, (object->header & ~JT_CONTAINER_COUNT_MASK) | n);
-	jt_copy_entries(&w, src, object, first, n);
-	jt_copy_entries(&w, src, object, count + first, n);
-	jt_writer_end(&w);
-	SET_VARSIZE(buf.data, buf.len);
-	return (Jsonb *) buf.data;
-}
-
-/*
- * Keys of a root object to set (to values, nodes of vsrc) or to remove
- * (values NULL): the right operand of ||, or the array of jsonb - text[].
- * Sorted as jsonb sorts keys, and distinct.
- */
-typedef struct KeyedChange
-{
-	uint32		count;
-	const char **keys;
-	uint32	   *keylens;
-	JtSource   *vsrc;
-	JtNode	   *values;
-	JtNode		object;			/* for ||: the right operand, in vsrc */
-} KeyedChange;
-
-/* The builtin's doc with keys [first, first + n) of kc set or removed. */
-static struct varlena *
-builtin_change(const KeyedChange *kc, struct varlena *doc, uint32 first,
-			   uint32 n)
-{
-	Datum	   *names;
-
-	if (kc->values)
-		return (struct varlena *) DatumGetPointer(
-			DirectFunctionCall2(jsonb_concat, PointerGetDatum(doc),
-								PointerGetDatum(object_slice(kc->vsrc, &kc->object,
-															 first, n))));
-	names = palloc(n * sizeof(Datum));
-	for (uint32 i = 0; i < n; i++)
-		names[i] = PointerGetDatum(cstring_to_text_with_len(kc->keys[first + i],
-															kc->keylens[first + i]));
-	return (struct varlena *) DatumGetPointer(
-		DirectFunctionCall2(jsonb_delete_array, PointerGetDatum(doc),
-							PointerGetDatum(construct_array_builtin(names, n,
-																	TEXTOID))));
-}
-
-/*
- * The keys of kc set or removed in pointer, as jsonb_set() or jsonb - text
- * on the stored value would do it: in a split root, one change for the
- * keys that fall in one range (the builtin run on that part, or the splice
- * for a lone key), each change made on the pointer the one before
- * returned; in a root kept in the tree, all keys at once.  The keys are
- * distinct, so the changes commute, and together they do what the builtin
- * does.  skel, ref and shape describe pointer.  NULL when the first change
- * cannot be made so; a later change that cannot is left to the builtin, on
- * the document the changes before it made.
- */
-static struct varlena *
-change_keys(struct varlena *pointer, StoredShape shape, JtSkeleton *skel,
-			JtRef *ref, const KeyedChange *kc)
-{
-	uint32		i = 0;
-
-	if (shape == SHAPE_TREE_ROOT)
-		return apply_tree_patch(pointer, skel, kc->count, kc->keys,
-								kc->keylens, kc->vsrc, kc->values, true);
-	for (;;)
-	{
-		uint32		end = i + 1;
-		uint32		r = jt_ref_range_for_key(ref, kc->keys[i], kc->keylens[i]);
-		struct varlena *result;
-
-		while (end < kc->count &&
-			   jt_ref_range_for_key(ref, kc->keys[end], kc->keylens[end]) == r)
-			end++;
-		if (end - i == 1)
-			result = change_key(pointer, shape, skel, ref, kc->keys[i],
-								kc->keylens[i], kc->vsrc,
-								kc->values ? &kc->values[i] : NULL, true);
-		else
-		{
-			OldPart		old;
-			RefSite		site = root_site(skel);
-
-			fetch_part(skel, ref, r, true, &old);
-			result = apply_patch(pointer, skel, ref, &site, r, &old,
-								 builtin_change(kc, old.content, i, end - i),
-								 NULL);
-		}
-		if (result == NULL && i == 0)
-			return NULL;
-		if (result != NULL)
-		{
-			if (end == kc->count)
-				return result;
-			pointer = result;
-			i = end;
-			shape = open_stored(PointerGetDatum(pointer), skel, ref);
-			if (shape != SHAPE_OTHER)
-				continue;
-		}
-
-		/* the builtin goes on from the last document made, with the rest */
-		return builtin_change(kc, pointer, i, kc->count - i);
-	}
-}
-
-/* jsonb || jsonb, when the right operand is an object */
-Datum
-jt_jsonb_concat(PG_FUNCTION_ARGS)
-{
-	JtSkeleton	skel;
-	JtRef		ref;
-	StoredShape shape;
-	Jsonb	   *right;
-	JtSource	src;
-	KeyedChange kc;
-	struct varlena *result;
-
-	shape = open_stored(PG_GETARG_DATUM(0), &skel, &ref);
-	if (shape == SHAPE_OTHER)
-		return jsonb_concat(fcinfo);
-	right = PG_GETARG_JSONB_P(1);
-	if (!JB_ROOT_IS_OBJECT(right) || JB_ROOT_COUNT(right) == 0)
-		return jsonb_concat(fcinfo);
-
-	/* an object's keys are sorted and distinct already */
-	jt_memory_source(&src, (const char *) &right->root,
-					 VARSIZE(right) - VARHDRSZ, false);
-	jt_nav_root(&src, &kc.object);
-	kc.count = jt_node_count(&kc.object);
-	kc.keys = palloc(kc.count * sizeof(char *));
-	kc.keylens = palloc(kc.count * sizeof(uint32));
-	kc.values = palloc(kc.count * sizeof(JtNode));
-	kc.vsrc = &src;
-	for (uint32 i = 0; i < kc.count; i++)
-	{
-		JtNode		key;
-
-		jt_nav_entry(&src, &kc.object, i, &key);
-		kc.keys[i] = jt_source_read(&src, key.offset, key.length);
-		kc.keylens[i] = key.length;
-		jt_nav_entry(&src, &kc.object, kc.count + i, &kc.values[i]);
-	}
-	result = change_keys((struct varlena *) PG_GETARG_POINTER(0), shape,
-						 &skel, &ref, &kc);
-	if (result == NULL)
-		return jsonb_concat(fcinfo);
-	PG_RETURN_POINTER(result);
-}
-
-/* qsort() comparator of text pointers, in the order of jsonb's keys */
-static int
-text_key_cmp(const void *a, const void *b)
-{
-	const text *x = *(const text *const *) a;
-	const text *y = *(const text *const *) b;
-
-	return jt_key_cmp(VARDATA_ANY(x), VARSIZE_ANY_EXHDR(x),
-					  VARDATA_ANY(y), VARSIZE_ANY_EXHDR(y));
-}
-
-/*
- * The keys a text[] names, NULLs left out (as the builtin does), into
- * kc: sorted as jsonb sorts keys, each once.  False if it names none.
- */
-static bool
-keys_to_remove(ArrayType *names, KeyedChange *kc)
-{
-	Datum	   *elems;
-	bool	   *nulls;
-	int			nelems;
-	text	  **sorted;
-	uint32		n = 0;
-
-	deconstruct_array_builtin(names, TEXTOID, &elems, &nulls, &nelems);
-	sorted = palloc(Max(nelems, 1) * sizeof(text *));
-	for (int i = 0; i < nelems; i++)
-		if (!nulls[i])
-			sorted[n++] = DatumGetTextPP(elems[i]);
-	qsort(sorted, n, sizeof(text *), text_key_cmp);
-	kc->keys = palloc(Max(n, 1) * sizeof(char *));
-	kc->keylens = palloc(Max(n, 1) * sizeof(uint32));
-	kc->count = 0;
-	for (uint32 i = 0; i < n; i++)
-	{
-		if (i > 0 && text_key_cmp(&sorted[i - 1], &sorted[i]) == 0)
-			continue;
-		kc->keys[kc->count] = VARDATA_ANY(sorted[i]);
-		kc->keylens[kc->count] = VARSIZE_ANY_EXHDR(sorted[i]);
-		kc->count++;
-	}
-	kc->vsrc = NULL;
-	kc->values = NULL;
-	return kc->count > 0;
-}
-
-/* jsonb - text[] */
-Datum
-jt_jsonb_delete_array(PG_FUNCTION_ARGS)
-{
-	JtSkeleton	skel;
-	JtRef		ref;
-	StoredShape shape;
-	ArrayType  *names;
-	KeyedChange kc;
-	struct varlena *result;
-
-	shape = open_stored(PG_GETARG_DATUM(0), &skel, &ref);
-	if (shape == SHAPE_OTHER)
-		return jsonb_delete_array(fcinfo);
-	names = PG_GETARG_ARRAYTYPE_P(1);
-	if (ARR_NDIM(names) > 1 || !keys_to_remove(names, &kc))
-		return jsonb_delete_array(fcinfo);	/* which reports a bad array */
-	result = change_keys((struct varlena *) PG_GETARG_POINTER(0), shape,
-						 &skel, &ref, &kc);
-	if (result == NULL)
-		return jsonb_delete_array(fcinfo);
-	PG_RETURN_POINTER(result);
-}
-
 /*
  * The patch that made value, if value is the document the last patch made,
  * byte for byte, and oldvalue the pointer it was made from; NULL if not.
- * The caller must not keep it past its next call into this file.
+ * The caller must not keep it past its next call into partial_update*.c.
  */
 const JtPatch *
 jt_patch_for(const struct varlena *value, const struct varlena *oldvalue)

@@ -491,7 +491,7 @@ part_outgrown(uint32 part_size, uint32 largest_sibling)
  * row's budget is known?  skeleton_size is the patched tree's and delta
  * area's, part_size the changed part's raw size (0 when only the tree
  * changed) and largest_sibling the largest raw size of its reference's
- * parts, as stored.  partial_update.c asks so as to keep copies of
+ * parts, as stored.  partial_update*.c ask so as to keep copies of
  * the other parts only for the general path that follows a refusal: a
  * wrong guess costs time, never correctness.
  */
@@ -593,7 +593,7 @@ jt_patch_pointer(const JtPatch *patch, int32 rawsize, bool *whole)
 
 /*
  * Store a document that jsonb_set(), #-, - or || made from the value it
- * replaces by changing one part or the skeleton's tree (partial_update.c):
+ * replaces by changing one part or the skeleton's tree (partial_update*.c):
  * write that part, keep the others' value ids.  The document is what the
  * patched skeleton flattens to, since that is how it was made.  NULL, for
  * the general path, when the skeleton no longer fits the row or the part
