@@ -26,6 +26,19 @@ fixed time (-T):
                version and its WAL, no work on the document, so the most
                workload A could reach with any storage of the documents.
 
+Those run with pgbench's default, the simple query protocol: every
+statement is parsed, analysed and planned anew, a cost the same for every
+storage that narrows the ratios between them (docs/toaster.md: 6.7 us
+more for workload A's update than for the floor's).  Applications mostly prepare their statements (YCSB's JDBC
+client does), so workload A and its floor also run with prepared
+statements (-M prepared, the scripts of bench/Y/prepared/: the same
+transactions, with the keys computed in the statement, since a parameter
+cannot be part of a literal; the table name, which cannot be a parameter,
+is written into a copy of each script):
+
+  workload A, prepared
+  workload A floor, prepared
+
 Rows, fields and paths are drawn uniformly at random (pgbench's random(),
 seeded with --seed).  For each point: pgbench's TPS (without the initial
 connection time), and latency percentiles (p50, p95, p99, in ms) and mean
@@ -73,13 +86,23 @@ WORKLOADS = [
     ("workload A", [("{kind}_read.sql", 1), ("{kind}_update.sql", 1)]),
     ("10 fields", [("{kind}_fields.sql", 1)]),
     ("workload A floor", [("{kind}_read.sql", 1), ("floor_update.sql", 1)]),
+    ("workload A, prepared", [("prepared/{kind}_read.sql", 1),
+                              ("prepared/{kind}_update.sql", 1)]),
+    ("workload A floor, prepared", [("prepared/{kind}_read.sql", 1),
+                                    ("prepared/floor_update.sql", 1)]),
 ]
 # the order in which they run: reads first, on the tables as loaded
-RUN_ORDER = ["workload C", "10 fields", "workload A", "workload A floor"]
+RUN_ORDER = ["workload C", "10 fields", "workload A", "workload A floor",
+             "workload A, prepared", "workload A floor, prepared"]
+# workload A, and its floor, by protocol
 UPDATES = "workload A"
+FLOORS = {"workload A": "workload A floor",
+          "workload A, prepared": "workload A floor, prepared"}
 # the workloads that update: each run after a VACUUM and a CHECKPOINT, and
 # its WAL measured
-UPDATING = {"workload A", "workload A floor"}
+UPDATING = set(FLOORS) | set(FLOORS.values())
+# the workloads run with prepared statements (pgbench -M prepared)
+PREPARED = {"workload A, prepared", "workload A floor, prepared"}
 # script names of the updating workloads, by pgbench script number
 A_SCRIPTS = ["read", "update"]
 
@@ -93,6 +116,8 @@ WORKLOAD_TEXT = {
     "workload A": "50% read one field, 50% update one field (jsonb_set)",
     "10 fields": "projection of 10 fields of one document",
     "workload A floor": "workload A, the update leaving the document (SET id = id)",
+    "workload A, prepared": "workload A's transactions as prepared statements",
+    "workload A floor, prepared": "the floor's transactions as prepared statements",
 }
 
 # The documents of row i, from i alone: the same in every run.
@@ -197,17 +222,34 @@ def ms(us):
     return None if us is None else us / 1000.0
 
 
+def with_table(path, table, work):
+    """A copy of the script at path, in work, with :tab replaced by the
+    table's name (for prepared statements, where a name cannot be a
+    parameter)."""
+    with open(path) as f:
+        text = f.read()
+    copy = os.path.join(work, f"{table}_{os.path.basename(path)}")
+    with open(copy, "w") as f:
+        f.write(text.replace(":tab", table))
+    return copy
+
+
 def measure(cfg, kind, workload, scripts, clients, seconds, rows, seed, work,
             results, use_walinspect):
     t = cfg.table(f"y_{kind}", shared=True)
     paths = [(os.path.join(SCRIPTS, s.format(kind=kind)), w) for s, w in scripts]
+    variables = {"tab": t, "rows": rows}
+    protocol = "prepared" if workload in PREPARED else "simple"
+    if protocol == "prepared":
+        paths = [(with_table(p, t, work), w) for p, w in paths]
+        del variables["tab"]
     if workload in UPDATING:
         cfg.execute(f"VACUUM {t}; CHECKPOINT;")
         lsn0 = db.value("SELECT pg_current_wal_insert_lsn()")
-    out = db.pgbench_load(paths, {"tab": t, "rows": rows}, clients, seconds,
+    out = db.pgbench_load(paths, variables, clients, seconds,
                           cfg.session_options, log_prefix=os.path.join(work, "y_log"),
-                          seed=seed)
-    params = dict(doc=kind, clients=clients, seconds=seconds, rows=rows)
+                          seed=seed, protocol=protocol)
+    params = dict(doc=kind, clients=clients, seconds=seconds, rows=rows, protocol=protocol)
     lat = out["latencies"]
     every = sorted(x for xs in lat.values() for x in xs)
     zero = sum(1 for x in every if x == 0)

@@ -118,7 +118,7 @@ def pgbench(script, variables, runs, options=None):
 
 
 def pgbench_load(scripts, variables, clients, seconds, options=None, log_prefix=None,
-                 seed=None, threads=None):
+                 seed=None, threads=None, protocol="simple"):
     """Run pgbench custom scripts with `clients` concurrent clients for
     `seconds` seconds (-T); return a dict:
 
@@ -131,7 +131,8 @@ def pgbench_load(scripts, variables, clients, seconds, options=None, log_prefix=
       failed_in_log transactions the log marks as failed
 
     scripts: [(path, weight)], numbered from 0 in that order (pgbench's
-    script_no); threads: pgbench -j, default min(clients, cores).
+    script_no); threads: pgbench -j, default min(clients, cores);
+    protocol: pgbench -M (simple, extended or prepared).
 
     The per-transaction log records the time from the start of a
     transaction to the moment pgbench reads its result.  pgbench reads the
@@ -141,7 +142,8 @@ def pgbench_load(scripts, variables, clients, seconds, options=None, log_prefix=
 
     options: a PGOPTIONS string (session settings of the configuration)."""
     threads = threads or max(1, min(clients, os.cpu_count() or 1))
-    cmd = ["pgbench", "-n", "-c", str(clients), "-j", str(threads), "-T", str(seconds)]
+    cmd = ["pgbench", "-n", "-M", protocol, "-c", str(clients), "-j", str(threads),
+           "-T", str(seconds)]
     for path, weight in scripts:
         cmd += ["-f", f"{path}@{weight}"]
     if seed is not None:

@@ -542,7 +542,6 @@ def y_reference_clients(clients):
 Y_TARGET_CLIENTS = 4
 Y_TARGET_KIND = "large"
 Y_TARGET_RATIO = 3.0
-Y_FLOOR = "workload A floor"
 
 
 def fmt_ms(x):
@@ -568,7 +567,12 @@ def y_section(res, configs):
              "\"vs stock\" divides the TPS of the configuration by that of the "
              "stock configuration with the same compression at the same client "
              "count (above 1 is faster).  Workload A runs after a VACUUM and a "
-             "CHECKPOINT; its WAL is per update (full-page images in parentheses).",
+             "CHECKPOINT; its WAL is per update (full-page images in parentheses).  "
+             "Statements are sent with pgbench's default simple query protocol "
+             "(parsed and planned on every execution), except in the workloads "
+             "marked \"prepared\" (`-M prepared`, the scripts of `bench/Y/prepared/`: "
+             "the same transactions, parsed and planned once per session, as most "
+             "applications and YCSB's JDBC client run them).",
              ""]
     for kind in bench_y.KINDS:
         if not res.select(bench="Y", doc=kind, metric="tps"):
@@ -606,7 +610,7 @@ def y_section(res, configs):
                     vs = ", ".join(
                         f"{fmt_num(ratio(t, y_value(res, base, kind, workload, 'tps', n)))}x"
                         for t, n in zip(tps, clients))
-                    if (kind == Y_TARGET_KIND and workload == bench_y.UPDATES
+                    if (kind == Y_TARGET_KIND and workload in bench_y.FLOORS
                             and CONFIGS[c].toaster):
                         vs = f"**{vs}**"
                 else:
@@ -747,6 +751,34 @@ def u_targets(res, c, base):
     return body
 
 
+def y_target(res, c, base, workload, floor_workload):
+    """Issue 6's Y target for configuration c and one protocol's workload A."""
+    t = y_value(res, c, Y_TARGET_KIND, workload, "tps", Y_TARGET_CLIENTS)
+    b = y_value(res, base, Y_TARGET_KIND, workload, "tps", Y_TARGET_CLIENTS)
+    if t is None and b is None:
+        return None
+    v, ok = verdict_at_least(ratio(t, b), Y_TARGET_RATIO)
+    wal_c = y_value(res, c, Y_TARGET_KIND, workload, "wal_bytes_per_update",
+                    Y_TARGET_CLIENTS)
+    wal_b = y_value(res, base, Y_TARGET_KIND, workload, "wal_bytes_per_update",
+                    Y_TARGET_CLIENTS)
+    wal = (f"; WAL per update {y_wal_text(res, c, Y_TARGET_KIND, Y_TARGET_CLIENTS, workload)}"
+           f" / {y_wal_text(res, base, Y_TARGET_KIND, Y_TARGET_CLIENTS, workload)} = "
+           f"{fmt_num(ratio(wal_c, wal_b))}x" if wal_c and wal_b else "")
+    floor_c = y_value(res, c, Y_TARGET_KIND, floor_workload, "tps", Y_TARGET_CLIENTS)
+    floor_b = y_value(res, base, Y_TARGET_KIND, floor_workload, "tps", Y_TARGET_CLIENTS)
+    floor = (f"; the floor, the same mix with an update that leaves the document "
+             f"(`SET id = id`): {fmt_num(floor_c)} / {fmt_num(floor_b)} TPS, so at "
+             f"most {fmt_num(ratio(floor_c, b))}x {base}'s workload A; {c} reaches "
+             f"{fmt_num(ratio(t, floor_c))}x its floor" if floor_c and floor_b else "")
+    protocol = ("prepared statements" if workload in bench_y.PREPARED
+                else "simple query protocol")
+    return [c, "Y", f"workload A on \"{Y_TARGET_KIND}\" documents ({protocol}), "
+            f"{Y_TARGET_CLIENTS} clients: TPS / {base}'s "
+            f"({fmt_num(t)} / {fmt_num(b)}{wal}{floor})",
+            f"≥ {fmt_num(Y_TARGET_RATIO)}x", v, ok]
+
+
 def issue6_section(res, configs):
     toasters = [c for c in configs if CONFIGS[c].toaster]
     if not toasters:
@@ -758,26 +790,10 @@ def issue6_section(res, configs):
         body += u_targets(res, c, base)
         if Y_TARGET_CLIENTS not in clients:
             continue
-        t = y_value(res, c, Y_TARGET_KIND, bench_y.UPDATES, "tps", Y_TARGET_CLIENTS)
-        b = y_value(res, base, Y_TARGET_KIND, bench_y.UPDATES, "tps", Y_TARGET_CLIENTS)
-        v, ok = verdict_at_least(ratio(t, b), Y_TARGET_RATIO)
-        wal_c = y_value(res, c, Y_TARGET_KIND, bench_y.UPDATES, "wal_bytes_per_update",
-                        Y_TARGET_CLIENTS)
-        wal_b = y_value(res, base, Y_TARGET_KIND, bench_y.UPDATES, "wal_bytes_per_update",
-                        Y_TARGET_CLIENTS)
-        wal = (f"; WAL per update {y_wal_text(res, c, Y_TARGET_KIND, Y_TARGET_CLIENTS)} / "
-               f"{y_wal_text(res, base, Y_TARGET_KIND, Y_TARGET_CLIENTS)} = "
-               f"{fmt_num(ratio(wal_c, wal_b))}x" if wal_c and wal_b else "")
-        floor_c = y_value(res, c, Y_TARGET_KIND, Y_FLOOR, "tps", Y_TARGET_CLIENTS)
-        floor_b = y_value(res, base, Y_TARGET_KIND, Y_FLOOR, "tps", Y_TARGET_CLIENTS)
-        floor = (f"; the floor, the same mix with an update that leaves the document "
-                 f"(`SET id = id`): {fmt_num(floor_c)} / {fmt_num(floor_b)} TPS, so at "
-                 f"most {fmt_num(ratio(floor_c, b))}x {base}'s workload A; {c} reaches "
-                 f"{fmt_num(ratio(t, floor_c))}x its floor" if floor_c and floor_b else "")
-        body.append([c, "Y", f"workload A on \"{Y_TARGET_KIND}\" documents, "
-                     f"{Y_TARGET_CLIENTS} clients: TPS / {base}'s "
-                     f"({fmt_num(t)} / {fmt_num(b)}{wal}{floor})",
-                     f"≥ {fmt_num(Y_TARGET_RATIO)}x", v, ok])
+        for workload, floor_workload in bench_y.FLOORS.items():
+            row = y_target(res, c, base, workload, floor_workload)
+            if row:
+                body.append(row)
     if not body:
         return None
     return "\n".join([
