@@ -101,6 +101,9 @@ def main():
                          "(default: 2 x scale, at least 1)")
     ap.add_argument("--y-clients", default="1,2,4,8",
                     help="Y: client counts, comma-separated (default: 1,2,4,8)")
+    ap.add_argument("--y-age", type=int, default=None,
+                    help="Y: updates of every document before the updating "
+                         "workloads (default: 10; 0: none)")
     ap.add_argument("--seed", type=int, default=42,
                     help="I, R, M: generator seed; Y: pgbench's random seed")
     ap.add_argument("--out", default="bench/out", help="output directory")

@@ -548,6 +548,17 @@ def fmt_ms(x):
     return "-" if x is None else f"{x:.2f}"
 
 
+def y_aging_text(res):
+    aged = res.select(bench="Y", case="answers", metric="digest_aged")
+    if not aged:
+        return ("The updating workloads run on the documents as loaded (no aging).  ")
+    return (f"Before the updating workloads, every document is updated "
+            f"{aged[0]['rounds']} times (one field each time, the same in every "
+            "configuration), so that they run on documents edited before, as in a "
+            "table in service, not on documents as loaded; the read-only workloads "
+            "run before that.  ")
+
+
 def y_section(res, configs):
     if not res.select(bench="Y", metric="tps"):
         return None
@@ -566,7 +577,8 @@ def y_section(res, configs):
              "latencies (ms) are percentiles of pgbench's per-transaction log.  "
              "\"vs stock\" divides the TPS of the configuration by that of the "
              "stock configuration with the same compression at the same client "
-             "count (above 1 is faster).  Workload A runs after a VACUUM and a "
+             "count (above 1 is faster).  "
+             f"{y_aging_text(res)}Workload A runs after a VACUUM and a "
              "CHECKPOINT; its WAL is per update (full-page images in parentheses).  "
              "Statements are sent with pgbench's default simple query protocol "
              "(parsed and planned on every execution), except in the workloads "
@@ -663,6 +675,16 @@ def y_section(res, configs):
                 "whole documents)." if same else
                 "**DIFFER between configurations**: " +
                 ", ".join(f"{c} `{d}`" for c, d in digests.items())), ""]
+        aged = {c: res.select(bench="Y", config=c, doc=kind, case="answers",
+                              metric="digest_aged") for c in configs}
+        aged = {c: d[0] for c, d in aged.items() if d}
+        if aged:
+            rounds = next(iter(aged.values()))["rounds"]
+            same = len({d["value"] for d in aged.values()}) == 1
+            lines += [f"Answers after aging ({rounds} updates of every document): " + (
+                "the same in every configuration." if same else
+                "**DIFFER between configurations**: " +
+                ", ".join(f"{c} `{d['value']}`" for c, d in aged.items())), ""]
         zero = sum(p.get("zero_latency", 0) for p in
                    res.select(bench="Y", doc=kind, metric="transactions"))
         if zero:
