@@ -29,9 +29,9 @@ fixed time (-T):
 Those run with pgbench's default, the simple query protocol: every
 statement is parsed, analysed and planned anew, a cost the same for every
 storage that narrows the ratios between them (docs/toaster.md: 6.7 us
-more for workload A's update than for the floor's).  Applications mostly prepare their statements (YCSB's JDBC
-client does), so workload A and its floor also run with prepared
-statements (-M prepared, the scripts of bench/Y/prepared/: the same
+more for workload A's update than for the floor's).  Applications mostly
+prepare their statements (YCSB's JDBC client does), so workload A and its
+floor also run with prepared statements (-M prepared, the scripts of bench/Y/prepared/: the same
 transactions, with the keys computed in the statement, since a parameter
 cannot be part of a literal; the table name, which cannot be a parameter,
 is written into a copy of each script):
@@ -64,9 +64,9 @@ documents edited before, as in a table in service.  Measured on documents
 as loaded, the toaster's updates would find the room for their deltas
 that a document edited a few times has used up (bench/Y/aging.sh, by
 hand: 2.0-3.3 kB of WAL an update on documents as loaded, 7.4-13 kB
-after a few rounds, and TPS 0-25% lower).  Before every workload A (and floor) run the table
-is VACUUMed (autovacuum is off), and a CHECKPOINT is taken so that each run
-starts from the same state: its WAL then includes the full-page images of
+after a few rounds, and TPS 0-25% lower).  Before every workload A (and
+floor) run the table is VACUUMed (autovacuum is off), and a CHECKPOINT is
+taken so that each run starts from the same state: its WAL then includes the full-page images of
 the pages it touches first, as a run that follows a checkpoint would.
 Points are measured configuration after configuration for each client
 count, so that all see about the same machine state.  The tables of a kind
@@ -203,6 +203,14 @@ def clients_for(args):
     return [int(c) for c in str(text).split(",") if c.strip()]
 
 
+def read_digest(kind, table, cfg):
+    """A digest of a few fields of every document of table and of every
+    whole document, read in a session of configuration cfg."""
+    return db.value(
+        f"SELECT md5(string_agg({DIGEST[kind]}, ',' ORDER BY id)) "
+        f"|| '/' || sum(hashtextextended(jb::text, 0)) FROM {table}", cfg.session_options)
+
+
 def load(kind, configs, rows, results, log):
     """Load the tables of one kind (once per storage), check and record
     their storage, read them in every configuration; return the tables."""
@@ -231,10 +239,8 @@ def load(kind, configs, rows, results, log):
                 cfg.session_options):
             results.add("Y", cfg.name, "table", "rows", int(n), doc=kind, form=form,
                         mean_stored_size=int(stored), mean_raw_size=int(raw))
-        digest = db.value(
-            f"SELECT md5(string_agg({DIGEST[kind]}, ',' ORDER BY id)) "
-            f"|| '/' || sum(hashtextextended(jb::text, 0)) FROM {t}", cfg.session_options)
-        results.add("Y", cfg.name, "answers", "digest", digest, doc=kind, rows=rows)
+        results.add("Y", cfg.name, "answers", "digest", read_digest(kind, t, cfg),
+                    doc=kind, rows=rows)
     return sorted(t for t, _ in tables)
 
 
@@ -249,11 +255,8 @@ def age(kind, configs, rounds, results, log):
         owner.execute(f"VACUUM {t};")
     for cfg in configs:
         t = cfg.table(f"y_{kind}", shared=True)
-        digest = db.value(
-            f"SELECT md5(string_agg({DIGEST[kind]}, ',' ORDER BY id)) "
-            f"|| '/' || sum(hashtextextended(jb::text, 0)) FROM {t}", cfg.session_options)
-        results.add("Y", cfg.name, "answers", "digest_aged", digest, doc=kind,
-                    rounds=rounds)
+        results.add("Y", cfg.name, "answers", "digest_aged", read_digest(kind, t, cfg),
+                    doc=kind, rounds=rounds)
 
 
 def walinspect():

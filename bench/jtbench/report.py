@@ -548,6 +548,24 @@ def fmt_ms(x):
     return "-" if x is None else f"{x:.2f}"
 
 
+def y_answers(res, configs, kind, metric, title, what):
+    """The line saying whether every configuration read the same documents
+    (digest metric), or nothing when they were not read."""
+    digests = {c: res.select(bench="Y", config=c, doc=kind, case="answers",
+                             metric=metric) for c in configs}
+    digests = {c: d[0] for c, d in digests.items() if d}
+    if not digests:
+        return []
+    rounds = next(iter(digests.values())).get("rounds")
+    if rounds is not None:
+        title += f" ({rounds} updates of every document)"
+    same = len({d["value"] for d in digests.values()}) == 1
+    return [f"{title}: " + (
+        f"the same in every configuration{' ' + what if what else ''}." if same else
+        "**DIFFER between configurations**: " +
+        ", ".join(f"{c} `{d['value']}`" for c, d in digests.items())), ""]
+
+
 def y_aging_text(res):
     aged = res.select(bench="Y", case="answers", metric="digest_aged")
     if not aged:
@@ -665,26 +683,10 @@ def y_section(res, configs):
                          "p95 ms", "p99 ms", "transactions", "A: read p50 / p99 ms",
                          "A: update p50 / p99 ms", "A: WAL per update"], body),
                   "", "</details>", ""]
-        digests = {c: res.select(bench="Y", config=c, doc=kind, case="answers",
-                                 metric="digest") for c in configs}
-        digests = {c: d[0]["value"] for c, d in digests.items() if d}
-        if digests:
-            same = len(set(digests.values())) == 1
-            lines += ["Answers after loading: " + (
-                "the same in every configuration (digest of three fields and of the "
-                "whole documents)." if same else
-                "**DIFFER between configurations**: " +
-                ", ".join(f"{c} `{d}`" for c, d in digests.items())), ""]
-        aged = {c: res.select(bench="Y", config=c, doc=kind, case="answers",
-                              metric="digest_aged") for c in configs}
-        aged = {c: d[0] for c, d in aged.items() if d}
-        if aged:
-            rounds = next(iter(aged.values()))["rounds"]
-            same = len({d["value"] for d in aged.values()}) == 1
-            lines += [f"Answers after aging ({rounds} updates of every document): " + (
-                "the same in every configuration." if same else
-                "**DIFFER between configurations**: " +
-                ", ".join(f"{c} `{d['value']}`" for c, d in aged.items())), ""]
+        lines += y_answers(res, configs, kind, "digest", "Answers after loading",
+                           "(digest of three fields and of the whole documents)")
+        lines += y_answers(res, configs, kind, "digest_aged", "Answers after aging",
+                           "")
         zero = sum(p.get("zero_latency", 0) for p in
                    res.select(bench="Y", doc=kind, metric="transactions"))
         if zero:
