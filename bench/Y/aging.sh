@@ -5,7 +5,7 @@
 #
 #   eval "$(tools/dev-instance.sh start release)"; bench/Y/aging.sh [seconds]
 #
-# Loads 10,000 "large" documents (as bench/jtbench/bench_y.py does) into
+# Loads 10,000 "large" documents (bench/jtbench/bench_y.py's GENERATE) into
 # two fresh tables, then alternates: a few rounds of aging (every document
 # updated once a round, one random field) and one run of each protocol on
 # each table, printing TPS and WAL per update.  The runs add updates of
@@ -16,15 +16,14 @@ seconds=${1:-2}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-psql -Atq <<'SQL'
+# the bench's own generator, so that the documents are the bench's
+generate=$(cd bench && python3 -c 'from jtbench.bench_y import GENERATE
+print(GENERATE["large"].format(table="y_aging_src", rows=10000))')
+
+psql -Atq <<SQL
 DROP TABLE IF EXISTS y_aging_src, y_aging_stock, y_aging_toaster;
 CREATE TABLE y_aging_src (id int, jb jsonb STORAGE EXTERNAL);
-INSERT INTO y_aging_src
-SELECT i, (SELECT jsonb_object_agg('field' || j,
-                    left(encode(sha512(convert_to(i || '/' || j || '/1', 'UTF8')), 'hex')
-                         || encode(sha512(convert_to(i || '/' || j || '/2', 'UTF8')), 'hex'), 200))
-           FROM generate_series(0, 99) j)
-FROM generate_series(1, 10000) i;
+$generate
 CREATE TABLE y_aging_stock (id int PRIMARY KEY, jb jsonb COMPRESSION pglz);
 CREATE TABLE y_aging_toaster (id int PRIMARY KEY, jb jsonb COMPRESSION pglz);
 ALTER TABLE y_aging_toaster ALTER jb SET (toaster = 'jsonb_toaster');
