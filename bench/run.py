@@ -104,6 +104,10 @@ def main():
     ap.add_argument("--y-age", type=int, default=None,
                     help="Y: updates of every document before the updating "
                          "workloads (default: 10; 0: none)")
+    ap.add_argument("--y-rounds", type=int, default=None,
+                    help="Y: runs of issue 6's target point (workload A and its "
+                         "floor, large documents, 4 clients), the configurations "
+                         "taking turns, the median kept (default: 3)")
     ap.add_argument("--seed", type=int, default=42,
                     help="I, R, M: generator seed; Y: pgbench's random seed")
     ap.add_argument("--out", default="bench/out", help="output directory")

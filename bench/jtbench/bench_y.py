@@ -69,7 +69,13 @@ floor) run the table is VACUUMed (autovacuum is off), and a CHECKPOINT is
 taken so that each run starts from the same state: its WAL then includes the full-page images of
 the pages it touches first, as a run that follows a checkpoint would.
 Points are measured configuration after configuration for each client
-count, so that all see about the same machine state.  The tables of a kind
+count, so that all see about the same machine state.  The point of issue
+6's target (workload A and its floor on "large" documents at 4 clients,
+both protocols) is measured --y-rounds times (3 by default), the
+configurations taking turns in an order reversed every round: one
+2-second point after another moves by 10-20% on this shared machine, and
+the report takes each configuration's median over the rounds (round 0 is
+the point itself, the others record their TPS only).  The tables of a kind
 are dropped before the next kind is loaded (memory stays bounded by one
 kind's tables).
 """
@@ -86,6 +92,10 @@ SCRIPTS = os.path.join(HERE, "..", "Y")
 
 KINDS = ["large", "complex"]
 CLIENTS = [1, 2, 4, 8]
+# issue 6's target point: workload A on "large" documents at 4 clients
+TARGET_KIND = "large"
+TARGET_CLIENTS = 4
+ROUNDS = 3
 
 # workload name -> [(script, weight)]; {kind} is large or complex.  The
 # order within a workload gives pgbench's script numbers (0, 1).
@@ -203,6 +213,11 @@ def clients_for(args):
     return [int(c) for c in str(text).split(",") if c.strip()]
 
 
+def rounds_for(args):
+    rounds = getattr(args, "y_rounds", None)
+    return ROUNDS if rounds is None else max(1, rounds)
+
+
 def read_digest(kind, table, cfg):
     """A digest of a few fields of every document of table and of every
     whole document, read in a session of configuration cfg."""
@@ -284,22 +299,49 @@ def with_table(path, table, work):
     return copy
 
 
-def measure(cfg, kind, workload, scripts, clients, seconds, rows, seed, work,
-            results, use_walinspect):
+def is_target_point(kind, workload, clients):
+    return kind == TARGET_KIND and workload in UPDATING and clients == TARGET_CLIENTS
+
+
+def run_pgbench(cfg, kind, workload, scripts, clients, seconds, rows, seed, work):
+    """One pgbench run of a workload on cfg's table of a kind (after a
+    VACUUM and a CHECKPOINT for the updating workloads); pgbench's output,
+    and the WAL insert position before it (None for the others)."""
     t = cfg.table(f"y_{kind}", shared=True)
     paths = [(os.path.join(SCRIPTS, s.format(kind=kind)), w) for s, w in scripts]
     variables = {"tab": t, "rows": rows}
-    protocol = "prepared" if workload in PREPARED else "simple"
-    if protocol == "prepared":
+    if workload in PREPARED:
         paths = [(with_table(p, t, work), w) for p, w in paths]
         del variables["tab"]
+    lsn0 = None
     if workload in UPDATING:
         cfg.execute(f"VACUUM {t}; CHECKPOINT;")
         lsn0 = db.value("SELECT pg_current_wal_insert_lsn()")
     out = db.pgbench_load(paths, variables, clients, seconds,
                           cfg.session_options, log_prefix=os.path.join(work, "y_log"),
-                          seed=seed, protocol=protocol)
+                          seed=seed, protocol="prepared" if workload in PREPARED else "simple")
+    return out, lsn0
+
+
+def measure_round(cfg, kind, workload, scripts, clients, seconds, rows, seed, work,
+                  results, round_no):
+    """A further round of the target point: its TPS only."""
+    out, _ = run_pgbench(cfg, kind, workload, scripts, clients, seconds, rows,
+                         seed + round_no, work)
+    results.add("Y", cfg.name, workload, "round_tps", out["tps"], doc=kind,
+                clients=clients, seconds=seconds, rows=rows, round=round_no)
+    return f"{out['tps']:.0f} tps"
+
+
+def measure(cfg, kind, workload, scripts, clients, seconds, rows, seed, work,
+            results, use_walinspect):
+    out, lsn0 = run_pgbench(cfg, kind, workload, scripts, clients, seconds, rows,
+                            seed, work)
+    protocol = "prepared" if workload in PREPARED else "simple"
     params = dict(doc=kind, clients=clients, seconds=seconds, rows=rows, protocol=protocol)
+    if is_target_point(kind, workload, clients):
+        results.add("Y", cfg.name, workload, "round_tps", out["tps"], doc=kind,
+                    clients=clients, seconds=seconds, rows=rows, round=0)
     lat = out["latencies"]
     every = sorted(x for xs in lat.values() for x in xs)
     zero = sum(1 for x in every if x == 0)
@@ -349,6 +391,7 @@ def run(configs, results, args, log):
     rounds = getattr(args, "y_age", None)
     if rounds is None:
         rounds = AGE_ROUNDS
+    target_rounds = rounds_for(args)
     workloads = dict(WORKLOADS)
     use_walinspect = walinspect()
     work = tempfile.mkdtemp(prefix="y_", dir=args.work)
@@ -366,6 +409,15 @@ def run(configs, results, args, log):
                                        seconds, rows, args.seed, work, results,
                                        use_walinspect)
                         log(f"Y: {kind}, {workload}, {c} clients, {cfg.name}: {line}")
+                    if not is_target_point(kind, workload, c):
+                        continue
+                    for r in range(1, target_rounds):
+                        for cfg in (configs[::-1] if r % 2 else configs):
+                            line = measure_round(cfg, kind, workload, workloads[workload],
+                                                 c, seconds, rows, args.seed, work,
+                                                 results, r)
+                            log(f"Y: {kind}, {workload}, {c} clients, {cfg.name}, "
+                                f"round {r}: {line}")
             db.execute("".join(f"DROP TABLE {t};" for t in tables))
     finally:
         shutil.rmtree(work, ignore_errors=True)
