@@ -427,7 +427,11 @@ INSERT INTO rcases (expr) VALUES
 	($$jb - '{zz,"",NULL,zz}'::text[]$$),
 	($$jb - '{n,n,NULL,status}'::text[]$$),
 	($$jsonb_delete(jb, 'n', 'status')$$),
-	($$jb || '{"n": 1, "big": 2}'$$);
+	($$jb || '{"n": 1, "big": 2}'$$),
+	($$jsonb_insert(jb, '{added}', '{"x": [1, 2]}')$$),
+	($$jsonb_insert(jb, '{added}', '"after"', true)$$),
+	($$jsonb_insert(jb, '{status}', '"exists"')$$),
+	($$jsonb_insert(jb, '{big}', '1')$$);
 SET client_min_messages = debug1;
 SELECT n, expr, compare(expr, 'r', 'rplain') AS same FROM rcases ORDER BY n;
 RESET client_min_messages;
@@ -437,6 +441,7 @@ UPDATE r SET jb = jsonb_set(jb, '{status}', '"done"') WHERE id = 1;
 UPDATE r SET jb = jb || '{"added": {"x": [1, 2]}}' WHERE id = 2;
 UPDATE r SET jb = jb || '{"n": 7, "id": 1, "zz": "s"}' WHERE id = 1;
 UPDATE r SET jb = jb - '{n,zz}'::text[] WHERE id = 1;
+UPDATE r SET jb = jsonb_insert(jb, '{inserted}', '[true]') WHERE id = 2;
 RESET client_min_messages;
 SELECT r.id, count(*) FILTER (WHERE p.value_id IN (SELECT value_id FROM rparts_before b WHERE b.id = r.id)) AS kept,
 	count(*) FILTER (WHERE p.value_id NOT IN (SELECT value_id FROM rparts_before b WHERE b.id = r.id)) AS new
@@ -449,6 +454,7 @@ UPDATE rplain SET jb = jsonb_set(jb, '{status}', '"done"') WHERE id = 1;
 UPDATE rplain SET jb = jb || '{"added": {"x": [1, 2]}}' WHERE id = 2;
 UPDATE rplain SET jb = jb || '{"n": 7, "id": 1, "zz": "s"}' WHERE id = 1;
 UPDATE rplain SET jb = jb - '{n,zz}'::text[] WHERE id = 1;
+UPDATE rplain SET jb = jsonb_insert(jb, '{inserted}', '[true]') WHERE id = 2;
 UPDATE rplain SET jb = jsonb_set(jb, '{status}', to_jsonb(repeat('y', 5000))) WHERE id = 2;
 SELECT r.id, jt_test_flat_bytes(r.jb) = jt_test_flat_bytes(p.jb) AS same,
 	(SELECT count(*) FROM jsonb_toaster_parts(r.jb)) AS parts

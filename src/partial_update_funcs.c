@@ -28,8 +28,9 @@
  *
  * Anything else is left to the builtin: a root that is neither, a path
  * with NULLs, a changed part that is empty or whose first key is no
- * longer the one the directory names, a key inserted by jsonb_insert() in
- * the tree, an array index not in its canonical form.
+ * longer the one the directory names, jsonb_insert() of a key the tree
+ * has already (the builtin's error), an array index not in its canonical
+ * form.
  *
  * Copyright (c) 2026, jsonb_toaster developers
  *
@@ -334,6 +335,15 @@ change_below_ref(FunctionCallInfo fcinfo, PGFunction builtin, bool deleting,
 	return jt_apply_patch(pointer, skel, &ref, &site, r, &old, newpart, NULL);
 }
 
+/* Is key a key of the root object kept in skel's tree? */
+static bool
+key_in_tree(JtSkeleton *skel, const char *key, uint32 keylen)
+{
+	JtNode		value;
+
+	return jt_nav_object_get(&skel->src, &skel->root, key, keylen, &value);
+}
+
 /*
  * jsonb_set(jsonb, text[], jsonb, boolean), jsonb #- text[] and
  * jsonb_insert(jsonb, text[], jsonb, boolean): the path's first key names
@@ -372,8 +382,17 @@ change_path(FunctionCallInfo fcinfo, PGFunction builtin, PathChange how)
 	if (npath == 1 && deleting)
 		result = change_key(pointer, shape, &skel, &ref, VARDATA_ANY(key),
 							VARSIZE_ANY_EXHDR(key), NULL, NULL, false);
-	else if (npath == 1 && how == PATH_SET)
+	else if (npath == 1 &&
+			 (how == PATH_SET ||
+			  (shape == SHAPE_TREE_ROOT &&
+			   !key_in_tree(&skel, VARDATA_ANY(key), VARSIZE_ANY_EXHDR(key)))))
 	{
+		/*
+		 * jsonb_insert() of a key missing from a root kept in the tree adds
+		 * it, as jsonb_set() would (its last argument, insert_after, means
+		 * nothing to an object).  A key that is there is left to the
+		 * builtin, which raises its error.
+		 */
 		Jsonb	   *value = PG_GETARG_JSONB_P(2);
 		JtSource	vsrc;
 		JtNode		vnode;
@@ -381,7 +400,7 @@ change_path(FunctionCallInfo fcinfo, PGFunction builtin, PathChange how)
 		jsonb_value_node(value, &vsrc, &vnode);
 		result = change_key(pointer, shape, &skel, &ref, VARDATA_ANY(key),
 							VARSIZE_ANY_EXHDR(key), &vsrc, &vnode,
-							PG_GETARG_BOOL(3));
+							how == PATH_INSERT || PG_GETARG_BOOL(3));
 	}
 	else if (shape == SHAPE_SPLIT_ROOT)
 	{
@@ -401,7 +420,7 @@ change_path(FunctionCallInfo fcinfo, PGFunction builtin, PathChange how)
 		result = change_below_ref(fcinfo, builtin, deleting, pointer, &skel,
 								  elems, npath);
 	else
-		result = NULL;			/* a key inserted in the tree: the builtin */
+		result = NULL;			/* jsonb_insert() of a key of the tree */
 	if (result == NULL)
 		return builtin(fcinfo);
 	PG_RETURN_POINTER(result);
