@@ -1,0 +1,286 @@
+--
+-- Random updates of stored documents (patched servers only).  Documents of
+-- random shapes (split roots, roots kept in the row with long values in
+-- parts, nested containers, arrays, unicode, numerics, long strings) are
+-- stored twice: by the toaster, and as standard jsonb in a table that is
+-- not opted in.  Both go through the same random UPDATEs: jsonb_set(),
+-- jsonb_insert(), #-, - text, - text[], ||, subscripting, the whole
+-- document sent back as text (changed, or not), some of them rolled back
+-- in a subtransaction.  After every step the two rows must hold the same
+-- bytes, or both statements must have failed with the same error.  At the
+-- end, after VACUUM, the TOAST relation must hold exactly the chunks of
+-- the parts the live rows refer to.
+--
+CREATE EXTENSION IF NOT EXISTS jsonb_toaster;
+CREATE EXTENSION IF NOT EXISTS jsonb_toaster_test;
+SELECT setseed(0.25);
+
+-- a random scalar: short or long, ASCII or not, numbers of every scale
+CREATE FUNCTION ru_scalar() RETURNS jsonb LANGUAGE plpgsql AS $$
+BEGIN
+	CASE (random() * 7)::int
+		WHEN 0 THEN RETURN 'null';
+		WHEN 1 THEN RETURN to_jsonb(random() < 0.5);
+		WHEN 2 THEN RETURN to_jsonb((random() * 1e6)::int - 500000);
+		WHEN 3 THEN RETURN to_jsonb(round((random() - 0.5)::numeric
+										  * 10::numeric ^ (random() * 40 - 10)::int, 12));
+		WHEN 4 THEN RETURN to_jsonb(md5(random()::text));
+		WHEN 5 THEN RETURN to_jsonb(repeat('é日🔑', (random() * 30)::int));
+		ELSE RETURN to_jsonb(left(repeat(md5(random()::text), 100),
+								  (random() * 2500)::int));
+	END CASE;
+END $$;
+
+-- a random value: a scalar, or (depth left) an array or an object of
+-- random keys, of up to width entries
+CREATE FUNCTION ru_value(depth int, width int) RETURNS jsonb LANGUAGE plpgsql AS $$
+DECLARE
+	n int := (random() * width)::int;
+	result jsonb;
+BEGIN
+	IF depth <= 0 OR random() < 0.55 THEN
+		RETURN ru_scalar();
+	END IF;
+	IF random() < 0.5 THEN
+		result := '[]';
+		FOR i IN 1..n LOOP
+			result := result || jsonb_build_array(ru_value(depth - 1, width / 3));
+		END LOOP;
+	ELSE
+		result := '{}';
+		FOR i IN 1..n LOOP
+			result := result || jsonb_build_object('k' || (random() * 3 * n)::int,
+												   ru_value(depth - 1, width / 3));
+		END LOOP;
+	END IF;
+	RETURN result;
+END $$;
+
+-- a value the row cannot keep: a wide array, a wide object, a long string
+CREATE FUNCTION ru_big() RETURNS jsonb LANGUAGE plpgsql AS $$
+BEGIN
+	CASE (random() * 2)::int
+		WHEN 0 THEN
+			RETURN (SELECT jsonb_agg(ru_value(1, 4)) FROM generate_series(1, 50 + (random() * 500)::int));
+		WHEN 1 THEN
+			RETURN (SELECT jsonb_object_agg('w' || i, ru_value(1, 4))
+					FROM generate_series(1, 50 + (random() * 200)::int) i);
+		ELSE
+			RETURN to_jsonb(repeat(md5(random()::text), 50 + (random() * 150)::int));
+	END CASE;
+END $$;
+
+-- a random document: mostly an object (many short values, a few long
+-- ones), sometimes an array
+CREATE FUNCTION ru_doc() RETURNS jsonb LANGUAGE plpgsql AS $$
+DECLARE
+	n int := 5 + (random() * 200)::int;
+	result jsonb;
+BEGIN
+	IF random() < 0.15 THEN
+		RETURN (SELECT jsonb_agg(ru_value(2, 12)) FROM generate_series(1, n));
+	END IF;
+	result := (SELECT jsonb_object_agg('k' || (random() * 2 * n)::int, ru_value(2, 12))
+			   FROM generate_series(1, n));
+	FOR i IN 1..(random() * 3)::int LOOP
+		result := result || jsonb_build_object('big' || i, ru_big());
+	END LOOP;
+	RETURN result;
+END $$;
+
+-- a key of the document's root (an existing one, mostly), or an index of
+-- it when it is an array, as a path step
+CREATE FUNCTION ru_step(doc jsonb) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	n int;
+	k text;
+BEGIN
+	IF jsonb_typeof(doc) = 'array' THEN
+		n := jsonb_array_length(doc);
+		RETURN ((random() * (n + 2))::int - 1 - CASE WHEN random() < 0.2 THEN n ELSE 0 END)::text;
+	END IF;
+	IF jsonb_typeof(doc) <> 'object' OR random() < 0.2 THEN
+		RETURN 'k' || (random() * 700)::int;
+	END IF;
+	SELECT key INTO k FROM jsonb_object_keys(doc) key
+	ORDER BY key OFFSET (random() * (SELECT greatest(count(*) - 1, 0) FROM jsonb_object_keys(doc)))::int
+	LIMIT 1;
+	RETURN coalesce(k, 'k0');
+END $$;
+
+-- a path of one or two steps into doc
+CREATE FUNCTION ru_path(doc jsonb) RETURNS text[] LANGUAGE plpgsql AS $$
+DECLARE
+	first text := ru_step(doc);
+	inner_doc jsonb;
+BEGIN
+	IF random() < 0.5 THEN
+		RETURN ARRAY[first];
+	END IF;
+	inner_doc := CASE jsonb_typeof(doc)
+		WHEN 'object' THEN doc -> first
+		WHEN 'array' THEN doc -> first::int
+	END;
+	RETURN ARRAY[first, ru_step(coalesce(inner_doc, '{}'))];
+END $$;
+
+-- the SET clause of a random UPDATE of a row holding doc
+CREATE FUNCTION ru_change(doc jsonb) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	p text[] := ru_path(doc);
+	v jsonb := ru_value(1, 6);
+	k text := ru_step(doc);
+BEGIN
+	CASE (random() * 11)::int
+		WHEN 0 THEN
+			RETURN format('jb = jsonb_set(jb, %L, %L, %s)', p, v, random() < 0.8);
+		WHEN 1 THEN
+			RETURN format('jb = jsonb_set(jb, %L, %L)', ARRAY[k], to_jsonb(md5(random()::text)));
+		WHEN 2 THEN
+			RETURN format('jb = jsonb_insert(jb, %L, %L, %s)', p, v, random() < 0.5);
+		WHEN 3 THEN
+			RETURN format('jb = jb #- %L', p);
+		WHEN 4 THEN
+			RETURN format('jb = jb - %L', k);
+		WHEN 5 THEN
+			RETURN format('jb = jb - %L::text[]', ARRAY[k, ru_step(doc), 'k' || (random() * 700)::int]);
+		WHEN 6 THEN
+			RETURN format('jb = jb || %L', jsonb_build_object(k, v));
+		WHEN 7 THEN
+			RETURN format('jb = jb || %L', jsonb_build_object(k, v, ru_step(doc), ru_scalar(),
+															  'k' || (random() * 700)::int, ru_scalar()));
+		WHEN 8 THEN
+			RETURN format('jb[%L] = %L', k, v);
+		WHEN 9 THEN
+			-- the whole document sent back, one value changed (the ORM pattern)
+			BEGIN
+				RETURN format('jb = %L', jsonb_set(doc, p, v)::text);
+			EXCEPTION WHEN OTHERS THEN
+				RETURN format('jb = %L', (doc || '{"orm": 1}')::text);
+			END;
+		ELSE
+			-- sent back unchanged
+			RETURN format('jb = %L', doc::text);
+	END CASE;
+END $$;
+
+-- run a SET clause on one row of tab; NULL, or the error it raised; with
+-- roll_back, the change is made and rolled back (a subtransaction)
+CREATE FUNCTION ru_apply(tab text, row_id int, change text, roll_back bool)
+RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+	BEGIN
+		EXECUTE format('UPDATE %I SET %s WHERE id = %s', tab, change, row_id);
+		IF roll_back THEN
+			RAISE EXCEPTION 'ru: roll back';
+		END IF;
+	EXCEPTION WHEN OTHERS THEN
+		IF roll_back AND SQLERRM = 'ru: roll back' THEN
+			RETURN NULL;
+		END IF;
+		RETURN SQLSTATE || ': ' || SQLERRM;
+	END;
+	RETURN NULL;
+END $$;
+
+CREATE TABLE ru (id int PRIMARY KEY, jb jsonb);
+ALTER TABLE ru ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+CREATE TABLE ru_plain (id int PRIMARY KEY, jb jsonb);
+CREATE TABLE ru_log (phase int, step int, id int, change text, outcome text);
+
+-- load rows first..last, then run steps random updates on them
+CREATE FUNCTION ru_run(phase int, first int, last int, steps int)
+RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+	row_id int;
+	doc jsonb;
+	change text;
+	roll_back bool;
+	err text;
+	plain_err text;
+	same bool;
+BEGIN
+	FOR i IN first..last LOOP
+		doc := ru_doc();
+		INSERT INTO ru VALUES (i, doc);
+		INSERT INTO ru_plain VALUES (i, doc);
+	END LOOP;
+	FOR step IN 1..steps LOOP
+		row_id := first + (random() * (last - first))::int;
+		SELECT jb INTO doc FROM ru_plain WHERE id = row_id;
+		change := ru_change(doc);
+		roll_back := random() < 0.1;
+		err := ru_apply('ru', row_id, change, roll_back);
+		plain_err := ru_apply('ru_plain', row_id, change, roll_back);
+		SELECT jt_test_flat_bytes(a.jb) = jt_test_flat_bytes(b.jb) INTO same
+		FROM ru a, ru_plain b WHERE a.id = row_id AND b.id = row_id;
+		INSERT INTO ru_log VALUES (phase, step, row_id, change,
+			CASE
+				WHEN err IS DISTINCT FROM plain_err THEN
+					format('errors differ: %s / %s', coalesce(err, 'none'), coalesce(plain_err, 'none'))
+				WHEN NOT same THEN 'documents differ'
+				WHEN err IS NOT NULL THEN 'error'
+				WHEN roll_back THEN 'rolled back'
+				ELSE 'ok'
+			END);
+	END LOOP;
+END $$;
+
+-- phase 1: the default settings; phases 2 and 3: smaller ranges and
+-- inline budgets, so that more roots are split, more values leave the row
+-- and containers nested in parts are split too
+SELECT ru_run(1, 1, 12, 1000);
+SET jsonb_toaster.range_size = 256;
+SET jsonb_toaster.inline_budget = 600;
+SELECT ru_run(2, 13, 24, 1000);
+SET jsonb_toaster.range_size = 64;
+SET jsonb_toaster.inline_budget = 300;
+SELECT ru_run(3, 25, 32, 600);
+RESET jsonb_toaster.range_size;
+RESET jsonb_toaster.inline_budget;
+
+-- every step gave the same bytes, or the same error, on both
+SELECT phase, outcome, count(*) FROM ru_log
+WHERE outcome IN ('ok', 'error', 'rolled back')
+GROUP BY phase, outcome ORDER BY phase, outcome;
+SELECT phase, step, id, left(change, 120) AS change, outcome FROM ru_log
+WHERE outcome NOT IN ('ok', 'error', 'rolled back') ORDER BY phase, step;
+
+-- the documents took the toaster's forms (roots split into ranges, roots
+-- kept in the row), and every one reads back as the standard copy
+SELECT form, split, count(*) > 0 AS some FROM (
+	SELECT (jsonb_toaster_storage(jb)).form,
+		(SELECT bool_or(p.path = '{}') FROM jsonb_toaster_parts(jb) p) AS split
+	FROM ru) s
+GROUP BY 1, 2 ORDER BY 1, 2;
+SELECT count(*) AS differ FROM ru a JOIN ru_plain b USING (id)
+WHERE jt_test_flat_bytes(a.jb) <> jt_test_flat_bytes(b.jb) OR a.jb::text <> b.jb::text;
+
+-- nothing leaked, nothing lost: TOAST rows equal the live parts' chunks,
+-- each value counted once, and no two rows refer to one value
+VACUUM ru;
+CREATE FUNCTION ru_toast_ok() RETURNS text LANGUAGE plpgsql AS $$
+DECLARE live bigint; stored bigint; shared bigint;
+BEGIN
+	SELECT coalesce(sum(chunks), 0) INTO live
+	FROM (SELECT DISTINCT p.value_id, p.chunks FROM ru, jsonb_toaster_parts(jb) p) v;
+	EXECUTE format('SELECT count(*) FROM %s',
+				   (SELECT reltoastrelid::regclass FROM pg_class WHERE oid = 'ru'::regclass))
+		INTO stored;
+	SELECT count(*) INTO shared FROM (
+		SELECT p.value_id FROM ru, jsonb_toaster_parts(jb) p
+		GROUP BY p.value_id HAVING count(DISTINCT ru.id) > 1) s;
+	RETURN CASE WHEN stored = live AND shared = 0 THEN 'ok'
+		ELSE format('%s TOAST rows, %s live chunks, %s values in two rows', stored, live, shared) END;
+END $$;
+SELECT ru_toast_ok();
+
+DELETE FROM ru;
+VACUUM ru;
+SELECT ru_toast_ok();
+
+DROP TABLE ru, ru_plain, ru_log;
+DROP FUNCTION ru_run(int, int, int, int), ru_apply(text, int, text, bool),
+	ru_change(jsonb), ru_path(jsonb), ru_step(jsonb), ru_doc(), ru_big(),
+	ru_value(int, int), ru_scalar(), ru_toast_ok();
+DROP EXTENSION jsonb_toaster_test;
