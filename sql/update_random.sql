@@ -7,7 +7,8 @@
 -- jsonb_insert(), #-, - text, - text[], ||, subscripting, the whole
 -- document sent back as text (changed, or not), some of them rolled back
 -- in a subtransaction.  After every step the two rows must hold the same
--- bytes, or both statements must have failed with the same error.  At the
+-- bytes, or both statements must have failed with the same error, and the
+-- accessors must read the same along a random path.  At the
 -- end, after VACUUM, the TOAST relation must hold exactly the chunks of
 -- the parts the live rows refer to.
 --
@@ -188,6 +189,24 @@ ALTER TABLE ru ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
 CREATE TABLE ru_plain (id int PRIMARY KEY, jb jsonb);
 CREATE TABLE ru_log (phase int, step int, id int, change text, outcome text);
 
+-- what the accessors read from a row of tab along a path: -> and ->> of
+-- its first step, #> and #>> of the whole path, ? of the first step, and
+-- @> of the pair that step names
+CREATE FUNCTION ru_reads(tab text, row_id int, p text[]) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+	result text;
+	by_index text := CASE WHEN p[1] ~ '^-?[0-9]{1,9}$'
+		THEN format('jb -> %s, jb ->> %s', p[1], p[1]) ELSE 'NULL' END;
+BEGIN
+	EXECUTE format($q$SELECT concat_ws(' | ',
+			jb -> %1$L, jb ->> %1$L, %5$s, jb #> %2$L, jb #>> %2$L, jb ? %1$L,
+			jb @> jsonb_build_object(%1$L, jb -> %1$L))
+		FROM %3$I WHERE id = %4$s$q$, p[1], p, tab, row_id, by_index)
+		INTO result;
+	RETURN result;
+END $$;
+
 -- load rows first..last, then run steps random updates on them
 CREATE FUNCTION ru_run(phase int, first int, last int, steps int)
 RETURNS void LANGUAGE plpgsql AS $$
@@ -199,6 +218,7 @@ DECLARE
 	err text;
 	plain_err text;
 	same bool;
+	p text[];
 BEGIN
 	FOR i IN first..last LOOP
 		doc := ru_doc();
@@ -214,11 +234,15 @@ BEGIN
 		plain_err := ru_apply('ru_plain', row_id, change, roll_back);
 		SELECT jt_test_flat_bytes(a.jb) = jt_test_flat_bytes(b.jb) INTO same
 		FROM ru a, ru_plain b WHERE a.id = row_id AND b.id = row_id;
+		SELECT jb INTO doc FROM ru_plain WHERE id = row_id;
+		p := ru_path(doc);
 		INSERT INTO ru_log VALUES (phase, step, row_id, change,
 			CASE
 				WHEN err IS DISTINCT FROM plain_err THEN
 					format('errors differ: %s / %s', coalesce(err, 'none'), coalesce(plain_err, 'none'))
 				WHEN NOT same THEN 'documents differ'
+				WHEN ru_reads('ru', row_id, p) IS DISTINCT FROM ru_reads('ru_plain', row_id, p) THEN
+					format('reads along %s differ', p)
 				WHEN err IS NOT NULL THEN 'error'
 				WHEN roll_back THEN 'rolled back'
 				ELSE 'ok'
@@ -239,7 +263,7 @@ SELECT ru_run(3, 25, 32, 600);
 RESET jsonb_toaster.range_size;
 RESET jsonb_toaster.inline_budget;
 
--- every step gave the same bytes, or the same error, on both
+-- every step gave the same bytes and reads, or the same error, on both
 SELECT phase, outcome, count(*) FROM ru_log
 WHERE outcome IN ('ok', 'error', 'rolled back')
 GROUP BY phase, outcome ORDER BY phase, outcome;
@@ -281,6 +305,7 @@ SELECT ru_toast_ok();
 
 DROP TABLE ru, ru_plain, ru_log;
 DROP FUNCTION ru_run(int, int, int, int), ru_apply(text, int, text, bool),
+	ru_reads(text, int, text[]),
 	ru_change(jsonb), ru_path(jsonb), ru_step(jsonb), ru_doc(), ru_big(),
 	ru_value(int, int), ru_scalar(), ru_toast_ok();
 DROP EXTENSION jsonb_toaster_test;
