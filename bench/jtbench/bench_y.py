@@ -303,6 +303,16 @@ def is_target_point(kind, workload, clients):
     return kind == TARGET_KIND and workload in UPDATING and clients == TARGET_CLIENTS
 
 
+def protocol_of(workload):
+    return "prepared" if workload in PREPARED else "simple"
+
+
+def add_round(results, cfg, kind, workload, clients, seconds, rows, round_no, tps):
+    """The TPS of one round of the target point."""
+    results.add("Y", cfg.name, workload, "round_tps", tps, doc=kind,
+                clients=clients, seconds=seconds, rows=rows, round=round_no)
+
+
 def run_pgbench(cfg, kind, workload, scripts, clients, seconds, rows, seed, work):
     """One pgbench run of a workload on cfg's table of a kind (after a
     VACUUM and a CHECKPOINT for the updating workloads); pgbench's output,
@@ -319,7 +329,7 @@ def run_pgbench(cfg, kind, workload, scripts, clients, seconds, rows, seed, work
         lsn0 = db.value("SELECT pg_current_wal_insert_lsn()")
     out = db.pgbench_load(paths, variables, clients, seconds,
                           cfg.session_options, log_prefix=os.path.join(work, "y_log"),
-                          seed=seed, protocol="prepared" if workload in PREPARED else "simple")
+                          seed=seed, protocol=protocol_of(workload))
     return out, lsn0
 
 
@@ -328,8 +338,7 @@ def measure_round(cfg, kind, workload, scripts, clients, seconds, rows, seed, wo
     """A further round of the target point: its TPS only."""
     out, _ = run_pgbench(cfg, kind, workload, scripts, clients, seconds, rows,
                          seed + round_no, work)
-    results.add("Y", cfg.name, workload, "round_tps", out["tps"], doc=kind,
-                clients=clients, seconds=seconds, rows=rows, round=round_no)
+    add_round(results, cfg, kind, workload, clients, seconds, rows, round_no, out["tps"])
     return f"{out['tps']:.0f} tps"
 
 
@@ -337,11 +346,10 @@ def measure(cfg, kind, workload, scripts, clients, seconds, rows, seed, work,
             results, use_walinspect):
     out, lsn0 = run_pgbench(cfg, kind, workload, scripts, clients, seconds, rows,
                             seed, work)
-    protocol = "prepared" if workload in PREPARED else "simple"
-    params = dict(doc=kind, clients=clients, seconds=seconds, rows=rows, protocol=protocol)
+    params = dict(doc=kind, clients=clients, seconds=seconds, rows=rows,
+                  protocol=protocol_of(workload))
     if is_target_point(kind, workload, clients):
-        results.add("Y", cfg.name, workload, "round_tps", out["tps"], doc=kind,
-                    clients=clients, seconds=seconds, rows=rows, round=0)
+        add_round(results, cfg, kind, workload, clients, seconds, rows, 0, out["tps"])
     lat = out["latencies"]
     every = sorted(x for xs in lat.values() for x in xs)
     zero = sum(1 for x in every if x == 0)
