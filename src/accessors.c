@@ -288,7 +288,7 @@ object_field(FunctionCallInfo fcinfo, bool as_text)
 #endif
 
 	key = PG_GETARG_TEXT_PP(1);
-	jt_datum_source_open(&src, PG_GETARG_DATUM(0), jt_scratch(fcinfo));
+	jt_datum_source_open(&src, PG_GETARG_DATUM(0), jt_scratch());
 	jt_datum_source_root(&src, &root);
 	if (jt_node_is_object(&root))
 		found = jt_step_key(&cur, &root, VARDATA_ANY(key),
@@ -323,7 +323,7 @@ array_element(FunctionCallInfo fcinfo, bool as_text)
 	uint32		index;
 	bool		found = false;
 
-	jt_datum_source_open(&src, PG_GETARG_DATUM(0), jt_scratch(fcinfo));
+	jt_datum_source_open(&src, PG_GETARG_DATUM(0), jt_scratch());
 	jt_datum_source_root(&src, &root);
 	/* like the builtin, a raw scalar counts as a one-element array */
 	if (jt_node_is_array(&root) &&
@@ -352,7 +352,7 @@ extract_path(FunctionCallInfo fcinfo, PGFunction builtin, bool as_text)
 	if (npath <= 0)
 		return builtin(fcinfo); /* the whole document is the answer */
 
-	jt_datum_source_open(&src, PG_GETARG_DATUM(0), jt_scratch(fcinfo));
+	jt_datum_source_open(&src, PG_GETARG_DATUM(0), jt_scratch());
 	jt_datum_source_root(&src, &node);
 	for (int i = 0; i < npath && found; i++)
 	{
@@ -415,7 +415,7 @@ exists_keys(FunctionCallInfo fcinfo, bool any)
 
 	deconstruct_array(keys, TEXTOID, -1, false, TYPALIGN_INT,
 					  &elems, &nulls, &nkeys);
-	jt_datum_source_open(&src, PG_GETARG_DATUM(0), jt_scratch(fcinfo));
+	jt_datum_source_open(&src, PG_GETARG_DATUM(0), jt_scratch());
 	jt_datum_source_root(&src, &root);
 	for (int i = 0; i < nkeys; i++)
 	{
@@ -490,7 +490,7 @@ jt_exists(PG_FUNCTION_ARGS)
 
 	if (jt_datum_is_plain(PG_GETARG_DATUM(0)))
 		return jsonb_exists(fcinfo);
-	jt_datum_source_open(&src, PG_GETARG_DATUM(0), jt_scratch(fcinfo));
+	jt_datum_source_open(&src, PG_GETARG_DATUM(0), jt_scratch());
 	jt_datum_source_root(&src, &root);
 	result = has_key(&src, &root, VARDATA_ANY(key), VARSIZE_ANY_EXHDR(key));
 	jt_datum_source_close(&src);

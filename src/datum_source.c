@@ -17,11 +17,14 @@
  * the prefix asked for grows (the navigator only keeps pointers into it
  * until its next read), so that reading the head of a large document costs
  * a small allocation, not one of the document's size.  The compressed
- * stream read from TOAST grows the same way.  Both buffers are kept by the
- * call site for its next call (JtScratch): a query that reads many large
- * documents reuses memory already faulted in.  Sizes declared by the
- * pointer and by the compressed stream are checked against each other and
- * against the allocation limit before anything is allocated.
+ * stream read from TOAST grows the same way.  Both buffers are lent by the
+ * backend's scratch (JtScratch) and given back when the source closes, for
+ * the next call of any accessor: a query that reads many large documents
+ * reuses memory already faulted in, however many accessors it calls.  What
+ * the scratch keeps between calls is bounded in total, not per call site,
+ * and freed when the transaction ends.  Sizes declared by the pointer and
+ * by the compressed stream are checked against each other and against the
+ * allocation limit before anything is allocated.
  *
  * Copyright (c) 2026, jsonb_toaster developers
  *
@@ -39,6 +42,7 @@
 #include "compat.h"
 #include "datum_source.h"
 #include "toaster.h"
+#include "xact_reset.h"
 
 /* The 4-byte word that starts a compressed stream: raw size and method. */
 #define STREAM_HEADER_SIZE	((uint32) sizeof(uint32))
@@ -46,8 +50,38 @@
 
 /* First allocation for the raw payload and the stored stream. */
 #define INITIAL_BUFFER_SIZE	8192
-/* Larger scratch buffers are given back after each call. */
-#define MAX_KEPT_BUFFER_SIZE	(64 * 1024 * 1024)
+
+/*
+ * What the scratch keeps between calls, all buffers together: a raw
+ * document and its stored stream of up to 64 MB each.
+ */
+#define MAX_KEPT_TOTAL		((Size) 128 * 1024 * 1024)
+
+/*
+ * Buffers the scratch can lend at once.  A source holds two (the raw
+ * prefix and the stored stream), and one source with buffers is open at a
+ * time: a skeleton's part, the skeleton itself needing none.  A source
+ * that finds none left allocates its own and frees them when it closes.
+ */
+#define SCRATCH_SLOTS		4
+
+typedef struct JtScratchSlot
+{
+	char	   *data;			/* NULL until allocated */
+	uint32		cap;			/* 0 when data is NULL */
+	bool		lent;			/* a source holds it */
+	uint64		returned;		/* when it was last given back */
+} JtScratchSlot;
+
+struct JtScratch
+{
+	MemoryContext mcxt;
+	JtScratchSlot slots[SCRATCH_SLOTS];
+	uint64		clock;			/* counts the closes of sources */
+};
+
+/* one for the backend: every call site borrows from it */
+static JtScratch scratch;
 
 static void datum_source_fill(JtSource *pub, uint32 upto);
 
@@ -101,37 +135,103 @@ check_raw_size(JtDatumSource *src, int64 rawsize)
 		datum_source_corrupt(&src->pub, "declared raw size out of range");
 }
 
-/* Get the call site's scratch buffers, creating them on first use. */
-JtScratch *
-jt_scratch(FunctionCallInfo fcinfo)
+/*
+ * Free everything the scratch holds.  At the end of a transaction, and
+ * when a subtransaction aborts: the sources that held buffers then were
+ * left by an error, and no source outlives the call that opened it.
+ */
+static void
+scratch_reset(void)
 {
-	JtScratch  *scratch;
+	if (scratch.mcxt)
+		MemoryContextReset(scratch.mcxt);
+	memset(scratch.slots, 0, sizeof(scratch.slots));
+}
 
-	if (fcinfo->flinfo == NULL)
-		return NULL;
-	scratch = (JtScratch *) fcinfo->flinfo->fn_extra;
-	if (scratch == NULL)
+/* The backend's scratch buffers, set up on first use. */
+JtScratch *
+jt_scratch(void)
+{
+	if (scratch.mcxt == NULL)
 	{
-		scratch = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(JtScratch));
-		scratch->mcxt = fcinfo->flinfo->fn_mcxt;
-		fcinfo->flinfo->fn_extra = scratch;
+		scratch.mcxt = AllocSetContextCreate(TopMemoryContext,
+											 "jsonb_toaster accessor buffers",
+											 ALLOCSET_DEFAULT_SIZES);
+		jt_reset_at_xact_end(scratch_reset);
 	}
+	return &scratch;
+}
 
-	/*
-	 * No source of an earlier call is open any more: a call that failed
-	 * left the buffers lent, and they are free again (the scratch was kept
-	 * up to date with them).
-	 */
-	scratch->lent = false;
-	return scratch;
+/*
+ * Lend a buffer of the scratch: the largest it has, so that the source
+ * is the least likely to enlarge it.  NULL when every slot is lent.
+ */
+static JtScratchSlot *
+scratch_take(JtScratch *sc)
+{
+	JtScratchSlot *best = NULL;
+
+	if (sc == NULL)
+		return NULL;
+	for (int i = 0; i < SCRATCH_SLOTS; i++)
+	{
+		JtScratchSlot *slot = &sc->slots[i];
+
+		if (!slot->lent && (best == NULL || slot->cap > best->cap))
+			best = slot;
+	}
+	if (best)
+		best->lent = true;
+	return best;
+}
+
+static void
+scratch_give_back(JtScratchSlot *slot, char *data, uint32 cap, uint64 now)
+{
+	slot->data = data;
+	slot->cap = data ? cap : 0;
+	slot->lent = false;
+	slot->returned = now;
+}
+
+/*
+ * Free buffers until what the scratch keeps fits MAX_KEPT_TOTAL: those
+ * given back longest ago first, the largest of those given back together.
+ */
+static void
+scratch_trim(JtScratch *sc)
+{
+	for (;;)
+	{
+		Size		kept = 0;
+		JtScratchSlot *victim = NULL;
+
+		for (int i = 0; i < SCRATCH_SLOTS; i++)
+		{
+			JtScratchSlot *slot = &sc->slots[i];
+
+			if (slot->lent || slot->data == NULL)
+				continue;
+			kept += slot->cap;
+			if (victim == NULL || slot->returned < victim->returned ||
+				(slot->returned == victim->returned && slot->cap > victim->cap))
+				victim = slot;
+		}
+		if (kept <= MAX_KEPT_TOTAL)
+			return;
+		pfree(victim->data);
+		victim->data = NULL;
+		victim->cap = 0;
+	}
 }
 
 /*
  * Allocate or enlarge *buf to at least "need" bytes (at most "limit"),
- * doubling, in the call site's context when the source holds its buffers.
+ * doubling, in the scratch's context when the buffer is the scratch's.
  */
 static char *
-grow(JtDatumSource *src, char *buf, uint32 *cap, uint32 need, uint32 limit)
+grow(JtDatumSource *src, bool lent, char *buf, uint32 *cap, uint32 need,
+	 uint32 limit)
 {
 	uint32		newcap;
 
@@ -141,7 +241,7 @@ grow(JtDatumSource *src, char *buf, uint32 *cap, uint32 need, uint32 limit)
 						  Max((uint64) need, Max((uint64) *cap * 2, INITIAL_BUFFER_SIZE)));
 	newcap = Max(newcap, 1);
 	if (buf == NULL)
-		buf = src->borrowed ? MemoryContextAlloc(src->scratch->mcxt, newcap) :
+		buf = lent ? MemoryContextAlloc(src->scratch->mcxt, newcap) :
 			palloc(newcap);
 	else
 		buf = repalloc(buf, newcap);
@@ -149,42 +249,35 @@ grow(JtDatumSource *src, char *buf, uint32 *cap, uint32 need, uint32 limit)
 	return buf;
 }
 
-/*
- * Record the buffers in the call site's scratch at once: if this call
- * fails, the next must not find pointers to memory repalloc() has freed.
- */
-static void
-sync_scratch(JtDatumSource *src)
-{
-	if (!src->borrowed)
-		return;
-	src->scratch->buffer = src->buffer;
-	src->scratch->buffer_cap = src->buffer_cap;
-	src->scratch->stored = src->stored;
-	src->scratch->stored_cap = src->stored_cap;
-}
-
 static void
 allocate_buffer(JtDatumSource *src)
 {
-	/*
-	 * One source at a time holds a call site's buffers (another would have
-	 * them freed by the first one's repalloc); one more allocates its own,
-	 * in the current memory context.
-	 */
-	if (src->scratch && !src->scratch->lent)
+	src->buffer_slot = scratch_take(src->scratch);
+	if (src->buffer_slot)
 	{
-		src->buffer = src->scratch->buffer;
-		src->buffer_cap = src->scratch->buffer_cap;
-		src->stored = src->scratch->stored;
-		src->stored_cap = src->scratch->stored_cap;
-		src->scratch->lent = true;
-		src->borrowed = true;
+		src->buffer = src->buffer_slot->data;
+		src->buffer_cap = src->buffer_slot->cap;
 	}
-	src->buffer = grow(src, src->buffer, &src->buffer_cap,
-					   Min(src->pub.size, INITIAL_BUFFER_SIZE), src->pub.size);
+	src->buffer = grow(src, src->buffer_slot != NULL, src->buffer,
+					   &src->buffer_cap, Min(src->pub.size, INITIAL_BUFFER_SIZE),
+					   src->pub.size);
 	src->pub.data = src->buffer;
-	sync_scratch(src);
+}
+
+/* The stored stream's buffer, for a compressed external value. */
+static void
+allocate_stored(JtDatumSource *src)
+{
+	src->stored_slot = scratch_take(src->scratch);
+	if (src->stored_slot)
+	{
+		src->stored = src->stored_slot->data;
+		src->stored_cap = src->stored_slot->cap;
+	}
+	src->stored = grow(src, src->stored_slot != NULL, src->stored,
+					   &src->stored_cap,
+					   Min(src->stored_size, INITIAL_BUFFER_SIZE),
+					   src->stored_size);
 }
 
 /* Make room for "upto" bytes of raw payload (upto <= size). */
@@ -193,9 +286,9 @@ reserve_buffer(JtDatumSource *src, uint32 upto)
 {
 	if (upto <= src->buffer_cap)
 		return;
-	src->buffer = grow(src, src->buffer, &src->buffer_cap, upto, src->pub.size);
+	src->buffer = grow(src, src->buffer_slot != NULL, src->buffer,
+					   &src->buffer_cap, upto, src->pub.size);
 	src->pub.data = src->buffer;
-	sync_scratch(src);
 	if (src->form == JT_FORM_COMPRESSED ||
 		src->form == JT_FORM_EXTERNAL_COMPRESSED)
 		jt_decoder_move_output(&src->decoder, src->buffer);
@@ -207,9 +300,9 @@ append_stored(JtDatumSource *src, const char *chunk, int32 len)
 {
 	/* the iterator checked every chunk's size against the stored size */
 	Assert(src->stored_len + len <= (uint32) src->stored_size);
-	src->stored = grow(src, src->stored, &src->stored_cap,
-					   src->stored_len + len, src->stored_size);
-	sync_scratch(src);
+	src->stored = grow(src, src->stored_slot != NULL, src->stored,
+					   &src->stored_cap, src->stored_len + len,
+					   src->stored_size);
 	memcpy(src->stored + src->stored_len, chunk, len);
 	src->stored_len += len;
 }
@@ -235,7 +328,8 @@ jt_datum_source_open(JtDatumSource *src, Datum value, JtScratch *scratch)
 	src->stored_len = 0;
 	src->stored_cap = 0;
 	src->iterating = false;
-	src->borrowed = false;
+	src->buffer_slot = NULL;
+	src->stored_slot = NULL;
 	src->part = NULL;
 
 #ifdef JT_CUSTOM_TOAST
@@ -288,10 +382,7 @@ jt_datum_source_open(JtDatumSource *src, Datum value, JtScratch *scratch)
 			if (src->stored_size < (int32) STREAM_HEADER_SIZE)
 				datum_source_corrupt(&src->pub, "compressed stream shorter than its header");
 			allocate_buffer(src);
-			src->stored = grow(src, src->stored, &src->stored_cap,
-							   Min(src->stored_size, INITIAL_BUFFER_SIZE),
-							   src->stored_size);
-			sync_scratch(src);
+			allocate_stored(src);
 			jt_decoder_init(&src->decoder, method, src->buffer, src->pub.size,
 							src->stored + STREAM_HEADER_SIZE,
 							src->stored_size - STREAM_HEADER_SIZE);
@@ -339,24 +430,23 @@ jt_datum_source_close(JtDatumSource *src)
 		jt_toast_iterator_end(&src->iter);
 	src->iterating = false;
 
-	/* hand the buffers back to the call site, unless they are huge */
-	if (src->buffer && src->buffer_cap > MAX_KEPT_BUFFER_SIZE)
+	/* hand the buffers back to the scratch, which keeps what it can */
+	if (src->buffer_slot || src->stored_slot)
 	{
-		pfree(src->buffer);
-		src->buffer = NULL;
-		src->buffer_cap = 0;
-	}
-	if (src->stored && src->stored_cap > MAX_KEPT_BUFFER_SIZE)
-	{
-		pfree(src->stored);
-		src->stored = NULL;
-		src->stored_cap = 0;
-	}
-	if (src->borrowed)
-	{
-		sync_scratch(src);
-		src->scratch->lent = false;
-		src->borrowed = false;
+		uint64		now = ++src->scratch->clock;
+
+		if (src->buffer_slot)
+			scratch_give_back(src->buffer_slot, src->buffer, src->buffer_cap,
+							  now);
+		else if (src->buffer)
+			pfree(src->buffer);
+		if (src->stored_slot)
+			scratch_give_back(src->stored_slot, src->stored, src->stored_cap,
+							  now);
+		else if (src->stored)
+			pfree(src->stored);
+		src->buffer_slot = src->stored_slot = NULL;
+		scratch_trim(src->scratch);
 	}
 	else
 	{

@@ -29,26 +29,19 @@ typedef enum JtDatumForm
 } JtDatumForm;
 
 /*
- * Buffers kept from one call to the next by a call site (in fn_extra), so
- * that repeated calls reuse memory already mapped instead of allocating
- * and faulting in a document-sized buffer each time.
+ * The buffers a backend keeps from one call of an accessor to the next
+ * (datum_source.c), so that repeated calls reuse memory already mapped
+ * instead of allocating and faulting in a document-sized buffer each time.
  */
-typedef struct JtScratch
-{
-	MemoryContext mcxt;
-	char	   *buffer;
-	uint32		buffer_cap;
-	char	   *stored;
-	uint32		stored_cap;
-	bool		lent;			/* a source holds the buffers */
-} JtScratch;
+typedef struct JtScratch JtScratch;
 
 typedef struct JtDatumSource
 {
 	JtSource	pub;			/* the navigator's view; must be first */
 	JtDatumForm form;
 	JtScratch  *scratch;		/* where buffers come from and go back to */
-	bool		borrowed;		/* buffer and stored are the scratch's */
+	struct JtScratchSlot *buffer_slot;	/* set when buffer is the scratch's */
+	struct JtScratchSlot *stored_slot;	/* set when stored is the scratch's */
 	char	   *buffer;			/* the raw payload, filled on demand */
 	uint32		buffer_cap;		/* allocated size of buffer */
 	char	   *stored;			/* compressed: the stored stream read so far */
@@ -77,7 +70,7 @@ typedef struct JtDatumSource
 } JtDatumSource;
 
 extern bool jt_datum_is_plain(Datum value);
-extern JtScratch *jt_scratch(FunctionCallInfo fcinfo);
+extern JtScratch *jt_scratch(void);
 extern void jt_datum_source_open(JtDatumSource *src, Datum value,
 								 JtScratch *scratch);
 extern void jt_datum_source_close(JtDatumSource *src);
