@@ -53,7 +53,7 @@ PG_CONFIG ?= pg_config
 # extension still builds, with the partial-access features only.
 include $(jt_srcdir)custom_toast.mk
 ifeq ($(CUSTOM_TOAST),yes)
-REGRESS += toaster sharing partial_update deltas update_random toaster_corruption
+REGRESS += toaster sharing partial_update deltas update_random toaster_corruption rewrite column_privileges
 else
 REGRESS += stock
 endif

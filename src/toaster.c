@@ -35,6 +35,7 @@
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
 #include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/memutils.h"
 #include "utils/guc.h"
 #include "utils/rel.h"
@@ -198,6 +199,37 @@ skeleton_gives_back(JtBuildResult *res, const struct varlena *doc,
 	pfree(flat);
 	pfree(payload);
 	return same;
+}
+
+/*
+ * The TOAST relation a pointer stored in rel must name.  In CLUSTER and
+ * VACUUM FULL, rel is the transient heap being filled: its TOAST relation
+ * receives the parts, but it takes the table's TOAST relation's identity
+ * when the two swap contents, so pointers name rd_toastoid, as
+ * toast_save_datum() does for the parts themselves.
+ */
+static Oid
+named_toastrelid(Relation rel)
+{
+	return OidIsValid(rel->rd_toastoid) ?
+		rel->rd_toastoid : rel->rd_rel->reltoastrelid;
+}
+
+/*
+ * May the current role read the column?  Which parts an UPDATE shares with
+ * the old value depends on the old value's content, and shows in what the
+ * UPDATE writes (its WAL, the TOAST relation's statistics, its time): a
+ * role that may change the column but not read it must not learn from a
+ * document it sends whether a part of it equals the stored one.
+ */
+static bool
+may_read_column(Relation rel, AttrNumber attnum)
+{
+	Oid			relid = RelationGetRelid(rel);
+	Oid			userid = GetUserId();
+
+	return pg_class_aclcheck(relid, userid, ACL_SELECT) == ACLCHECK_OK ||
+		pg_attribute_aclcheck(relid, attnum, userid, ACL_SELECT) == ACLCHECK_OK;
 }
 
 /* The compression method of a column's parts: its own, or the default. */
@@ -619,7 +651,7 @@ store_patch(Relation rel, const JtPatch *patch, char cmethod, int32 rawsize,
 	memcpy(&hdr, patch->payload, sizeof(hdr));
 	deltas = patch->payload + sizeof(hdr) + hdr.tree_size;
 	deltas_len = patch->payload_len - sizeof(hdr) - hdr.tree_size;
-	if (hdr.toastrelid != rel->rd_rel->reltoastrelid ||
+	if (hdr.toastrelid != named_toastrelid(rel) ||
 		hdr.tree_size + deltas_len > (uint32) target)
 		return NULL;
 
@@ -686,7 +718,7 @@ static struct varlena *
 build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 				struct varlena *oldvalue, int32 budget, int options)
 {
-	Oid			toastrelid = rel->rd_rel->reltoastrelid;
+	Oid			toastrelid = named_toastrelid(rel);
 	char		cmethod = column_compression(att);
 	struct varlena *doc;
 	JtBuildResult res;
@@ -729,7 +761,10 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 		return NULL;
 	}
 
-	old = jt_old_parts_open(rel, oldvalue);
+	old = NULL;
+	if (oldvalue != NULL && VARATT_IS_EXTERNAL_CUSTOM(oldvalue) &&
+		may_read_column(rel, att->attnum))
+		old = jt_old_parts_open(rel, oldvalue);
 	if (old != NULL)
 	{
 		/* the new parts' directory entries, read ahead against the old */
@@ -1005,7 +1040,7 @@ jt_adopt(Relation rel, int attnum, struct varlena *value,
 		 struct varlena *oldvalue)
 {
 	Form_pg_attribute att = TupleDescAttr(RelationGetDescr(rel), attnum - 1);
-	Oid			toastrelid = rel->rd_rel->reltoastrelid;
+	Oid			toastrelid = named_toastrelid(rel);
 	struct varlena *result = NULL;
 
 	/* core offers none in logically logged tables: no sharing there */
@@ -1040,7 +1075,7 @@ static struct varlena *
 adopt_listed(Relation rel, Form_pg_attribute att, struct varlena *value,
 			 struct varlena *oldvalue)
 {
-	Oid			toastrelid = rel->rd_rel->reltoastrelid;
+	Oid			toastrelid = named_toastrelid(rel);
 	MemoryContext caller = CurrentMemoryContext;
 	MemoryContext work;
 	JtRefRange *ranges;
@@ -1116,33 +1151,60 @@ jt_delete(Relation rel, struct varlena *attr, struct varlena *replacement,
 	MemoryContextDelete(work);
 }
 
+/*
+ * Core calls this once a tuple in contexts that live as long as a table
+ * rewrite or a decoding session: only the array it is given back may stay
+ * in the caller's context.
+ */
 static int
 jt_get_parts(struct varlena *attr, varatt_external **parts)
 {
+	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext work;
 	JtSkeleton	skel;
 	JtRefRange *ranges;
+	varatt_external *result;
 	uint32		n;
 
+	work = AllocSetContextCreate(caller, "jsonb_toaster get_parts",
+								 ALLOCSET_SMALL_SIZES);
+	MemoryContextSwitchTo(work);
 	jt_parse_pointer(attr, &skel);
 	n = jt_skeleton_list_parts(&skel, &ranges);
-	*parts = palloc(Max(n, 1) * sizeof(varatt_external));
+	result = MemoryContextAlloc(caller, Max(n, 1) * sizeof(varatt_external));
 	for (uint32 i = 0; i < n; i++)
 	{
-		(*parts)[i].va_rawsize = ranges[i].rawsize;
-		(*parts)[i].va_extinfo = ranges[i].extinfo;
-		(*parts)[i].va_valueid = ranges[i].valueid;
-		(*parts)[i].va_toastrelid = skel.hdr.toastrelid;
+		result[i].va_rawsize = ranges[i].rawsize;
+		result[i].va_extinfo = ranges[i].extinfo;
+		result[i].va_valueid = ranges[i].valueid;
+		result[i].va_toastrelid = skel.hdr.toastrelid;
 	}
+	MemoryContextSwitchTo(caller);
+	MemoryContextDelete(work);
+	*parts = result;
 	return (int) n;
 }
 
 static struct varlena *
 jt_reassemble(struct varlena *attr, struct varlena **part_values)
 {
+	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext work;
 	JtSkeleton	skel;
+	struct varlena *flat;
+	struct varlena *result;
 
+	/* as jt_get_parts(): called once a tuple in a long-lived context */
+	work = AllocSetContextCreate(caller, "jsonb_toaster reassemble",
+								 ALLOCSET_DEFAULT_SIZES);
+	MemoryContextSwitchTo(work);
 	jt_parse_pointer(attr, &skel);
-	return jt_skeleton_flatten(&skel, fetch_decoded_parts, part_values);
+	flat = jt_skeleton_flatten(&skel, fetch_decoded_parts, part_values);
+	result = MemoryContextAlloc(caller, VARSIZE(flat));
+	memcpy(result, flat, VARSIZE(flat));
+	MemoryContextSwitchTo(caller);
+	MemoryContextDelete(work);
+	return result;
 }
 
 #endif							/* JT_CUSTOM_TOAST */
