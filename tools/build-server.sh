@@ -43,8 +43,25 @@ prefix=$JT_CACHE/install/pg$version-$flavour-$key
 # The build tree is kept next to it: tools/test.sh runs core's suites there.
 builddir=$JT_CACHE/build/pg$version-$flavour-$key
 
-if [ -x "$prefix/bin/postgres" ] && [ -f "$prefix/.jt-complete" ] &&
-	[ -f "$builddir/GNUmakefile" ]; then
+cached()
+{
+	[ -x "$prefix/bin/postgres" ] && [ -f "$prefix/.jt-complete" ] &&
+		[ -f "$builddir/GNUmakefile" ]
+}
+if cached; then
+	echo "$prefix"
+	exit 0
+fi
+
+# Two runs wanting the same build (parallel test runs, a bench and a test)
+# must not both write it: the second waits for the first, then reuses it.
+mkdir -p "$JT_CACHE/build"
+exec 9>"$builddir.lock"
+if ! flock -n 9; then
+	msg "waiting for another build of $(basename "$builddir")"
+	flock 9
+fi
+if cached; then
 	echo "$prefix"
 	exit 0
 fi
