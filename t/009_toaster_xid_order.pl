@@ -1,0 +1,419 @@
+# Copyright (c) 2026, jsonb_toaster developers
+#
+# A TOAST value named by two row versions, deleted by a transaction whose
+# xid is lower than the one that ended the older version.
+#
+# Row version V1 (xmax B) and its successor V2 (xmin B, xmax C) name the
+# same TOAST value: in any table when B's UPDATE leaves the column alone,
+# and, with the toaster, also when B changes the document but keeps its
+# parts.  C, which replaces the document, deletes the value: its chunks get
+# xmax C.  If C took its xid before B (it began writing earlier but updated
+# the row after B committed), a horizon between the two (a transaction D
+# with C < D < B still open) makes the chunks DEAD while V1 is only
+# RECENTLY_DEAD: VACUUM removes the chunks and keeps V1.  No snapshot can
+# see V1 then (any snapshot that saw B in progress saw C in progress too,
+# and holds the horizon at or below C), but VACUUM FULL, CLUSTER and
+# CREATE INDEX (V1 is not HOT-updated) copy or index RECENTLY_DEAD versions
+# and must read their values: they fail with "missing chunk number 0".
+#
+# The test runs the scenario on four tables: a standard jsonb column and an
+# opted-in one, each once with B updating another column and once with B
+# changing a short field of the document.  It asserts that
+#
+# - every snapshot that can see a version reads its document whole and
+#   equal to the reference, through the accessors too, before and after the
+#   rewrites, and nothing is removed while such a snapshot exists;
+# - with the horizon between C and B, each command either succeeds or fails
+#   with core's "missing chunk" error, and exactly where expected: the
+#   standard column fails when B left it alone and not when B changed it,
+#   and the opted-in column fails in both cases (the parts it shares are
+#   the unchanged value's case, widened to UPDATEs of the column), except
+#   for an index on a field kept in the row, which reads no part;
+# - once D ends, every command succeeds, amcheck is clean and the TOAST
+#   relations hold exactly the values the live rows name.
+
+use strict;
+use warnings FATAL => 'all';
+use File::Basename qw(dirname);
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('xid_order');
+plan skip_all => 'the server lacks the custom TOAST hooks of patches/postgresql-18'
+  unless -f $node->config_data('--includedir-server') . '/access/toast_custom.h';
+foreach my $module (qw(amcheck pageinspect))
+{
+	plan skip_all => "contrib module $module is not installed"
+	  unless -f $node->config_data('--sharedir') . "/extension/$module.control";
+}
+$node->init;
+$node->append_conf('postgresql.conf', q{
+shared_preload_libraries = 'jsonb_toaster'
+autovacuum = off
+});
+$node->start;
+
+my $gen_doc = slurp_file(dirname(__FILE__) . '/gen_doc.sql');
+$node->safe_psql('postgres', qq{
+CREATE EXTENSION jsonb_toaster;
+CREATE EXTENSION amcheck;
+CREATE EXTENSION pageinspect;
+$gen_doc
+-- the document of table tbl's row id at step ver: 1 inserted, 2 after B, 3
+-- after C
+CREATE FUNCTION ref_doc(tbl text, i int, ver int) RETURNS jsonb
+LANGUAGE sql IMMUTABLE AS \$\$
+SELECT CASE WHEN ver = 2 AND tbl LIKE '%_doc'
+		THEN jsonb_set(gen_doc(i, 1), '{flag}', '"changed"')
+	WHEN ver = 2 THEN gen_doc(i, 1)
+	ELSE gen_doc(i, ver) END
+\$\$;
+-- how many chunks of value v the TOAST relation of tbl holds, visible or
+-- not: a deleted value's chunks are hidden from SELECT long before VACUUM
+-- removes them
+CREATE FUNCTION chunks_of(tbl regclass, v oid) RETURNS bigint LANGUAGE sql AS \$\$
+SELECT count(*) FROM pg_class c,
+	generate_series(0, pg_relation_size(c.reltoastrelid) / current_setting('block_size')::int - 1) b,
+	heap_page_items(get_raw_page(c.reltoastrelid::regclass::text, b::int)) i
+WHERE c.oid = tbl AND i.lp_flags = 1
+	AND get_byte(i.t_data, 0) + get_byte(i.t_data, 1) * 256 + get_byte(i.t_data, 2) * 65536
+		+ get_byte(i.t_data, 3) * 16777216::bigint = v
+\$\$;
+});
+
+my @tables = qw(s_other s_doc t_other t_doc);
+
+# The TOAST values the documents of table $t name, a query (column v):
+# their parts, or their own value.  Not through a function: a function's
+# argument may be detoasted on its way in.
+sub named
+{
+	my ($t) = @_;
+	return qq{SELECT d.v FROM $t, LATERAL (SELECT value_id FROM jsonb_toaster_parts($t.jb)
+	UNION ALL SELECT pg_column_toast_chunk_id($t.jb)) d(v) WHERE d.v IS NOT NULL};
+}
+
+# The values in $t's TOAST relation that no live row names, and the values
+# live rows name that it does not hold: "stray|missing".
+sub stray_and_missing
+{
+	my ($t) = @_;
+	my $toast = $node->safe_psql('postgres',
+		"SELECT reltoastrelid::regclass FROM pg_class WHERE oid = '$t'::regclass");
+	my $named = named($t);
+	return $node->safe_psql(
+		'postgres', qq{
+WITH named AS ($named), held AS (SELECT DISTINCT chunk_id FROM $toast)
+SELECT (SELECT count(*) FROM held WHERE chunk_id NOT IN (SELECT v FROM named))
+	|| '|' || (SELECT count(*) FROM named WHERE v NOT IN (SELECT chunk_id FROM held))});
+}
+
+# Four tables of three rows each, at step 1; the opted-in ones as
+# skeletons with parts, the standard ones as external values.
+sub setup
+{
+	my $sql = "DROP TABLE IF EXISTS " . join(', ', @tables) . ";\n";
+	foreach my $t (@tables)
+	{
+		$sql .= qq{
+CREATE TABLE $t (id int PRIMARY KEY, n int, jb jsonb);
+CREATE INDEX ${t}_n ON $t (n);
+};
+		# standard TOAST would keep these documents in the row, compressed
+		$sql .=
+		  $t =~ /^t_/
+		  ? "ALTER TABLE $t ALTER COLUMN jb SET (toaster = 'jsonb_toaster');\n"
+		  : "ALTER TABLE $t ALTER COLUMN jb SET STORAGE EXTERNAL;\n";
+		$sql .= "INSERT INTO $t SELECT g, g, gen_doc(g, 1) FROM generate_series(1, 3) g;\n";
+	}
+	$node->safe_psql('postgres', $sql);
+	foreach my $t (@tables)
+	{
+		my $form = $t =~ /^t_/ ? 'skeleton' : 'external';
+		is( $node->safe_psql(
+				'postgres', qq{
+SELECT count(*) FROM $t WHERE (jsonb_toaster_storage(jb)).form = '$form'}),
+			'3', "$t: stored as $form");
+	}
+}
+
+# The check of every document of the tables seen by a query: whole,
+# through the accessors (parts and fields kept in the row), at step $ver.
+sub docs_query
+{
+	my ($t, $ver) = @_;
+	return qq{
+SELECT count(*) FILTER (WHERE jb = r AND jb::text = r::text
+		AND jb->>'text' = r->>'text' AND jb #> '{items,3}' = r #> '{items,3}'
+		AND jb->'map' = r->'map' AND jb #>> '{nested,a,b}' = r #>> '{nested,a,b}'
+		AND jb->>'name' = r->>'name' AND jb->>'flag' = r->>'flag')
+	|| '/' || count(*)
+FROM (SELECT jb, ref_doc('$t', id, $ver) AS r FROM $t) s};
+}
+
+sub docs_ok
+{
+	my ($label, $ver, $session) = @_;
+	foreach my $t (@tables)
+	{
+		my $q = docs_query($t, $ver);
+		my $got =
+		  defined $session
+		  ? $session->query_safe($q)
+		  : $node->safe_psql('postgres', $q);
+		is($got, '3/3', "$label: $t reads step $ver");
+	}
+}
+
+sub xid_of
+{
+	my ($session) = @_;
+	return $session->query_safe('SELECT txid_current()');
+}
+
+# B: a single transaction that updates every row of the four tables, never
+# HOT (n is indexed); in the *_doc tables it also changes a short field.
+sub run_b
+{
+	my $out = $node->safe_psql(
+		'postgres', q{
+BEGIN;
+SELECT txid_current();
+UPDATE s_other SET n = n + 10;
+UPDATE t_other SET n = n + 10;
+UPDATE s_doc SET n = n + 10, jb = jsonb_set(jb, '{flag}', '"changed"');
+UPDATE t_doc SET n = n + 10, jb = jsonb_set(jb, '{flag}', '"changed"');
+COMMIT;
+});
+	return $out;
+}
+
+# Values named by the step-1 versions, before B.
+sub record_v1_values
+{
+	$node->safe_psql(
+		'postgres', qq{
+DROP TABLE IF EXISTS v1_values;
+CREATE TABLE v1_values AS
+} . join(
+			"\nUNION ALL\n",
+			map {
+				"SELECT '$_'::regclass AS tbl, v AS value_id FROM (" . named($_) . ") n"
+			} @tables));
+}
+
+# Of the values the step-1 versions named, those no current row names:
+# chunks still held, values.
+sub v1_only_chunks
+{
+	my ($t) = @_;
+	return $node->safe_psql(
+		'postgres', qq{
+SELECT coalesce(sum(chunks_of(tbl, value_id)), 0) || '/' || count(*)
+FROM v1_values WHERE tbl = '$t'::regclass
+	AND value_id NOT IN (} . named($t) . ')');
+}
+
+# Run a command as its own session; '' on success, else the error.
+sub try_sql
+{
+	my ($sql) = @_;
+	my ($ret, $stdout, $stderr) = $node->psql('postgres', $sql);
+	return $ret == 0 ? '' : $stderr;
+}
+
+my $missing_chunk = qr/ERROR:  missing chunk number 0 for toast value \d+ in pg_toast_\d+/;
+
+# The commands that copy or index RECENTLY_DEAD versions.  The standard
+# tables build their indexes with the builtin accessors, as stock does.
+sub commands
+{
+	my ($t) = @_;
+	my $off =
+	  $t =~ /^s_/ ? 'SET jsonb_toaster.override_builtins = off; ' : '';
+	return (
+		[ 'VACUUM FULL', "VACUUM FULL $t" ],
+		[ 'CLUSTER', "CLUSTER $t USING ${t}_pkey" ],
+		[
+			'CREATE INDEX on a field in a part',
+			"${off}CREATE INDEX ${t}_text ON $t (md5(jb->>'text'))"
+		],
+		[
+			'CREATE INDEX on a field in the row',
+			"${off}CREATE INDEX ${t}_name ON $t ((jb->>'name'))"
+		]);
+}
+
+sub clean_ok
+{
+	my ($label) = @_;
+	foreach my $t (@tables)
+	{
+		is( $node->safe_psql(
+				'postgres', qq{
+SELECT count(*) FROM verify_heapam('$t', check_toast => true)}),
+			'0', "$label: $t: verify_heapam finds nothing");
+		is( $node->safe_psql(
+				'postgres', qq{
+SELECT count(*) FROM (SELECT bt_index_check(indexrelid::regclass, true)
+	FROM pg_index WHERE indrelid = '$t'::regclass) s}),
+			$node->safe_psql('postgres',
+				"SELECT count(*) FROM pg_index WHERE indrelid = '$t'::regclass"),
+			"$label: $t: bt_index_check finds nothing in any index");
+		is(stray_and_missing($t), '0|0',
+			"$label: $t: TOAST holds exactly the values live rows name");
+	}
+}
+
+#
+# 1. Snapshots that can see the old versions: nothing they read is removed,
+# the rewrites keep every version, and the snapshots read them all.
+#
+setup();
+record_v1_values();
+{
+	my $c = $node->background_psql('postgres');
+	my $r1 = $node->background_psql('postgres');
+	my $r2 = $node->background_psql('postgres');
+
+	$c->query_safe('BEGIN');
+	my $xid_c = xid_of($c);
+	# a snapshot before B: it sees step 1; it touches no table of the test,
+	# so that the rewrites need not wait for it
+	$r1->query_safe('BEGIN ISOLATION LEVEL REPEATABLE READ');
+	$r1->query_safe('SELECT count(*) FROM pg_class');
+	my $xid_b = run_b();
+	# a snapshot between B and C: step 2
+	$r2->query_safe('BEGIN ISOLATION LEVEL REPEATABLE READ');
+	$r2->query_safe('SELECT count(*) FROM pg_class');
+	cmp_ok($xid_c, '<', $xid_b, 'C took its xid before B');
+	$c->query_safe(
+		join('', map { "UPDATE $_ SET jb = gen_doc(id, 3);\n" } @tables)
+		  . 'COMMIT;');
+	$c->quit;
+
+	$node->safe_psql('postgres', 'VACUUM ' . join(', ', @tables));
+	foreach my $t (qw(s_other t_other t_doc))
+	{
+		like(v1_only_chunks($t), qr/^[1-9]\d*\/[1-9]\d*$/,
+			"old snapshots: VACUUM keeps the values of ${t}'s old versions");
+	}
+	foreach my $t (@tables)
+	{
+		foreach my $cmd (commands($t))
+		{
+			is(try_sql($cmd->[1]), '', "old snapshots: $t: $cmd->[0] succeeds");
+		}
+	}
+	docs_ok('old snapshots, current', 3);
+	docs_ok('old snapshots, snapshot before B', 1, $r1);
+	docs_ok('old snapshots, snapshot between B and C', 2, $r2);
+	$r1->query_safe('COMMIT');
+	$r2->query_safe('COMMIT');
+	$r1->quit;
+	$r2->quit;
+	# The rewrites copied the values of the old versions as live values:
+	# they outlive those versions, until the next rewrite (standard TOAST
+	# alike)
+	$node->safe_psql('postgres', 'VACUUM ' . join(', ', @tables));
+	foreach my $t (@tables)
+	{
+		like(stray_and_missing($t), qr/^[1-9]\d*\|0$/,
+			"old snapshots, afterwards: $t: values of the old versions copied by the rewrites are left");
+	}
+	$node->safe_psql('postgres', join('', map { "VACUUM FULL $_;\n" } @tables));
+	docs_ok('old snapshots, after another rewrite', 3);
+	clean_ok('old snapshots, after another rewrite');
+}
+
+#
+# 2. The horizon between C and B, with no snapshot that can see V1: VACUUM
+# removes what C deleted and keeps V1.
+#
+setup();
+record_v1_values();
+{
+	my $c = $node->background_psql('postgres');
+	my $d = $node->background_psql('postgres');
+
+	$c->query_safe('BEGIN');
+	my $xid_c = xid_of($c);
+	# D: an xid between C's and B's, no snapshot once its statement ends
+	$d->query_safe('BEGIN');
+	my $xid_d = xid_of($d);
+	my $xid_b = run_b();
+	ok($xid_c < $xid_d && $xid_d < $xid_b, 'xids in the order C < D < B');
+
+	# B shared the values it did not change: every value in *_other, and
+	# in t_doc every part; s_doc's B wrote a new value
+	foreach my $t (@tables)
+	{
+		my $shared = $node->safe_psql(
+			'postgres', qq{
+SELECT bool_and(v IN (SELECT value_id FROM v1_values WHERE tbl = '$t'::regclass))
+FROM (} . named($t) . ') n');
+		is($shared, $t eq 's_doc' ? 'f' : 't',
+			"B's new versions of $t " . ($t eq 's_doc' ? 'share nothing' : 'share the old values'));
+	}
+
+	$c->query_safe(
+		join('', map { "UPDATE $_ SET jb = gen_doc(id, 3);\n" } @tables)
+		  . 'COMMIT;');
+	$c->quit;
+
+	$node->safe_psql('postgres', 'VACUUM ' . join(', ', @tables));
+	foreach my $t (qw(s_other t_other t_doc))
+	{
+		like(v1_only_chunks($t), qr/^0\/[1-9]\d*$/,
+			"horizon between C and B: VACUUM removed what C deleted of $t, which V1 names");
+	}
+	# s_doc's V1 value was deleted by B itself: kept while V1 is
+	like(v1_only_chunks('s_doc'), qr/^[1-9]\d*\/3$/,
+		'horizon between C and B: VACUUM keeps the value s_doc\'s V1 owns');
+
+	my %fails = (
+		s_other => [ 1, 1, 1, 1 ],
+		s_doc => [ 0, 0, 0, 0 ],
+		t_other => [ 1, 1, 1, 0 ],
+		t_doc => [ 1, 1, 1, 0 ]);
+	foreach my $t (@tables)
+	{
+		my @cmds = commands($t);
+		for my $i (0 .. $#cmds)
+		{
+			my $err = try_sql($cmds[$i][1]);
+			if ($fails{$t}[$i])
+			{
+				like($err, $missing_chunk,
+					"horizon between C and B: $t: $cmds[$i][0] fails as stock does");
+			}
+			else
+			{
+				is($err, '', "horizon between C and B: $t: $cmds[$i][0] succeeds");
+			}
+		}
+	}
+	docs_ok('horizon between C and B, current', 3);
+	is($d->query_safe(docs_query('t_doc', 3)), '3/3',
+		'horizon between C and B: D reads step 3');
+
+	$d->query_safe('COMMIT');
+	$d->quit;
+	foreach my $t (@tables)
+	{
+		foreach my $cmd (commands($t))
+		{
+			# the indexes that were built already
+			next if $t =~ /^t_/ && $cmd->[0] =~ /in the row/;
+			next if $t eq 's_doc' && $cmd->[0] =~ /INDEX/;
+			is(try_sql($cmd->[1]), '', "once D ended: $t: $cmd->[0] succeeds");
+		}
+	}
+	docs_ok('once D ended', 3);
+	$node->safe_psql('postgres', 'VACUUM ' . join(', ', @tables));
+	clean_ok('once D ended');
+}
+
+$node->stop;
+done_testing();
