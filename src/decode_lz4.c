@@ -203,6 +203,7 @@ lz4_fast_sequences(JtDecoder *dec, uint32 target)
 	const int64 in_limit = Min(in_avail, in_total) - FAST_IN_MARGIN;
 	const int64 out_limit = (int64) Min(target, dec->out_cap) - FAST_OUT_MARGIN;
 	const int64 target_limit = (int64) target - FAST_OUT_MARGIN;
+	const int64 match_end_limit = (int64) dec->out_cap - LZ4_LAST_LITERALS;
 
 	while (in_avail - ip >= FAST_IN_MARGIN && (int64) op <= target_limit)
 	{
@@ -266,7 +267,14 @@ lz4_fast_sequences(JtDecoder *dec, uint32 target)
 		ip = p;
 		if ((int64) (op + matchlen) > target_limit)
 		{
-			/* near the target: the general code copies the match */
+			/*
+			 * Near the target: the general code copies the match, in pieces
+			 * that never pass the target, so check here the end that
+			 * lz4_begin_match() checks (the whole match, not only what this
+			 * call will copy).  Below the target the margin implies it.
+			 */
+			if ((int64) (op + matchlen) > match_end_limit)
+				return lz4_corrupt(dec, "match runs into the last bytes of the output");
 			dec->in_pos = ip;
 			dec->out_len = op;
 			dec->match_offset = offset;
