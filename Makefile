@@ -42,7 +42,7 @@ EXTENSION = jsonb_toaster
 DATA = jsonb_toaster--0.1.sql
 PGFILEDESC = "jsonb_toaster - TOAST that understands jsonb"
 
-REGRESS = storage partial_access corruption scratch
+REGRESS = storage partial_access corruption scratch accessor_memory
 REGRESS_OPTS = --inputdir=$(srcdir) --outputdir=$(CURDIR)
 TAP_TESTS = 1
 
@@ -53,7 +53,7 @@ PG_CONFIG ?= pg_config
 # extension still builds, with the partial-access features only.
 include $(jt_srcdir)custom_toast.mk
 ifeq ($(CUSTOM_TOAST),yes)
-REGRESS += toaster sharing partial_update deltas update_random toaster_corruption rewrite column_privileges
+REGRESS += toaster sharing partial_update deltas update_random toaster_corruption rewrite column_privileges override_results
 else
 REGRESS += stock
 endif

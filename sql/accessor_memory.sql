@@ -5,8 +5,7 @@
 -- document-sized buffers, and up to 128 MB per call site).  The buffers
 -- kept are reused by every call, and freed when the transaction ends.
 --
-CREATE SCHEMA am;
-CREATE EXTENSION jsonb_toaster SCHEMA am;
+CREATE EXTENSION jsonb_toaster;
 
 -- The backend's memory, all contexts together.
 CREATE FUNCTION am_memory() RETURNS bigint LANGUAGE sql VOLATILE AS $$
@@ -29,40 +28,40 @@ SELECT i, (SELECT jsonb_object_agg('key' || lpad(k::text, 2, '0'), k * i)
 							 FROM generate_series(1, 62500) j))
 FROM generate_series(1, 3) i;
 SELECT id, s.form, s.compressed, s.raw_size > 4000000 AS large
-FROM am_docs, am.jsonb_toaster_storage(jb) s ORDER BY id;
+FROM am_docs, jsonb_toaster_storage(jb) s ORDER BY id;
 
 -- The most memory held after a row's accessors have run, with twenty call
 -- sites and with one.
 BEGIN;
 CREATE TEMP TABLE am_twenty AS
 SELECT max(am_memory()) AS held, count(*) AS n FROM am_docs
-WHERE am.jt_object_field(jb, 'key01') IS NOT NULL
-  AND am.jt_object_field(jb, 'key02') IS NOT NULL
-  AND am.jt_object_field(jb, 'key03') IS NOT NULL
-  AND am.jt_object_field(jb, 'key04') IS NOT NULL
-  AND am.jt_object_field(jb, 'key05') IS NOT NULL
-  AND am.jt_object_field(jb, 'key06') IS NOT NULL
-  AND am.jt_object_field(jb, 'key07') IS NOT NULL
-  AND am.jt_object_field(jb, 'key08') IS NOT NULL
-  AND am.jt_object_field(jb, 'key09') IS NOT NULL
-  AND am.jt_object_field(jb, 'key10') IS NOT NULL
-  AND am.jt_object_field_text(jb, 'key11') IS NOT NULL
-  AND am.jt_object_field_text(jb, 'key12') IS NOT NULL
-  AND am.jt_object_field_text(jb, 'key13') IS NOT NULL
-  AND am.jt_object_field_text(jb, 'key14') IS NOT NULL
-  AND am.jt_object_field_text(jb, 'key15') IS NOT NULL
-  AND am.jt_extract_path(jb, 'key16') IS NOT NULL
-  AND am.jt_extract_path(jb, 'key17') IS NOT NULL
-  AND am.jt_extract_path_text(jb, 'key18') IS NOT NULL
-  AND am.jt_exists_all(jb, '{key19, key20}')
-  AND am.jt_exists(jb, 'key20');
+WHERE jt_object_field(jb, 'key01') IS NOT NULL
+  AND jt_object_field(jb, 'key02') IS NOT NULL
+  AND jt_object_field(jb, 'key03') IS NOT NULL
+  AND jt_object_field(jb, 'key04') IS NOT NULL
+  AND jt_object_field(jb, 'key05') IS NOT NULL
+  AND jt_object_field(jb, 'key06') IS NOT NULL
+  AND jt_object_field(jb, 'key07') IS NOT NULL
+  AND jt_object_field(jb, 'key08') IS NOT NULL
+  AND jt_object_field(jb, 'key09') IS NOT NULL
+  AND jt_object_field(jb, 'key10') IS NOT NULL
+  AND jt_object_field_text(jb, 'key11') IS NOT NULL
+  AND jt_object_field_text(jb, 'key12') IS NOT NULL
+  AND jt_object_field_text(jb, 'key13') IS NOT NULL
+  AND jt_object_field_text(jb, 'key14') IS NOT NULL
+  AND jt_object_field_text(jb, 'key15') IS NOT NULL
+  AND jt_extract_path(jb, 'key16') IS NOT NULL
+  AND jt_extract_path(jb, 'key17') IS NOT NULL
+  AND jt_extract_path_text(jb, 'key18') IS NOT NULL
+  AND jt_exists_all(jb, '{key19, key20}')
+  AND jt_exists(jb, 'key20');
 -- the buffers kept now, in the same transaction: one document's
 SELECT am_buffers() BETWEEN 4000000 AND 16000000 AS keeps_one_document;
 COMMIT;
 BEGIN;
 CREATE TEMP TABLE am_one ON COMMIT DROP AS
 SELECT max(am_memory()) AS held, count(*) AS n FROM am_docs
-WHERE am.jt_object_field(jb, 'key01') IS NOT NULL;
+WHERE jt_object_field(jb, 'key01') IS NOT NULL;
 SELECT o.n AS rows_one, t.n AS rows_twenty,
 	t.held - o.held < 2 * 1024 * 1024 AS twenty_hold_what_one_holds
 FROM am_one o, am_twenty t;
@@ -73,16 +72,16 @@ DROP TABLE am_twenty;
 -- over the three documents, what is kept is what was kept after the first.
 CREATE VIEW am_ten AS
 SELECT count(*) AS n FROM am_docs
-WHERE am.jt_object_field(jb, 'key02') IS NOT NULL
-  AND am.jt_object_field_text(jb, 'key03') IS NOT NULL
-  AND am.jt_exists(jb, 'key04')
-  AND am.jt_object_field(jb, 'key05') IS NOT NULL
-  AND am.jt_object_field(jb, 'key06') IS NOT NULL
-  AND am.jt_object_field(jb, 'key07') IS NOT NULL
-  AND am.jt_object_field(jb, 'key08') IS NOT NULL
-  AND am.jt_object_field(jb, 'key09') IS NOT NULL
-  AND am.jt_object_field(jb, 'key10') IS NOT NULL
-  AND am.jt_object_field(jb, 'key11') IS NOT NULL;
+WHERE jt_object_field(jb, 'key02') IS NOT NULL
+  AND jt_object_field_text(jb, 'key03') IS NOT NULL
+  AND jt_exists(jb, 'key04')
+  AND jt_object_field(jb, 'key05') IS NOT NULL
+  AND jt_object_field(jb, 'key06') IS NOT NULL
+  AND jt_object_field(jb, 'key07') IS NOT NULL
+  AND jt_object_field(jb, 'key08') IS NOT NULL
+  AND jt_object_field(jb, 'key09') IS NOT NULL
+  AND jt_object_field(jb, 'key10') IS NOT NULL
+  AND jt_object_field(jb, 'key11') IS NOT NULL;
 BEGIN;
 SELECT n FROM am_ten;
 CREATE TEMP TABLE am_first ON COMMIT DROP AS SELECT am_buffers() AS kept;
@@ -96,4 +95,5 @@ SELECT am_buffers() < 65536 AS freed_at_commit;
 
 DROP VIEW am_ten;
 DROP TABLE am_docs;
-DROP SCHEMA am CASCADE;
+DROP FUNCTION am_memory(), am_buffers();
+DROP EXTENSION jsonb_toaster;

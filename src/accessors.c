@@ -198,8 +198,12 @@ return_node(FunctionCallInfo fcinfo, JtDatumSource *src, JtDatumSource *cur,
 		jt_resolve_scalar(&cur, node);
 	if (found && jt_node_needs_flatten(cur, node))
 	{
-		/* a container of a skeleton, or stored in its parts */
-		result = jt_node_flatten(cur, node, !as_text);
+		/*
+		 * A container of a skeleton, or stored in its parts: flattened, as
+		 * the builtin returns it.  A TOAST pointer to its part would differ
+		 * in pg_column_size() and pg_column_compression().
+		 */
+		result = jt_node_flatten(cur, node, false);
 		if (as_text)
 			result = PointerGetDatum(jsonb_datum_to_text(result));
 	}
