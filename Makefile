@@ -42,7 +42,7 @@ EXTENSION = jsonb_toaster
 DATA = jsonb_toaster--0.1.sql
 PGFILEDESC = "jsonb_toaster - TOAST that understands jsonb"
 
-REGRESS = storage partial_access corruption scratch accessor_memory
+REGRESS = storage partial_access corruption lz4_corruption scratch accessor_memory
 REGRESS_OPTS = --inputdir=$(srcdir) --outputdir=$(CURDIR)
 TAP_TESTS = 1
 
@@ -53,7 +53,13 @@ PG_CONFIG ?= pg_config
 # extension still builds, with the partial-access features only.
 include $(jt_srcdir)custom_toast.mk
 ifeq ($(CUSTOM_TOAST),yes)
-REGRESS += toaster sharing partial_update deltas update_random toaster_corruption rewrite column_privileges override_results
+REGRESS += toaster sharing partial_update deltas update_random toaster_corruption rewrite column_privileges override_results convert_ownership
+# Isolation specs (specs/, several sessions) run with the pg_regress files,
+# not when REGRESS is emptied to run only the TAP tests, which start
+# clusters of their own.
+ifneq ($(strip $(REGRESS)),)
+ISOLATION = convert_column_lock
+endif
 else
 REGRESS += stock
 endif

@@ -3,6 +3,16 @@
 -- complain if script is sourced in psql, rather than via CREATE EXTENSION
 \echo Use "CREATE EXTENSION jsonb_toaster" to load this file. \quit
 
+--
+-- Privileges: every function is executable by PUBLIC except
+-- jsonb_toaster_convert_column().  The accessors and the introspection
+-- functions read only values the caller can already read, and
+-- jsonb_toaster_standard() and jsonb_toaster_storage() are called by the
+-- conversion as the table's owner.  The conversion locks a table hierarchy
+-- against writes and rewrites its rows: an administrator grants it to the
+-- roles that may convert their own tables (it still checks ownership).
+--
+
 CREATE FUNCTION jsonb_toaster_storage(value jsonb,
 	OUT form text,
 	OUT compressed boolean,
@@ -46,6 +56,9 @@ LANGUAGE C STRICT VOLATILE;
 
 COMMENT ON FUNCTION jsonb_toaster_convert_column(regclass, name) IS
 'take a jsonb column out of the toaster: reset its toaster option and store every value kept as a skeleton with standard TOAST again; returns the number of rows rewritten';
+
+-- not for PUBLIC: see the top of this file
+REVOKE EXECUTE ON FUNCTION jsonb_toaster_convert_column(regclass, name) FROM PUBLIC;
 
 CREATE FUNCTION jsonb_toaster_standard(value jsonb)
 RETURNS jsonb

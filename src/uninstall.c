@@ -243,23 +243,29 @@ has_rules(Oid relid)
 }
 
 /*
- * Checks on one table of the hierarchy being converted (locked): owned by
- * the user, no rules (an UPDATE there would be rewritten), the column is
- * jsonb.  Returns the table's owner.
+ * The checks of the relation itself, which need no lock: it is a table,
+ * the user owns it, and it is not a system catalog.  They are made before
+ * any lock is taken, as RangeVarGetRelidExtended()'s callbacks do, so that
+ * a user without rights on a table cannot queue an ExclusiveLock behind its
+ * writers and block every later one; and again under the lock.  Returns
+ * the pg_class tuple (the caller releases it), or NULL if missing_ok and
+ * the relation is gone.
  */
-static Oid
-check_member(Oid relid, const char *colname)
+static HeapTuple
+check_relation(Oid relid, bool missing_ok)
 {
 	HeapTuple	tuple;
 	Form_pg_class classform;
-	AttrNumber	attnum;
-	Oid			owner;
 
 	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
 	if (!HeapTupleIsValid(tuple))
+	{
+		if (missing_ok)
+			return NULL;
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("relation with OID %u does not exist", relid)));
+	}
 	classform = (Form_pg_class) GETSTRUCT(tuple);
 	if (classform->relkind != RELKIND_RELATION &&
 		classform->relkind != RELKIND_PARTITIONED_TABLE)
@@ -273,6 +279,29 @@ check_member(Oid relid, const char *colname)
 	if (!object_ownercheck(RelationRelationId, relid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, get_relkind_objtype(classform->relkind),
 					   NameStr(classform->relname));
+	if (IsSystemClass(relid, classform))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied: \"%s\" is a system catalog",
+						NameStr(classform->relname))));
+	return tuple;
+}
+
+/*
+ * Checks on one table of the hierarchy being converted (locked): those of
+ * check_relation(), no rules (an UPDATE there would be rewritten), the
+ * column is jsonb.  Returns the table's owner.
+ */
+static Oid
+check_member(Oid relid, const char *colname)
+{
+	HeapTuple	tuple;
+	Form_pg_class classform;
+	AttrNumber	attnum;
+	Oid			owner;
+
+	tuple = check_relation(relid, false);
+	classform = (Form_pg_class) GETSTRUCT(tuple);
 	if (has_rules(relid))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -417,9 +446,23 @@ jsonb_toaster_convert_column(PG_FUNCTION_ARGS)
 				 errmsg("jsonb_toaster_convert_column() cannot run in a REPEATABLE READ or SERIALIZABLE transaction"),
 				 errhint("Run it in a READ COMMITTED transaction.")));
 
-	/* lock first, so that the checks hold until the end */
+	/*
+	 * Check the rights on the table, then lock it, then check everything
+	 * again so that the checks hold until the end.  With the table locked
+	 * no child can be added; the children's rights are checked before they
+	 * are locked too, like the table's.
+	 */
+	ReleaseSysCache(check_relation(relid, false));
 	LockRelationOid(relid, ExclusiveLock);
 	owner = check_member(relid, colname);
+	members = find_all_inheritors(relid, NoLock, NULL);
+	foreach_oid(member, members)
+	{
+		HeapTuple	tuple = check_relation(member, true);
+
+		if (tuple != NULL)
+			ReleaseSysCache(tuple);
+	}
 	members = find_all_inheritors(relid, ExclusiveLock, NULL);
 	foreach_oid(member, members)
 		check_member(member, colname);
