@@ -40,7 +40,8 @@
 # versions it can see as live values, which outlive those versions until
 # the next rewrite, for both columns: the test states that too.  And, as a
 # rule of the parts' ownership that had no test of its own: a speculative
-# insertion that loses the race deletes the parts it wrote.
+# insertion that loses the race deletes the parts it wrote; and a part is
+# named once per value and by one row, however a document is copied.
 
 use strict;
 use warnings FATAL => 'all';
@@ -520,6 +521,45 @@ FROM spec}),
 	is($node->safe_psql('postgres', "SELECT values_present('spec')"),
 		$kept, 'speculative insertions: VACUUM leaves the winner\'s parts alone');
 }
+
+#
+# 4. A part is named once per value, by one row: a container of a stored
+# document set elsewhere in it, or in another row, gets parts of its own,
+# whichever way the new value is made.
+#
+$node->safe_psql(
+	'postgres', q{
+CREATE TABLE dup (id int PRIMARY KEY, jb jsonb);
+ALTER TABLE dup ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+INSERT INTO dup SELECT g, gen_doc(g, 1) FROM generate_series(1, 2) g;
+INSERT INTO dup VALUES (4, gen_doc(4, 1));
+UPDATE dup SET jb = jsonb_set(jb, '{copy}', jb->'items') WHERE id = 1;
+UPDATE dup SET jb = jb || jsonb_build_object('c2', jb->'map', 'c3', jb->'map') WHERE id = 1;
+INSERT INTO dup SELECT 3, jb FROM dup WHERE id = 2;
+UPDATE dup SET jb = jsonb_set(jb, '{c4}', (SELECT jb->'map' FROM dup WHERE id = 2)) WHERE id = 4;
+INSERT INTO dup SELECT 5, jb || '{"c5": 1}' FROM dup WHERE id = 2;
+});
+is( $node->safe_psql(
+		'postgres', q{
+SELECT count(*) FROM (SELECT p.value_id FROM dup, jsonb_toaster_parts(jb) p
+	GROUP BY 1 HAVING count(*) > 1) d}),
+	'0',
+	'copies: no part is named twice, by one value or by two rows');
+is( $node->safe_psql(
+		'postgres', q{
+SELECT count(*) FILTER (WHERE jb = CASE id
+	WHEN 1 THEN gen_doc(1, 1) || jsonb_build_object('copy', gen_doc(1, 1)->'items',
+		'c2', gen_doc(1, 1)->'map', 'c3', gen_doc(1, 1)->'map')
+	WHEN 4 THEN jsonb_set(gen_doc(4, 1), '{c4}', gen_doc(2, 1)->'map')
+	WHEN 5 THEN gen_doc(2, 1) || '{"c5": 1}'
+	ELSE gen_doc(2, 1) END)
+FROM dup}),
+	'5',
+	'copies: every document as made');
+$node->safe_psql('postgres', 'DELETE FROM dup WHERE id <> 3; VACUUM dup');
+is($node->safe_psql('postgres', q{SELECT count(*) FROM dup WHERE jb = gen_doc(2, 1)}),
+	'1', 'copies: deleting the others leaves the copy whole');
+is(stray_and_missing('dup'), '0|0', 'copies: TOAST holds exactly the copy\'s values');
 
 # With wal_level = logical, the opted-in column shares nothing (logical
 # decoding rebuilds a value from the parts its change wrote): B's versions
