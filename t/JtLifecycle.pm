@@ -29,17 +29,21 @@ use warnings FATAL => 'all';
 use PostgreSQL::Test::Utils;
 use Test::More;
 use File::Basename qw(dirname);
+use File::Spec;
 use Exporter 'import';
 
 our @EXPORT = qw(helpers_sql probes_sql load_case check_case run_sql
   peak_private drop_case);
+
+# where t/ is, whatever the working directory becomes
+my $dir = File::Spec->rel2abs(dirname(__FILE__));
 
 # Functions the checks use, created once in each database.  They name the
 # extension's introspection functions unqualified: a database without the
 # extension reaches them through probes_sql()'s schema on its search_path.
 sub helpers_sql
 {
-	my $gen_doc = slurp_file(dirname(__FILE__) . '/gen_doc.sql');
+	my $gen_doc = slurp_file($dir . '/gen_doc.sql');
 	return $gen_doc . q{
 -- a root object of 200 short keys: with a small range size and inline
 -- budget it leaves the row whole, in ranges, and a small edit of one key
