@@ -93,6 +93,16 @@ COMMIT;
 -- and nothing is kept once the transaction is over
 SELECT am_buffers() < 65536 AS freed_at_commit;
 
+-- A document larger than what is kept between calls (128 MB in all): its
+-- buffer is freed after the call, its small stored stream kept.
+CREATE TABLE am_big (jb jsonb);
+INSERT INTO am_big SELECT jsonb_build_object('b', repeat('x', 140000000), 'key', 1);
+BEGIN;
+SELECT jt_object_field(jb, 'key') FROM am_big;
+SELECT am_buffers() < 128 * 1024 * 1024 AS within_bound;
+COMMIT;
+DROP TABLE am_big;
+
 DROP VIEW am_ten;
 DROP TABLE am_docs;
 DROP FUNCTION am_memory(), am_buffers();
