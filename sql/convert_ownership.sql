@@ -5,7 +5,9 @@
 -- extension stays executable by PUBLIC.  That a refused call takes no
 -- lock first is checked by the isolation spec convert_column_lock.
 --
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS jsonb_toaster;
+RESET client_min_messages;
 CREATE ROLE regress_jt_conv_owner;
 CREATE ROLE regress_jt_conv_other;
 

@@ -406,9 +406,11 @@ DROP MATERIALIZED VIEW mv;
 SELECT count(*) AS skeletons FROM t2 WHERE (jsonb_toaster_storage(jb)).form = 'skeleton';
 -- only the table's owner may convert
 CREATE ROLE regress_jt_other;
+GRANT EXECUTE ON FUNCTION jsonb_toaster_convert_column(regclass, name) TO regress_jt_other;
 SET ROLE regress_jt_other;
 SELECT jsonb_toaster_convert_column('t2', 'jb');
 RESET ROLE;
+REVOKE EXECUTE ON FUNCTION jsonb_toaster_convert_column(regclass, name) FROM regress_jt_other;
 DROP ROLE regress_jt_other;
 -- wrong arguments, rules, and snapshots that would miss rows
 SELECT jsonb_toaster_convert_column('t2', 'id');
