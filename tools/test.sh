@@ -76,6 +76,8 @@ if want pg18; then
 		${JT_REGRESS:+"REGRESS=$JT_REGRESS"} installcheck; then
 		failed+=("pg_regress on 18")
 		[ -f "$build/regression.diffs" ] && cat "$build/regression.diffs"
+		[ -f "$build/output_iso/regression.diffs" ] &&
+			cat "$build/output_iso/regression.diffs"
 	fi
 
 	msg "PostgreSQL 18 (assertions): PostgreSQL's jsonb suites through the toaster"
