@@ -303,7 +303,7 @@ foreach my $ctx (@contexts)
 # rolled back where it can be.  A backend that kept something per row (a
 # part list, a copy of each pointer) would grow with the table: the
 # toaster's growth must stay within $slack_kb of standard jsonb's.
-my $rows = 1000;
+my $rows = 600;
 my $slack_kb = 2048;
 $node->safe_psql('ext', q{
 SET jsonb_toaster.range_size = 256;

@@ -5,8 +5,8 @@
 #
 # A case lives in a schema of its own: "m" holds every state at once,
 # "m_ref" the same documents as standard jsonb (loaded by the same
-# statements, never copied from "m"), "m_old" the text of each document as
-# the holder's snapshot sees it.  The holder is a session whose REPEATABLE
+# statements, never copied from "m"), "m_old" the digest of each document
+# as the holder's snapshot sees it.  The holder is a session whose REPEATABLE
 # READ snapshot predates the updates, so that the older row versions the
 # updates leave (whose parts the new versions share) are recently dead, not
 # removable, while an operation runs.
@@ -16,9 +16,13 @@
 #   - verify_heapam(check_toast => true) of each table and of its TOAST
 #     relation, and bt_index_check() of their indexes, report nothing;
 #   - the holder still reads the older versions it saw before;
-#   - after the holder is gone and VACUUM, the TOAST rows are exactly the
-#     chunks of the values the live rows name (parts of skeletons, standard
-#     external values), each value once: nothing leaked, nothing missing.
+#   - after the holder is gone and VACUUM, every TOAST value is one that a
+#     live row names (parts of skeletons, standard external values) with
+#     all its chunks, or one that an older version the holder saw named:
+#     CLUSTER and VACUUM FULL copy recently dead versions with their
+#     values, which stay once those versions are vacuumed, as standard
+#     TOAST values do.  Otherwise the TOAST rows are exactly the chunks of
+#     the live values, each value counted once.
 # The fourth check of the matrix, memory, is measured by the scripts with
 # peak_private() around the operations that process every row.
 
