@@ -1,14 +1,17 @@
 # Copyright (c) 2026, jsonb_toaster developers
 #
 # The lifecycle matrix, operations across clusters and restarts.  The table
-# of every storage state (t/JtLifecycle.pm) goes through pg_dump and
+# of every storage state (t/JtLifecycle.pm), with its column opted in, with
+# its option reset by hand, and in a database without the extension, goes
+# through pg_dump and
 # pg_restore, a restart without the library preloaded, crash recovery
 # (SIGKILL to a backend during a load), a physical standby and its
 # promotion, pg_upgrade to a new cluster of the same installation, and
 # logical replication to a stock PostgreSQL 15 subscriber; after each,
 # the checks of the matrix: every document equals its standard copy,
 # amcheck finds nothing, and after VACUUM the TOAST rows are exactly the
-# live values' chunks.
+# live values' chunks.  Without the library preloaded, DROP EXTENSION must
+# still be refused.
 
 use strict;
 use warnings FATAL => 'all';
@@ -35,42 +38,87 @@ $node->append_conf('preload.conf', "shared_preload_libraries = 'jsonb_toaster'\n
 $node->append_conf('postgresql.conf', "include_if_exists = 'preload.conf'\n");
 $node->start;
 
-$node->safe_psql('postgres', 'CREATE DATABASE ext');
+$node->safe_psql('postgres', 'CREATE DATABASE ext; CREATE DATABASE noext');
 $node->safe_psql('ext', 'CREATE EXTENSION jsonb_toaster; CREATE EXTENSION amcheck;'
 	  . helpers_sql());
-my $case = load_case($node, 'ext', 'c', holder => 0);
-BAIL_OUT("setting up every state: $case->{error}") if $case->{error};
+$node->safe_psql('noext', 'CREATE EXTENSION amcheck;' . probes_sql()
+	  . 'SET search_path = public, jt_probe;' . helpers_sql());
+# the table of every state: the column opted in, its option reset by hand,
+# and in a database without the extension (where the toaster declines)
+my @cases = (
+	[ 'opted in', load_case($node, 'ext', 'c', holder => 0) ],
+	[ 'option reset by hand', load_case($node, 'ext', 'r', holder => 0, reset => 1) ],
+	[
+		'no extension',
+		load_case($node, 'noext', 'c', holder => 0, probes => 1, declined => 1)
+	],
+);
+foreach my $c (@cases)
+{
+	BAIL_OUT("setting up every state ($c->[0]): $c->[1]{error}") if $c->[1]{error};
+}
+my $case = $cases[0][1];
 my $pre = $case->{pre};
 
-# new rows and edits; the same on the reference
-my $churn_n = 0;
-sub churn
+# the checks on every case, on $n (default the case's node), in the
+# databases %$dbs names instead of the case's own
+sub check_all
 {
-	my $k = 100 + 10 * $churn_n++;
-	my $sql = q{
+	my ($label, $n, $dbs, %o) = @_;
+	foreach my $c (@cases)
+	{
+		my %case = %{ $c->[1] };
+		$case{node} = $n if $n;
+		$case{db} = $dbs->{ $case{db} } if $dbs && $dbs->{ $case{db} };
+		check_case(\%case, "$label ($c->[0])", %o);
+	}
+}
+
+# new rows and edits of table $t, numbered $k; the same on the reference
+sub churn_sql
+{
+	my ($t, $k) = @_;
+	return sprintf(q{
 INSERT INTO %1$s (id, state, jb) SELECT i, 'churn', gen_doc(i, 4) FROM generate_series(%2$d, %2$d + 1) i;
 UPDATE %1$s SET jb = jsonb_set(jb, '{items,7,h}', to_jsonb('churn %2$d'::text)) WHERE id IN (41, 51, 71, 21);
 UPDATE %1$s SET jb = jb || jsonb_build_object('churn', %2$d) WHERE id IN (42, 61, 11, 31);
 UPDATE %1$s SET other = other + 1 WHERE id IN (43, 72);
 DELETE FROM %1$s WHERE id = %2$d - 9;
-};
-	return $pre . sprintf($sql, 'm', $k) . sprintf($sql, 'm_ref', $k);
+}, $t, $k);
 }
 
-# pg_dump and pg_restore into another database of the same cluster
+# the same churn in every case, on $n
+my $churn_n = 0;
+sub churn
+{
+	my ($n) = @_;
+	my $k = 100 + 10 * $churn_n++;
+	foreach my $c (@cases)
+	{
+		$n->safe_psql($c->[1]{db}, $c->[1]{pre} . churn_sql('m', $k) . churn_sql('m_ref', $k));
+	}
+}
+
+# pg_dump and pg_restore into other databases of the same cluster
 my $dumpdir = $node->basedir;
-$node->command_ok(
-	[ 'pg_dump', '-Fc', '-f', "$dumpdir/ext.dump", '-d', $node->connstr('ext') ],
-	'pg_dump -Fc');
-$node->safe_psql('postgres', 'CREATE DATABASE restored');
-$node->command_ok(
-	[ 'pg_restore', '--exit-on-error', '-d', $node->connstr('restored'), "$dumpdir/ext.dump" ],
-	'pg_restore');
-my $restored = { %$case, db => 'restored' };
+my %restored = (ext => 'restored', noext => 'restored_noext');
+foreach my $db (sort keys %restored)
+{
+	$node->command_ok(
+		[ 'pg_dump', '-Fc', '-f', "$dumpdir/$db.dump", '-d', $node->connstr($db) ],
+		"pg_dump -Fc $db");
+	$node->safe_psql('postgres', "CREATE DATABASE $restored{$db}");
+	$node->command_ok(
+		[
+			'pg_restore', '--exit-on-error', '-d', $node->connstr($restored{$db}),
+			"$dumpdir/$db.dump"
+		],
+		"pg_restore $db");
+}
 is( run_sql($node, 'restored', $pre . q{
 SELECT count(*) FILTER (WHERE (jsonb_toaster_storage(jb)).form = 'skeleton') > 0 FROM m}),
 	't', 'pg_restore: the restored column stores skeletons');
-check_case($restored, 'pg_dump, pg_restore');
+check_all('pg_dump, pg_restore', undef, \%restored);
 
 # a restart without the library: skeletons cannot be read, nor the
 # extension dropped; preloaded again, everything is as it was
@@ -79,11 +127,14 @@ $node->restart;
 like( run_sql($node, 'ext', $pre . 'SELECT jb FROM m'),
 	qr/^ERROR: .*custom toaster with ID \d+ is not loaded/s,
 	'not preloaded: reading the skeletons fails with core\'s error');
-is( run_sql($node, 'ext', $pre . q{
+foreach my $c (@cases)
+{
+	is( run_sql($node, $c->[1]{db}, $c->[1]{pre} . q{
 SELECT jt_diff($$SELECT id, jb FROM m WHERE (jsonb_toaster_storage(jb)).form IS DISTINCT FROM 'skeleton'$$,
 	$$SELECT id, jb FROM m_ref WHERE id IN (SELECT id FROM m
 		WHERE (jsonb_toaster_storage(jb)).form IS DISTINCT FROM 'skeleton')$$)}),
-	'', 'not preloaded: the documents that are not skeletons equal their reference');
+		'', "not preloaded ($c->[0]): the documents that are not skeletons equal their reference");
+}
 my $drop = run_sql($node, 'ext', 'DROP EXTENSION jsonb_toaster');
 {
 	# the guard lives in the library, which nothing loads here
@@ -93,7 +144,7 @@ my $drop = run_sql($node, 'ext', 'DROP EXTENSION jsonb_toaster');
 run_sql($node, 'ext', 'CREATE EXTENSION jsonb_toaster') unless $drop =~ /^ERROR/;
 $node->append_conf('preload.conf', "shared_preload_libraries = 'jsonb_toaster'\n");
 $node->restart;
-check_case($case, 'restart without the library, then with it');
+check_all('restart without the library, then with it');
 
 # crash recovery: SIGKILL to a backend while two clients load documents
 # into the table and its reference in the same transactions
@@ -131,27 +182,34 @@ COMMIT;
 	ok($node->log_contains(qr/automatic recovery in progress/, $log_offset),
 		'crash recovery ran');
 }
-check_case($case, 'crash recovery');
+check_all('crash recovery');
 
 # a physical standby, then its promotion
 $node->backup('base');
 my $standby = PostgreSQL::Test::Cluster->new('standby');
 $standby->init_from_backup($node, 'base', has_streaming => 1);
 $standby->start;
-$node->safe_psql('ext', churn() . 'VACUUM c.m; VACUUM c.m_ref;');
+churn($node);
+foreach my $c (@cases)
+{
+	$node->safe_psql($c->[1]{db}, $c->[1]{pre} . 'VACUUM m; VACUUM m_ref;');
+}
 $node->wait_for_replay_catchup($standby);
-my $on_standby = { %$case, node => $standby };
-check_case($on_standby, 'standby', no_vacuum => 1);
-is(run_sql($standby, 'ext', $pre . q{SELECT jt_leaks('m')}),
-	run_sql($node, 'ext', $pre . q{SELECT jt_leaks('m')}),
-	'standby: the TOAST relation holds what the primary\'s does');
+check_all('standby', $standby, undef, no_vacuum => 1);
+foreach my $c (@cases)
+{
+	my $q = $c->[1]{pre} . q{SELECT jt_leaks('m')};
+	is( run_sql($standby, $c->[1]{db}, $q),
+		run_sql($node, $c->[1]{db}, $q),
+		"standby ($c->[0]): the TOAST relation holds what the primary's does");
+}
 $standby->promote;
-$standby->safe_psql('ext', churn());
-check_case($on_standby, 'promoted standby');
+churn($standby);
+check_all('promoted standby', $standby);
 $standby->stop;
 
 # pg_upgrade to a new cluster of the same installation
-$node->safe_psql('ext', churn());
+churn($node);
 my $new = PostgreSQL::Test::Cluster->new('new');
 $new->init;
 $new->append_conf('postgresql.conf', q{
@@ -179,10 +237,9 @@ my $bindir = $node->config_data('--bindir');
 	chdir $cwd or die "cannot return to $cwd: $!";
 }
 $new->start;
-my $upgraded = { %$case, node => $new };
-check_case($upgraded, 'pg_upgrade');
-$new->safe_psql('ext', churn());
-check_case($upgraded, 'pg_upgrade, then changes');
+check_all('pg_upgrade', $new);
+churn($new);
+check_all('pg_upgrade, then changes', $new);
 $new->stop;
 
 # logical replication to a stock PostgreSQL 15 subscriber
@@ -223,7 +280,7 @@ CREATE TABLE c.m (id int PRIMARY KEY, state text NOT NULL, other int NOT NULL DE
 		FROM c.%s ORDER BY id};
 	is($sub->safe_psql('postgres', sprintf($q, 'm')), $pub->safe_psql('ext', sprintf($q, 'm_ref')),
 		'logical replication to PostgreSQL 15: the initial copy equals the reference');
-	$pub->safe_psql('ext', churn());
+	$pub->safe_psql('ext', $pre . churn_sql('m', 1000) . churn_sql('m_ref', 1000));
 	$pub->safe_psql('ext', q{
 SET search_path = c, public;
 BEGIN;
