@@ -93,6 +93,37 @@ COMMIT;
 -- and nothing is kept once the transaction is over
 SELECT am_buffers() < 65536 AS freed_at_commit;
 
+-- A read that fails half-way, caught by a subtransaction, gives back the
+-- buffers it held: after ten of them, a read keeps what it kept before.
+-- The damaged value is a pointer to a document's chunks that declares
+-- fewer of them (jsonb_toaster_test): the read fails at the last chunk,
+-- its buffers grown to nearly the document's size.
+CREATE EXTENSION jsonb_toaster_test;
+CREATE VIEW am_damaged AS
+SELECT jt_test_toast_pointer(jb, (s.raw_size - 4)::int,
+							 (s.stored_size - 100000)::int, 'pglz') AS jb
+FROM am_docs, jsonb_toaster_storage(jb) s WHERE id = 1;
+DO $$
+DECLARE
+	kept bigint;
+	errors int := 0;
+BEGIN
+	PERFORM jt_object_field(jb, 'key01') FROM am_docs WHERE id = 1;
+	kept := am_buffers();
+	FOR i IN 1 .. 10 LOOP
+		BEGIN
+			PERFORM jt_object_field(jb, 'key01') FROM am_damaged;
+		EXCEPTION WHEN data_corrupted THEN
+			errors := errors + 1;
+		END;
+	END LOOP;
+	PERFORM jt_object_field(jb, 'key01') FROM am_docs WHERE id = 1;
+	RAISE NOTICE 'errors: %, kept as before them: %', errors,
+		am_buffers() <= kept;
+END $$;
+DROP VIEW am_damaged;
+DROP EXTENSION jsonb_toaster_test;
+
 -- A document larger than what is kept between calls (128 MB in all): its
 -- buffer is freed after the call, its small stored stream kept.
 CREATE TABLE am_big (jb jsonb);
