@@ -42,6 +42,11 @@ $node->start;
 
 my $dir = $node->basedir;
 $node->safe_psql('postgres', 'CREATE DATABASE ext; CREATE DATABASE noext');
+foreach my $db (qw(ext noext))
+{
+	$node->safe_psql($db,
+		'CREATE ACCESS METHOD heap2 TYPE TABLE HANDLER heap_tableam_handler');
+}
 $node->safe_psql('ext', 'CREATE EXTENSION jsonb_toaster; CREATE EXTENSION amcheck;'
 	  . helpers_sql());
 $node->safe_psql('noext', 'CREATE EXTENSION amcheck;' . probes_sql()
@@ -105,10 +110,18 @@ my @ops = (
 		holder => 'any',
 		mem => 1
 	},
+	# the same method again changes nothing; another one over the same
+	# handler rewrites the table, twice
 	{
 		name => 'SET ACCESS METHOD heap',
 		sql => 'ALTER TABLE m SET ACCESS METHOD heap',
 		holder => 'any'
+	},
+	{
+		name => 'SET ACCESS METHOD heap2, heap',
+		sql => 'ALTER TABLE m SET ACCESS METHOD heap2; ALTER TABLE m SET ACCESS METHOD heap',
+		holder => 'any',
+		mem => 1
 	},
 	{
 		name => 'SET UNLOGGED, SET LOGGED',
@@ -292,6 +305,12 @@ foreach my $ctx (@contexts)
 				run_sql($node, $db, $pre . $op->{probe}[1]),
 				"$label: a query through the new index finds the same rows");
 		}
+		# what the operation made of each state, for the record
+		note "$label: forms after: "
+		  . run_sql($node, $db, $pre . q{
+SELECT string_agg(state || ':' || forms, ' ' ORDER BY state) FROM (
+	SELECT state, string_agg(DISTINCT coalesce((jsonb_toaster_storage(jb)).form, 'null'), ',') AS forms
+	FROM m GROUP BY state) s});
 		check_case($case, $label, %$op);
 		drop_case($case);
 	}
