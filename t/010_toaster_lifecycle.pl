@@ -369,11 +369,17 @@ sub measure
 	}
 }
 
-grow(1, $rows);
-measure($rows);
-grow($rows + 1, 4 * $rows);
-measure(4 * $rows);
-foreach my $op (grep { $_->{mem} } @ops)
+# the backend reads its own /proc/<pid>/status
+my @mem_ops = -r '/proc/self/status' ? grep { $_->{mem} } @ops : ();
+note 'no /proc: memory not measured' unless @mem_ops;
+if (@mem_ops)
+{
+	grow(1, $rows);
+	measure($rows);
+	grow($rows + 1, 4 * $rows);
+	measure(4 * $rows);
+}
+foreach my $op (@mem_ops)
 {
 	my $p = $peak{ $op->{name} };
 	my @all = map { ($p->{$_}{$rows}, $p->{$_}{ 4 * $rows }) } qw(mt ms);
