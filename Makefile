@@ -42,7 +42,7 @@ EXTENSION = jsonb_toaster
 DATA = jsonb_toaster--0.1.sql
 PGFILEDESC = "jsonb_toaster - TOAST that understands jsonb"
 
-REGRESS = storage partial_access corruption lz4_corruption scratch accessor_memory
+REGRESS = storage partial_access corruption lz4_corruption call_site_memory accessor_memory
 REGRESS_OPTS = --inputdir=$(srcdir) --outputdir=$(CURDIR)
 TAP_TESTS = 1
 
