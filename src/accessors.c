@@ -203,7 +203,7 @@ return_node(FunctionCallInfo fcinfo, JtDatumSource *src, JtDatumSource *cur,
 		 * the builtin returns it.  A TOAST pointer to its part would differ
 		 * in pg_column_size() and pg_column_compression().
 		 */
-		result = jt_node_flatten(cur, node, false);
+		result = jt_node_flatten(cur, node);
 		if (as_text)
 			result = PointerGetDatum(jsonb_datum_to_text(result));
 	}

@@ -85,7 +85,6 @@ extern bool jt_step_has_string(JtDatumSource *cur, const JtNode *array,
 							   const char *str, uint32 len);
 extern void jt_resolve_scalar(JtDatumSource **cur, JtNode *node);
 extern bool jt_node_needs_flatten(JtDatumSource *cur, const JtNode *node);
-extern Datum jt_node_flatten(JtDatumSource *cur, const JtNode *node,
-							 bool pointer_ok);
+extern Datum jt_node_flatten(JtDatumSource *cur, const JtNode *node);
 
 #endif							/* JSONB_TOASTER_DATUM_SOURCE_H */

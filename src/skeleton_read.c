@@ -159,24 +159,14 @@ jt_node_needs_flatten(JtDatumSource *cur, const JtNode *node)
 }
 
 /*
- * The jsonb value of a container node of a skeleton's tree.  With
- * pointer_ok, a container kept whole in one part comes back as the
- * standard TOAST pointer to it.
+ * The jsonb value of a container node of a skeleton's tree, flat, as the
+ * builtins return a container (never a pointer to the part holding it, whose
+ * pg_column_size() and compression would differ from theirs).
  */
 Datum
-jt_node_flatten(JtDatumSource *cur, const JtNode *node, bool pointer_ok)
+jt_node_flatten(JtDatumSource *cur, const JtNode *node)
 {
 	Assert(jt_node_needs_flatten(cur, node));
-	if (pointer_ok && node->kind == JT_NODE_REF)
-	{
-		JtRef		ref;
-
-		jt_skeleton_read_ref(&cur->skel, node, &ref);
-		if (ref.nranges == 1 &&
-			jt_delta_for(&cur->skel, ref.ranges[0].valueid) == NULL)
-			return PointerGetDatum(jt_part_pointer(&ref.ranges[0],
-												   cur->skel.hdr.toastrelid));
-	}
 	return PointerGetDatum(jt_skeleton_flatten_node(&cur->skel, node,
 													jt_fetch_stored_parts_compressed,
 													NULL));
@@ -199,7 +189,7 @@ jt_step_has_string(JtDatumSource *cur, const JtNode *array, const char *str,
 	if (!jt_node_needs_flatten(cur, array))
 		return jt_nav_array_has_string(&cur->pub, array, str, len);
 
-	flat = (struct varlena *) DatumGetPointer(jt_node_flatten(cur, array, false));
+	flat = (struct varlena *) DatumGetPointer(jt_node_flatten(cur, array));
 	jt_memory_source(&mem, VARDATA(flat), VARSIZE(flat) - VARHDRSZ, false);
 	jt_nav_root(&mem, &root);
 	found = jt_nav_array_has_string(&mem, &root, str, len);
