@@ -131,3 +131,15 @@ CREATE OPERATOR ?| (LEFTARG = jsonb, RIGHTARG = text[], FUNCTION = jt_exists_any
 	RESTRICT = matchingsel, JOIN = matchingjoinsel);
 CREATE OPERATOR ?& (LEFTARG = jsonb, RIGHTARG = text[], FUNCTION = jt_exists_all,
 	RESTRICT = matchingsel, JOIN = matchingjoinsel);
+
+-- The guard against dropping the extension while columns use the toaster
+-- lives in the library; in a session that has not loaded it (no
+-- shared_preload_libraries), this event trigger loads it before the drop.
+CREATE FUNCTION jsonb_toaster_drop_guard()
+RETURNS event_trigger
+AS 'MODULE_PATHNAME', 'jsonb_toaster_drop_guard'
+LANGUAGE C;
+
+CREATE EVENT TRIGGER jsonb_toaster_drop_guard ON ddl_command_start
+	WHEN TAG IN ('DROP EXTENSION', 'DROP SCHEMA', 'DROP OWNED')
+	EXECUTE FUNCTION jsonb_toaster_drop_guard();
