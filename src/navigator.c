@@ -113,6 +113,34 @@ entry_start(JtSource *src, const ContainerLayout *lay, uint32 i)
 	return start;
 }
 
+/*
+ * Start of entry i's data, as entry_start(), with the stored end offset it
+ * is found from checked against the start of that offset's own entry.  A
+ * walk or a copy that begins at entry i reads no entry before it: an end
+ * offset that fell back before the data of the entries it ends would have
+ * it take bytes of those entries for entry i's, all within the container,
+ * so no later bounds check would notice.
+ */
+static uint64
+checked_entry_start(JtSource *src, const ContainerLayout *lay, uint32 i)
+{
+	uint64		start = 0;
+
+	while (i > 0)
+	{
+		uint32		e = entry_at(src, lay, --i);
+
+		start += e & JT_JENTRY_OFFLEN_MASK;
+		if (e & JT_JENTRY_HAS_OFF)
+		{
+			if ((e & JT_JENTRY_OFFLEN_MASK) < entry_start(src, lay, i))
+				jt_nav_corrupt(src, "a JEntry's end offset precedes its start");
+			break;
+		}
+	}
+	return start;
+}
+
 /* Length of entry i's data (padding included), checked against the bounds. */
 static uint64
 entry_length(JtSource *src, const ContainerLayout *lay, uint32 entry,
@@ -406,7 +434,8 @@ jt_nav_iter_begin(JtSource *src, const JtNode *container, JtEntryIter *it)
 
 /*
  * Position an iterator on entry i (at most the count of entries), finding
- * where its data starts from the nearest stored end offset before it.
+ * where its data starts from the nearest stored end offset before it,
+ * checked (checked_entry_start()).
  */
 void
 jt_nav_iter_seek(JtSource *src, JtEntryIter *it, uint32 i)
@@ -420,7 +449,7 @@ jt_nav_iter_seek(JtSource *src, JtEntryIter *it, uint32 i)
 	lay.data = it->data;
 	lay.end = it->end;
 	it->next = i;
-	it->start = entry_start(src, &lay, i);
+	it->start = checked_entry_start(src, &lay, i);
 	if (it->data + it->start > it->end)
 		jt_nav_corrupt(src, "a JEntry's data runs past the end of its container");
 }
