@@ -134,12 +134,26 @@ CREATE OPERATOR ?& (LEFTARG = jsonb, RIGHTARG = text[], FUNCTION = jt_exists_all
 
 -- The guard against dropping the extension while columns use the toaster
 -- lives in the library; in a session that has not loaded it (no
--- shared_preload_libraries), this event trigger loads it before the drop.
+-- shared_preload_libraries), this event trigger loads it before the drop,
+-- by calling one of its functions.  If the library cannot be loaded at all
+-- (removed before the extension was dropped), the drop goes on with a
+-- warning: a missing library must not block every DROP SCHEMA of the
+-- database, and skeletons are unreadable then anyway.  It fires in replica
+-- sessions too (session_replication_role), which would otherwise skip it.
 CREATE FUNCTION jsonb_toaster_drop_guard()
 RETURNS event_trigger
-AS 'MODULE_PATHNAME', 'jsonb_toaster_drop_guard'
-LANGUAGE C;
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	PERFORM @extschema@.jsonb_toaster_custom_toast();
+EXCEPTION WHEN undefined_file THEN
+	RAISE WARNING 'the jsonb_toaster library cannot be loaded: columns that use its toaster are not checked'
+		USING DETAIL = SQLERRM;
+END
+$$;
 
 CREATE EVENT TRIGGER jsonb_toaster_drop_guard ON ddl_command_start
 	WHEN TAG IN ('DROP EXTENSION', 'DROP SCHEMA', 'DROP OWNED')
 	EXECUTE FUNCTION jsonb_toaster_drop_guard();
+ALTER EVENT TRIGGER jsonb_toaster_drop_guard ENABLE ALWAYS;

@@ -65,11 +65,27 @@ UPDATE secrets SET jb = :'doc1' WHERE id = 1;
 RESET ROLE;
 SELECT parts_kept(1) = (SELECT count(*) FROM before WHERE id = 1) AS kept_all_table_select;
 
+-- row security: the UPDATE policies let the writer reach a row the SELECT
+-- policies hide from it, so it shares nothing either
+CREATE ROLE regress_jt_rls_writer;
+GRANT SELECT, UPDATE ON secrets TO regress_jt_rls_writer;
+ALTER TABLE secrets ENABLE ROW LEVEL SECURITY;
+CREATE POLICY see_none ON secrets FOR SELECT USING (false);
+CREATE POLICY update_two ON secrets FOR UPDATE USING (id = 2);
+DELETE FROM before WHERE id = 2;
+INSERT INTO before SELECT id, p.value_id FROM secrets, jsonb_toaster_parts(jb) p WHERE id = 2;
+SET ROLE regress_jt_rls_writer;
+SELECT count(*) AS rows_seen FROM secrets;
+UPDATE secrets SET jb = :'doc2';
+RESET ROLE;
+SELECT parts_kept(2) AS kept_rls;
+ALTER TABLE secrets DISABLE ROW LEVEL SECURITY;
+
 -- the documents are intact either way
 SELECT id, jb::text = CASE id WHEN 1 THEN :'doc1' WHEN 2 THEN :'doc2' ELSE :'doc3' END AS same
 FROM secrets ORDER BY id;
 
 DROP TABLE secrets;
 DROP FUNCTION parts_kept(int);
-DROP ROLE regress_jt_blind_writer, regress_jt_reading_writer;
+DROP ROLE regress_jt_blind_writer, regress_jt_reading_writer, regress_jt_rls_writer;
 RESET jsonb_toaster.range_size;

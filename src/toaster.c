@@ -39,6 +39,7 @@
 #include "utils/memutils.h"
 #include "utils/guc.h"
 #include "utils/rel.h"
+#include "utils/rls.h"
 
 #include "delta.h"
 #include "jsonb_toaster.h"
@@ -216,11 +217,14 @@ named_toastrelid(Relation rel)
 }
 
 /*
- * May the current role read the column?  Which parts an UPDATE shares with
- * the old value depends on the old value's content, and shows in what the
- * UPDATE writes (its WAL, the TOAST relation's statistics, its time): a
- * role that may change the column but not read it must not learn from a
- * document it sends whether a part of it equals the stored one.
+ * May the current role read the column of every row?  Which parts an
+ * UPDATE shares with the old value depends on the old value's content, and
+ * shows in what the UPDATE writes (its WAL, the TOAST relation's
+ * statistics, its time): a role that may change the column but not read it
+ * must not learn from a document it sends whether a part of it equals the
+ * stored one.  Row security counts as not reading: an UPDATE that reads no
+ * column is checked against the UPDATE policies only, so it can reach rows
+ * the SELECT policies hide.
  */
 static bool
 may_read_column(Relation rel, AttrNumber attnum)
@@ -228,8 +232,10 @@ may_read_column(Relation rel, AttrNumber attnum)
 	Oid			relid = RelationGetRelid(rel);
 	Oid			userid = GetUserId();
 
-	return pg_class_aclcheck(relid, userid, ACL_SELECT) == ACLCHECK_OK ||
-		pg_attribute_aclcheck(relid, attnum, userid, ACL_SELECT) == ACLCHECK_OK;
+	if (pg_class_aclcheck(relid, userid, ACL_SELECT) != ACLCHECK_OK &&
+		pg_attribute_aclcheck(relid, attnum, userid, ACL_SELECT) != ACLCHECK_OK)
+		return false;
+	return check_enable_rls(relid, InvalidOid, true) != RLS_ENABLED;
 }
 
 /* The compression method of a column's parts: its own, or the default. */

@@ -20,7 +20,6 @@
  */
 #include "postgres.h"
 
-#include "commands/event_trigger.h"
 #include "fmgr.h"
 #include "utils/builtins.h"
 
@@ -489,26 +488,6 @@ jsonb_toaster_convert_column(PG_FUNCTION_ARGS)
 			 errdetail("This server cannot store values with the toaster, so there is nothing to convert.")));
 	PG_RETURN_NULL();
 #endif
-}
-
-/*
- * jsonb_toaster_drop_guard() returns event_trigger
- *
- * Fired at the start of DROP EXTENSION, DROP SCHEMA and DROP OWNED.  It
- * does nothing itself: calling it loads the library in a session that has
- * not loaded it (no shared_preload_libraries), and loading it installs the
- * guard that refuses to drop the extension while columns use the toaster.
- */
-PG_FUNCTION_INFO_V1(jsonb_toaster_drop_guard);
-
-Datum
-jsonb_toaster_drop_guard(PG_FUNCTION_ARGS)
-{
-	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
-		ereport(ERROR,
-				(errcode(ERRCODE_E_R_I_E_EVENT_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("jsonb_toaster_drop_guard() must be called as an event trigger")));
-	PG_RETURN_NULL();
 }
 
 /*

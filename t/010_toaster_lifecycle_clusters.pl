@@ -138,6 +138,10 @@ SELECT jt_diff($$SELECT id, jb FROM m WHERE (jsonb_toaster_storage(jb)).form IS 
 my $drop = run_sql($node, 'ext', 'DROP EXTENSION jsonb_toaster');
 # the guard lives in the library: the extension's event trigger loads it
 like($drop, qr/^ERROR: .*jsonb_toaster/s, 'not preloaded: DROP EXTENSION is refused');
+like(run_sql($node, 'ext',
+		'SET session_replication_role = replica; DROP EXTENSION jsonb_toaster'),
+	qr/^ERROR: .*jsonb_toaster/s,
+	'not preloaded: DROP EXTENSION is refused in a replica session too');
 run_sql($node, 'ext', 'CREATE EXTENSION jsonb_toaster') unless $drop =~ /^ERROR/;
 $node->append_conf('preload.conf', "shared_preload_libraries = 'jsonb_toaster'\n");
 $node->restart;
