@@ -203,20 +203,6 @@ skeleton_gives_back(JtBuildResult *res, const struct varlena *doc,
 }
 
 /*
- * The TOAST relation a pointer stored in rel must name.  In CLUSTER and
- * VACUUM FULL, rel is the transient heap being filled: its TOAST relation
- * receives the parts, but it takes the table's TOAST relation's identity
- * when the two swap contents, so pointers name rd_toastoid, as
- * toast_save_datum() does for the parts themselves.
- */
-static Oid
-named_toastrelid(Relation rel)
-{
-	return OidIsValid(rel->rd_toastoid) ?
-		rel->rd_toastoid : rel->rd_rel->reltoastrelid;
-}
-
-/*
  * May the current role read the column of every row?  Which parts an
  * UPDATE shares with the old value depends on the old value's content, and
  * shows in what the UPDATE writes (its WAL, the TOAST relation's
@@ -657,7 +643,7 @@ store_patch(Relation rel, const JtPatch *patch, char cmethod, int32 rawsize,
 	memcpy(&hdr, patch->payload, sizeof(hdr));
 	deltas = patch->payload + sizeof(hdr) + hdr.tree_size;
 	deltas_len = patch->payload_len - sizeof(hdr) - hdr.tree_size;
-	if (hdr.toastrelid != named_toastrelid(rel) ||
+	if (hdr.toastrelid != CustomToastPointerRelid(rel) ||
 		hdr.tree_size + deltas_len > (uint32) target)
 		return NULL;
 
@@ -724,7 +710,7 @@ static struct varlena *
 build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 				struct varlena *oldvalue, int32 budget, int options)
 {
-	Oid			toastrelid = named_toastrelid(rel);
+	Oid			toastrelid = CustomToastPointerRelid(rel);
 	char		cmethod = column_compression(att);
 	struct varlena *doc;
 	JtBuildResult res;
@@ -1046,7 +1032,7 @@ jt_adopt(Relation rel, int attnum, struct varlena *value,
 		 struct varlena *oldvalue)
 {
 	Form_pg_attribute att = TupleDescAttr(RelationGetDescr(rel), attnum - 1);
-	Oid			toastrelid = named_toastrelid(rel);
+	Oid			toastrelid = CustomToastPointerRelid(rel);
 	struct varlena *result = NULL;
 
 	/* core offers none in logically logged tables: no sharing there */
@@ -1081,7 +1067,7 @@ static struct varlena *
 adopt_listed(Relation rel, Form_pg_attribute att, struct varlena *value,
 			 struct varlena *oldvalue)
 {
-	Oid			toastrelid = named_toastrelid(rel);
+	Oid			toastrelid = CustomToastPointerRelid(rel);
 	MemoryContext caller = CurrentMemoryContext;
 	MemoryContext work;
 	JtRefRange *ranges;
