@@ -129,17 +129,19 @@ static void
 layout_part_root(JtSource *src, const JtNode *root, JtPartLayout *layout)
 {
 	uint32		count = jt_node_count(root);
+	/* an array's elements are laid out as values, with no keys */
+	uint32		nkeys = jt_node_is_object(root) ? count : 0;
 	ValueEnds	ends;
 
 	layout->count = count;
 	layout->key_bytes = 0;
-	layout->entries = palloc(sizeof(JtNode) * Max(2 * count, 1));
+	layout->entries = palloc(sizeof(JtNode) * Max(nkeys + count, 1));
 	jt_nav_describe_all(src, root, layout->entries);
 
-	for (uint32 i = 0; i < count; i++)
+	for (uint32 i = 0; i < nkeys; i++)
 		layout->key_bytes += layout->entries[i].length;
 	value_ends_begin(&ends);
-	for (uint32 i = count; i < 2 * count; i++)
+	for (uint32 i = nkeys; i < nkeys + count; i++)
 		value_ends_add(&ends, layout->entries[i].kind, layout->entries[i].length);
 	value_ends_finish(&ends, layout);
 }
