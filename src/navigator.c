@@ -96,33 +96,18 @@ entry_at(JtSource *src, const ContainerLayout *lay, uint32 i)
 	return read_uint32(src, offset);
 }
 
-/* Start of entry i's data, relative to the data area. */
-static inline uint64
-entry_start(JtSource *src, const ContainerLayout *lay, uint32 i)
-{
-	uint64		start = 0;
-
-	while (i > 0)
-	{
-		uint32		e = entry_at(src, lay, --i);
-
-		start += e & JT_JENTRY_OFFLEN_MASK;
-		if (e & JT_JENTRY_HAS_OFF)
-			break;
-	}
-	return start;
-}
-
 /*
- * Start of entry i's data, as entry_start(), with the stored end offset it
- * is found from checked against the start of that offset's own entry.  A
- * walk or a copy that begins at entry i reads no entry before it: an end
- * offset that fell back before the data of the entries it ends would have
- * it take bytes of those entries for entry i's, all within the container,
- * so no later bounds check would notice.
+ * Start of entry i's data, relative to the data area: the nearest stored
+ * end offset before it, plus the lengths in between.  With check, that end
+ * offset is also checked against the start of its own entry.  A walk or a
+ * copy that begins at entry i reads no entry before it: an end offset that
+ * fell back before the data of the entries it ends would have it take bytes
+ * of those entries for entry i's, all within the container, so no later
+ * bounds check would notice.
  */
-static uint64
-checked_entry_start(JtSource *src, const ContainerLayout *lay, uint32 i)
+static inline uint64
+entry_start_from(JtSource *src, const ContainerLayout *lay, uint32 i,
+				 bool check)
 {
 	uint64		start = 0;
 
@@ -133,12 +118,25 @@ checked_entry_start(JtSource *src, const ContainerLayout *lay, uint32 i)
 		start += e & JT_JENTRY_OFFLEN_MASK;
 		if (e & JT_JENTRY_HAS_OFF)
 		{
-			if ((e & JT_JENTRY_OFFLEN_MASK) < entry_start(src, lay, i))
+			if (check &&
+				(e & JT_JENTRY_OFFLEN_MASK) < entry_start_from(src, lay, i, false))
 				jt_nav_corrupt(src, "a JEntry's end offset precedes its start");
 			break;
 		}
 	}
 	return start;
+}
+
+static inline uint64
+entry_start(JtSource *src, const ContainerLayout *lay, uint32 i)
+{
+	return entry_start_from(src, lay, i, false);
+}
+
+static uint64
+checked_entry_start(JtSource *src, const ContainerLayout *lay, uint32 i)
+{
+	return entry_start_from(src, lay, i, true);
 }
 
 /* Length of entry i's data (padding included), checked against the bounds. */
