@@ -249,18 +249,42 @@ grow(JtDatumSource *src, bool lent, char *buf, uint32 *cap, uint32 need,
 	return buf;
 }
 
+/*
+ * A first buffer for a value of size bytes: one the scratch lends (*slot
+ * set), or else one of the source's own; at least the first allocation's
+ * size, or the whole value if smaller.
+ */
+static char *
+take_buffer(JtDatumSource *src, JtScratchSlot **slot, uint32 *cap,
+			uint32 size)
+{
+	char	   *buf = NULL;
+
+	*slot = scratch_take(src->scratch);
+	if (*slot)
+	{
+		buf = (*slot)->data;
+		*cap = (*slot)->cap;
+	}
+	return grow(src, *slot != NULL, buf, cap, Min(size, INITIAL_BUFFER_SIZE),
+				size);
+}
+
+/* Hand a buffer back to the slot that lent it, or free it. */
+static void
+release_buffer(JtScratchSlot *slot, char *buf, uint32 cap, uint64 now)
+{
+	if (slot)
+		scratch_give_back(slot, buf, cap, now);
+	else if (buf)
+		pfree(buf);
+}
+
 static void
 allocate_buffer(JtDatumSource *src)
 {
-	src->buffer_slot = scratch_take(src->scratch);
-	if (src->buffer_slot)
-	{
-		src->buffer = src->buffer_slot->data;
-		src->buffer_cap = src->buffer_slot->cap;
-	}
-	src->buffer = grow(src, src->buffer_slot != NULL, src->buffer,
-					   &src->buffer_cap, Min(src->pub.size, INITIAL_BUFFER_SIZE),
-					   src->pub.size);
+	src->buffer = take_buffer(src, &src->buffer_slot, &src->buffer_cap,
+							  src->pub.size);
 	src->pub.data = src->buffer;
 }
 
@@ -268,16 +292,8 @@ allocate_buffer(JtDatumSource *src)
 static void
 allocate_stored(JtDatumSource *src)
 {
-	src->stored_slot = scratch_take(src->scratch);
-	if (src->stored_slot)
-	{
-		src->stored = src->stored_slot->data;
-		src->stored_cap = src->stored_slot->cap;
-	}
-	src->stored = grow(src, src->stored_slot != NULL, src->stored,
-					   &src->stored_cap,
-					   Min(src->stored_size, INITIAL_BUFFER_SIZE),
-					   src->stored_size);
+	src->stored = take_buffer(src, &src->stored_slot, &src->stored_cap,
+							  src->stored_size);
 }
 
 /* Make room for "upto" bytes of raw payload (upto <= size). */
@@ -420,6 +436,9 @@ jt_datum_source_open(JtDatumSource *src, Datum value, JtScratch *scratch)
 void
 jt_datum_source_close(JtDatumSource *src)
 {
+	bool		kept;
+	uint64		now;
+
 	if (src->part)
 	{
 		jt_datum_source_close(src->part);
@@ -431,31 +450,14 @@ jt_datum_source_close(JtDatumSource *src)
 	src->iterating = false;
 
 	/* hand the buffers back to the scratch, which keeps what it can */
-	if (src->buffer_slot || src->stored_slot)
-	{
-		uint64		now = ++src->scratch->clock;
-
-		if (src->buffer_slot)
-			scratch_give_back(src->buffer_slot, src->buffer, src->buffer_cap,
-							  now);
-		else if (src->buffer)
-			pfree(src->buffer);
-		if (src->stored_slot)
-			scratch_give_back(src->stored_slot, src->stored, src->stored_cap,
-							  now);
-		else if (src->stored)
-			pfree(src->stored);
-		src->buffer_slot = src->stored_slot = NULL;
-		scratch_trim(src->scratch);
-	}
-	else
-	{
-		if (src->buffer)
-			pfree(src->buffer);
-		if (src->stored)
-			pfree(src->stored);
-	}
+	kept = src->buffer_slot != NULL || src->stored_slot != NULL;
+	now = kept ? ++src->scratch->clock : 0;
+	release_buffer(src->buffer_slot, src->buffer, src->buffer_cap, now);
+	release_buffer(src->stored_slot, src->stored, src->stored_cap, now);
+	src->buffer_slot = src->stored_slot = NULL;
 	src->buffer = src->stored = NULL;
+	if (kept)
+		scratch_trim(src->scratch);
 }
 
 /* Read the next TOAST chunk; false when there are no more. */
