@@ -163,7 +163,7 @@ if want core; then
 	# The tree tools/build-server.sh built the server in, kept in the cache.
 	coretree=$JT_CACHE/build/$(basename "$prefix")
 	[ -f "$coretree/GNUmakefile" ] || die "no build tree at $coretree"
-	core_suites="src/test/regress contrib/amcheck contrib/pageinspect"
+	core_suites="src/test/regress src/test/isolation contrib/amcheck contrib/pageinspect"
 	for m in "$JT_TOP"/patches/postgresql-$JT_PG_MAJOR/*.patch; do
 		[ -e "$m" ] || continue
 		core_suites="$core_suites $(sed -n 's|^+++ b/\(src/test/modules/[^/]*\)/Makefile$|\1|p' "$m")"
