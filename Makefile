@@ -11,32 +11,27 @@
 jt_srcdir := $(dir $(lastword $(MAKEFILE_LIST)))
 
 MODULE_big = jsonb_toaster
+
+# The folders of src/, from the bottom up: each uses only those above it in
+# this list (docs/development.md has the map).
 OBJS = \
-	src/accessors.o \
-	src/datum_source.o \
-	src/decode.o \
-	src/decode_lz4.o \
-	src/decode_pglz.o \
-	src/delta.o \
-	src/introspect.o \
-	src/jsonb_toaster.o \
-	src/jsonb_writer.o \
-	src/navigator.o \
-	src/overrides.o \
-	src/part_cache.o \
-	src/part_compress.o \
-	src/part_fetch.o \
-	src/partial_update.o \
-	src/partial_update_funcs.o \
-	src/partial_update_tree.o \
-	src/skeleton.o \
-	src/skeleton_build.o \
-	src/sharing.o \
-	src/skeleton_read.o \
-	src/toast_iterator.o \
-	src/toaster.o \
-	src/uninstall.o \
-	src/xact_reset.o
+	src/support/xact_reset.o \
+	src/jsonb/jsonb_writer.o \
+	src/jsonb/navigator.o \
+	src/decode/decode.o \
+	src/decode/decode_lz4.o \
+	src/decode/decode_pglz.o \
+	src/format/delta.o \
+	src/format/skeleton.o \
+	src/format/skeleton_build.o \
+	src/toast/part_fetch.o \
+	src/toast/toast_iterator.o \
+	src/read/accessors.o \
+	src/read/datum_source.o \
+	src/read/skeleton_read.o \
+	src/admin/introspect.o \
+	src/admin/uninstall.o \
+	src/jsonb_toaster.o
 
 EXTENSION = jsonb_toaster
 DATA = jsonb_toaster--0.1.sql
@@ -48,11 +43,24 @@ TAP_TESTS = 1
 
 PG_CONFIG ?= pg_config
 
+# the sources include their headers by folder: "format/skeleton.h"
+PG_CPPFLAGS += -I$(jt_srcdir)src
+
 # The toaster needs the custom TOAST hooks of patches/postgresql-18: build
 # its parts only against a server that has them.  On a stock server the
 # extension still builds, with the partial-access features only.
 include $(jt_srcdir)custom_toast.mk
 ifeq ($(CUSTOM_TOAST),yes)
+OBJS += \
+	src/format/pointer.o \
+	src/toaster/part_cache.o \
+	src/toaster/part_compress.o \
+	src/toaster/sharing.o \
+	src/toaster/toaster.o \
+	src/update/partial_update.o \
+	src/update/partial_update_funcs.o \
+	src/update/partial_update_tree.o \
+	src/overrides.o
 REGRESS += toaster sharing partial_update deltas update_random toaster_corruption rewrite column_privileges override_results convert_ownership
 # Isolation specs (specs/, several sessions) run with the pg_regress files,
 # not when REGRESS is emptied to run only the TAP tests, which start
@@ -64,9 +72,14 @@ else
 REGRESS += stock
 endif
 
+# an out-of-tree (VPATH) build makes the object folders it needs
+ifdef VPATH
+$(shell mkdir -p $(sort $(dir $(OBJS))))
+endif
+
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 # PGXS tracks header dependencies only on servers configured with
 # --enable-depend: rebuild every object when one of our headers changes.
-$(OBJS): $(wildcard $(jt_srcdir)src/*.h)
+$(OBJS): $(wildcard $(jt_srcdir)src/*.h $(jt_srcdir)src/*/*.h)

@@ -29,7 +29,7 @@
 #include <lz4.h>
 
 #include "common/pg_lzcompress.h"
-#include "decode.h"
+#include "decode/decode.h"
 
 #define MAX_RAW 65536
 

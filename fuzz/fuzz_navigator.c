@@ -20,7 +20,7 @@
 
 #include <setjmp.h>
 
-#include "navigator.h"
+#include "jsonb/navigator.h"
 
 typedef struct FuzzSource
 {

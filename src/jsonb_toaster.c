@@ -22,8 +22,11 @@
 
 #include "jsonb_toaster.h"
 #include "overrides.h"
-#include "toaster.h"
-#include "uninstall.h"
+#include "admin/uninstall.h"
+
+#ifdef JT_CUSTOM_TOAST
+#include "toaster/toaster.h"
+#endif
 
 #ifdef PG_MODULE_MAGIC_EXT
 PG_MODULE_MAGIC_EXT(.name = "jsonb_toaster",.version = "0.1.0");

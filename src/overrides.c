@@ -26,18 +26,16 @@
  */
 #include "postgres.h"
 
-#ifdef JT_CUSTOM_TOAST
-
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "utils/fmgroids.h"
 #include "utils/fmgrprotos.h"
 #include "utils/guc.h"
 
-#include "accessors.h"
+#include "read/accessors.h"
 #include "jsonb_toaster.h"
 #include "overrides.h"
-#include "partial_update.h"
+#include "update/partial_update.h"
 
 static bool jt_override_builtins = true;
 
@@ -113,4 +111,3 @@ jt_overrides_init(void)
 										overrides[i].replacement);
 }
 
-#endif							/* JT_CUSTOM_TOAST */

@@ -12,8 +12,6 @@
 #ifndef JSONB_TOASTER_OVERRIDES_H
 #define JSONB_TOASTER_OVERRIDES_H
 
-#ifdef JT_CUSTOM_TOAST
 extern void jt_overrides_init(void);
-#endif
 
 #endif							/* JSONB_TOASTER_OVERRIDES_H */

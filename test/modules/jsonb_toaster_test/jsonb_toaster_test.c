@@ -27,9 +27,9 @@
 
 #ifdef JT_CUSTOM_TOAST
 /* the toaster's format: types and constants only, no code of it is called */
-#include "delta.h"
-#include "skeleton.h"
-#include "toaster.h"
+#include "format/delta.h"
+#include "format/skeleton.h"
+#include "format/pointer.h"
 #endif
 
 PG_MODULE_MAGIC;

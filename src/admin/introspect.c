@@ -1,0 +1,332 @@
+/*-------------------------------------------------------------------------
+ *
+ * introspect.c
+ *	  Report how a jsonb value is stored, without de-TOASTing it.
+ *
+ * jsonb_toaster_storage(jsonb) looks only at the varlena header the
+ * function receives.  A column value arrives in the form it has in the heap
+ * tuple: plain (1- or 4-byte header), compressed inline, or an on-disk TOAST
+ * pointer, whose fields name the TOAST relation, the value id and the raw
+ * and stored sizes.  Nothing is fetched from the TOAST relation and nothing
+ * is decompressed, so the function costs the same on a 10 MB document as
+ * on a 10 byte one.
+ *
+ * Sizes follow pg_column_size(): stored_size is what the value occupies
+ * where it lives (the datum for inline forms, the stored bytes in TOAST for
+ * external ones) and raw_size is the size of the uncompressed datum with a
+ * 4-byte header.
+ *
+ * Copyright (c) 2026, jsonb_toaster developers
+ *
+ * src/admin/introspect.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/detoast.h"
+#include "access/heaptoast.h"
+#include "access/htup_details.h"
+#include "access/toast_compression.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+
+#include "support/compat.h"
+#include "format/delta.h"
+#include "format/skeleton.h"
+
+#ifdef JT_CUSTOM_TOAST
+#include "format/pointer.h"
+#endif
+
+PG_FUNCTION_INFO_V1(jsonb_toaster_storage);
+
+/* Output columns of jsonb_toaster_storage(), in order. */
+enum
+{
+	STORAGE_FORM,
+	STORAGE_COMPRESSED,
+	STORAGE_COMPRESSION,
+	STORAGE_RAW_SIZE,
+	STORAGE_STORED_SIZE,
+	STORAGE_TOAST_RELID,
+	STORAGE_VALUE_ID,
+	STORAGE_CHUNKS,
+	STORAGE_INLINE_SIZE,
+	STORAGE_PARTS,
+	STORAGE_NATTS
+};
+
+#ifdef JT_CUSTOM_TOAST
+typedef struct SkeletonTotals
+{
+	int32		chunks;
+} SkeletonTotals;
+
+static void add_to_totals(void *arg, const JtRef *ref, List *path);
+#endif
+
+static text *
+compression_method_name(uint32 method)
+{
+	switch (method)
+	{
+		case TOAST_PGLZ_COMPRESSION_ID:
+			return cstring_to_text("pglz");
+		case TOAST_LZ4_COMPRESSION_ID:
+			return cstring_to_text("lz4");
+		default:
+			/* A newer server's method: name it rather than fail. */
+			return cstring_to_text(psprintf("method %u", method));
+	}
+}
+
+Datum
+jsonb_toaster_storage(PG_FUNCTION_ARGS)
+{
+	struct varlena *attr = (struct varlena *) PG_GETARG_POINTER(0);
+	TupleDesc	tupdesc;
+	Datum		values[STORAGE_NATTS];
+	bool		nulls[STORAGE_NATTS];
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+
+	memset(nulls, true, sizeof(nulls));
+
+	/*
+	 * An indirect pointer refers to a value held in memory elsewhere (trigger
+	 * and logical decoding code make them); describe the value it points to.
+	 */
+	while (VARATT_IS_EXTERNAL_INDIRECT(attr))
+	{
+		struct varatt_indirect redirect;
+
+		VARATT_EXTERNAL_GET_POINTER(redirect, attr);
+		attr = (struct varlena *) redirect.pointer;
+	}
+
+	/*
+	 * The external tests must come first: an external datum's first byte
+	 * also looks like a short (1-byte) header.
+	 */
+	if (VARATT_IS_EXTERNAL_ONDISK(attr))
+	{
+		struct varatt_external toast_pointer;
+		int32		extsize;
+
+		VARATT_EXTERNAL_GET_POINTER(toast_pointer, attr);
+		extsize = VARATT_EXTERNAL_GET_EXTSIZE(toast_pointer);
+
+		values[STORAGE_FORM] = CStringGetTextDatum("external");
+		values[STORAGE_COMPRESSED] =
+			BoolGetDatum(VARATT_EXTERNAL_IS_COMPRESSED(toast_pointer));
+		if (VARATT_EXTERNAL_IS_COMPRESSED(toast_pointer))
+			values[STORAGE_COMPRESSION] = PointerGetDatum(
+				compression_method_name(VARATT_EXTERNAL_GET_COMPRESS_METHOD(toast_pointer)));
+		values[STORAGE_RAW_SIZE] = Int64GetDatum(toast_pointer.va_rawsize);
+		values[STORAGE_STORED_SIZE] = Int64GetDatum(extsize);
+		values[STORAGE_TOAST_RELID] = ObjectIdGetDatum(toast_pointer.va_toastrelid);
+		values[STORAGE_VALUE_ID] = ObjectIdGetDatum(toast_pointer.va_valueid);
+
+		/*
+		 * Heap TOAST cuts the stored bytes into TOAST_MAX_CHUNK_SIZE pieces;
+		 * the count follows from the stored size without reading the index.
+		 */
+		values[STORAGE_CHUNKS] =
+			Int32GetDatum((extsize + TOAST_MAX_CHUNK_SIZE - 1) / TOAST_MAX_CHUNK_SIZE);
+		nulls[STORAGE_COMPRESSION] = !VARATT_EXTERNAL_IS_COMPRESSED(toast_pointer);
+		nulls[STORAGE_FORM] = nulls[STORAGE_COMPRESSED] =
+			nulls[STORAGE_RAW_SIZE] = nulls[STORAGE_STORED_SIZE] =
+			nulls[STORAGE_TOAST_RELID] = nulls[STORAGE_VALUE_ID] =
+			nulls[STORAGE_CHUNKS] = false;
+	}
+#ifdef JT_CUSTOM_TOAST
+	else if (VARATT_IS_EXTERNAL_CUSTOM(attr) &&
+			 custom_toaster_id(attr) == JSONB_TOASTER_ID)
+	{
+		JtSkeleton	skel;
+		SkeletonTotals totals = {0};
+		varatt_custom header;
+
+		VARATT_CUSTOM_GET_HEADER(header, attr);
+		jt_parse_pointer(attr, &skel);
+		jt_skeleton_walk(&skel, add_to_totals, &totals);
+		values[STORAGE_FORM] = CStringGetTextDatum("skeleton");
+		values[STORAGE_RAW_SIZE] = Int64GetDatum(header.va_rawsize);
+		values[STORAGE_STORED_SIZE] = Int64GetDatum(header.va_storedsize);
+		values[STORAGE_TOAST_RELID] = ObjectIdGetDatum(skel.hdr.toastrelid);
+		values[STORAGE_CHUNKS] = Int32GetDatum(totals.chunks);
+		values[STORAGE_PARTS] = Int32GetDatum(skel.hdr.nparts);
+		nulls[STORAGE_FORM] = nulls[STORAGE_RAW_SIZE] =
+			nulls[STORAGE_STORED_SIZE] = nulls[STORAGE_TOAST_RELID] =
+			nulls[STORAGE_CHUNKS] = nulls[STORAGE_PARTS] = false;
+	}
+#endif
+	else if (VARATT_IS_EXTERNAL(attr))
+	{
+		/*
+		 * Expanded objects are not used for jsonb; anything else is a pointer
+		 * kind this version does not know, so refuse rather than guess.
+		 */
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot describe a jsonb value held in TOAST pointer form %u",
+						(unsigned int) VARTAG_EXTERNAL(attr)),
+				 errhint("This pointer form may belong to a newer version of jsonb_toaster.")));
+	}
+	else if (VARATT_IS_COMPRESSED(attr))
+	{
+		values[STORAGE_FORM] = CStringGetTextDatum("compressed");
+		values[STORAGE_COMPRESSED] = BoolGetDatum(true);
+		values[STORAGE_COMPRESSION] = PointerGetDatum(
+			compression_method_name(VARDATA_COMPRESSED_GET_COMPRESS_METHOD(attr)));
+		values[STORAGE_RAW_SIZE] =
+			Int64GetDatum((int64) VARDATA_COMPRESSED_GET_EXTSIZE(attr) + VARHDRSZ);
+		values[STORAGE_STORED_SIZE] = Int64GetDatum(VARSIZE(attr));
+		nulls[STORAGE_FORM] = nulls[STORAGE_COMPRESSED] =
+			nulls[STORAGE_COMPRESSION] = nulls[STORAGE_RAW_SIZE] =
+			nulls[STORAGE_STORED_SIZE] = false;
+	}
+	else
+	{
+		/* Plain inline value, with a 1-byte or a 4-byte header. */
+		values[STORAGE_FORM] = CStringGetTextDatum("plain");
+		values[STORAGE_COMPRESSED] = BoolGetDatum(false);
+		values[STORAGE_RAW_SIZE] =
+			Int64GetDatum((int64) VARSIZE_ANY_EXHDR(attr) + VARHDRSZ);
+		values[STORAGE_STORED_SIZE] = Int64GetDatum(VARSIZE_ANY(attr));
+		nulls[STORAGE_FORM] = nulls[STORAGE_COMPRESSED] =
+			nulls[STORAGE_RAW_SIZE] = nulls[STORAGE_STORED_SIZE] = false;
+	}
+
+	/* what the value takes in the heap row */
+	values[STORAGE_INLINE_SIZE] = Int64GetDatum(VARSIZE_ANY(attr));
+	nulls[STORAGE_INLINE_SIZE] = false;
+
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+/* Output columns of jsonb_toaster_parts(), in order. */
+enum
+{
+	PARTS_PATH,
+	PARTS_RANGE,
+	PARTS_KIND,
+	PARTS_COUNT,
+	PARTS_RAW_SIZE,
+	PARTS_STORED_SIZE,
+	PARTS_COMPRESSION,
+	PARTS_VALUE_ID,
+	PARTS_CHUNKS,
+	PARTS_HASH,
+	PARTS_NATTS
+};
+
+#ifdef JT_CUSTOM_TOAST
+static int32
+part_chunks(const JtRefRange *range)
+{
+	uint32		extsize = range->extinfo & VARLENA_EXTSIZE_MASK;
+
+	return (extsize + TOAST_MAX_CHUNK_SIZE - 1) / TOAST_MAX_CHUNK_SIZE;
+}
+
+static void
+add_to_totals(void *arg, const JtRef *ref, List *path)
+{
+	SkeletonTotals *totals = (SkeletonTotals *) arg;
+
+	for (uint32 r = 0; r < ref->nranges; r++)
+		totals->chunks += part_chunks(&ref->ranges[r]);
+}
+
+typedef struct EmitParts
+{
+	ReturnSetInfo *rsinfo;
+	JtSkeleton *skel;
+} EmitParts;
+
+/*
+ * One row per part of a reference: what the part holds (entry count, raw
+ * size, hash) and where it is stored (stored size, compression, value id,
+ * chunks), which for a part kept as a delta is its base.
+ */
+static void
+emit_parts(void *arg, const JtRef *ref, List *path)
+{
+	ReturnSetInfo *rsinfo = ((EmitParts *) arg)->rsinfo;
+	JtSkeleton *skel = ((EmitParts *) arg)->skel;
+	Datum	   *steps = palloc(Max(list_length(path), 1) * sizeof(Datum));
+	ListCell   *lc;
+	int			nsteps = 0;
+	Datum		pathdatum;
+
+	foreach(lc, path)
+		steps[nsteps++] = CStringGetTextDatum((char *) lfirst(lc));
+	pathdatum = PointerGetDatum(construct_array_builtin(steps, nsteps, TEXTOID));
+
+	for (uint32 r = 0; r < ref->nranges; r++)
+	{
+		const JtRefRange *range = &ref->ranges[r];
+		JtRefRange	stored = jt_stored_range(skel, range);
+		uint32		extsize = stored.extinfo & VARLENA_EXTSIZE_MASK;
+		bool		compressed = jt_stored_compressed(&stored);
+		Datum		values[PARTS_NATTS];
+		bool		nulls[PARTS_NATTS] = {0};
+
+		values[PARTS_PATH] = pathdatum;
+		values[PARTS_RANGE] = Int32GetDatum(r);
+		values[PARTS_KIND] = CStringGetTextDatum((ref->header & JT_CONTAINER_SCALAR) ? "scalar" :
+												 (ref->header & JT_CONTAINER_OBJECT) ? "object" : "array");
+		values[PARTS_COUNT] = Int32GetDatum(range->header & JT_CONTAINER_COUNT_MASK);
+		values[PARTS_RAW_SIZE] = Int32GetDatum(range->rawsize);
+		values[PARTS_STORED_SIZE] = Int32GetDatum(extsize);
+		if (compressed)
+			values[PARTS_COMPRESSION] =
+				PointerGetDatum(compression_method_name(range->extinfo >> VARLENA_EXTSIZE_BITS));
+		nulls[PARTS_COMPRESSION] = !compressed;
+		values[PARTS_VALUE_ID] = ObjectIdGetDatum(range->valueid);
+		values[PARTS_CHUNKS] = Int32GetDatum(part_chunks(range));
+		values[PARTS_HASH] = Int64GetDatum((int64) range->hash);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+}
+#endif							/* JT_CUSTOM_TOAST */
+
+/*
+ * jsonb_toaster_parts(jsonb) returns setof record
+ *
+ * The parts of a value the toaster stored, one row each: the path of the
+ * value in the document, its range number if the value is split, its kind,
+ * entry count, sizes, compression, TOAST value id, chunk count and content
+ * hash.  Any
+ * other value has no parts.  Reads only the pointer.
+ */
+PG_FUNCTION_INFO_V1(jsonb_toaster_parts);
+Datum
+jsonb_toaster_parts(PG_FUNCTION_ARGS)
+{
+#ifdef JT_CUSTOM_TOAST
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	struct varlena *attr = (struct varlena *) PG_GETARG_POINTER(0);
+#endif
+
+	InitMaterializedSRF(fcinfo, 0);
+#ifdef JT_CUSTOM_TOAST
+	if (VARATT_IS_EXTERNAL_CUSTOM(attr) &&
+		custom_toaster_id(attr) == JSONB_TOASTER_ID)
+	{
+		JtSkeleton	skel;
+		EmitParts	emit;
+
+		jt_parse_pointer(attr, &skel);
+		emit.rsinfo = rsinfo;
+		emit.skel = &skel;
+		jt_skeleton_walk(&skel, emit_parts, &emit);
+	}
+#endif
+	return (Datum) 0;
+}

@@ -1,0 +1,166 @@
+/*-------------------------------------------------------------------------
+ *
+ * decode_pglz.c
+ *	  Resumable decoder for PostgreSQL's pglz format.
+ *
+ * A pglz stream is a sequence of groups: one control byte, then up to
+ * eight items, one per control bit from the least significant.  A 0 bit is
+ * a literal byte.  A 1 bit is a back-reference tag of 2 or 3 bytes: the low
+ * nibble of the first byte is the length minus 3, its high nibble and the
+ * second byte the 12-bit distance back into the output (1..4095); a length
+ * nibble of 15 means a third byte follows and is added to 18.  Copies may
+ * overlap their source, repeating a short pattern.  The stream ends when
+ * the output holds the declared raw size; core checks that the input ends
+ * there too.
+ *
+ * The decoder accepts and rejects exactly what core's pglz_decompress()
+ * does: a distance of 0 or reaching before the start of the output, and a
+ * tag cut off by the end of the input (PostgreSQL 18.4 and later), are
+ * corrupt.  A copy longer than the room left in the output is clipped.
+ *
+ * It stops as soon as the requested output exists, even inside a copy,
+ * and never writes past it, so the caller may grow the output buffer as it
+ * goes.  When the input runs short in the middle of a tag it leaves the tag
+ * unconsumed and asks for more.
+ *
+ * Copyright (c) 2026, jsonb_toaster developers
+ *
+ * src/decode/decode_pglz.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "c.h"
+
+#include "decode/decode_pglz.h"
+
+/* The input ran out: either for now, or for good (then it is corrupt). */
+static inline JtDecodeStatus
+pglz_out_of_input(JtDecoder *dec, uint32 needed)
+{
+	if ((uint64) dec->in_pos + needed > dec->in_total)
+	{
+		dec->error = "compressed data ends before the declared raw size";
+		return JT_DECODE_CORRUPT;
+	}
+	return JT_DECODE_NEED_INPUT;
+}
+
+/* A control byte and 8 tags of up to 3 bytes; the longest copy. */
+#define PGLZ_GROUP_INPUT	(1 + 8 * 3)
+#define PGLZ_MAX_MATCH		273
+
+/*
+ * The fast path: whole groups of eight items while the input and the
+ * requested output are far enough that no item can reach either: the only
+ * checks left are the ones on the data itself.
+ */
+static JtDecodeStatus
+pglz_fast_groups(JtDecoder *dec, uint32 target)
+{
+	const unsigned char *in = (const unsigned char *) dec->in;
+	unsigned char *out = (unsigned char *) dec->out;
+	uint32		ip = dec->in_pos;
+	uint32		op = dec->out_len;
+
+	while (dec->in_avail - ip >= PGLZ_GROUP_INPUT &&
+		   (int64) target - op >= 8 * PGLZ_MAX_MATCH)
+	{
+		unsigned char ctrl = in[ip++];
+
+		for (int i = 0; i < 8; i++, ctrl >>= 1)
+		{
+			if (ctrl & 1)
+			{
+				uint32		len = (in[ip] & 0x0f) + 3;
+				uint32		off = ((in[ip] & 0xf0) << 4) | in[ip + 1];
+
+				ip += 2;
+				if (len == 18)
+					len += in[ip++];
+				if (off == 0 || off > op)
+				{
+					dec->error = "back-reference reaches before the start of the output";
+					return JT_DECODE_CORRUPT;
+				}
+				jt_copy_match((char *) out + op, off, len);
+				op += len;
+			}
+			else
+				out[op++] = in[ip++];
+		}
+	}
+	dec->in_pos = ip;
+	dec->out_len = op;
+	return JT_DECODE_TARGET_REACHED;
+}
+
+JtDecodeStatus
+jt_decode_pglz(JtDecoder *dec, uint32 target)
+{
+	const unsigned char *in = (const unsigned char *) dec->in;
+	unsigned char *out = (unsigned char *) dec->out;
+
+	while (dec->out_len < target)
+	{
+		/* the rest of a copy that the previous call stopped at its target */
+		if (dec->match_left > 0)
+		{
+			uint32		n = Min(dec->match_left, target - dec->out_len);
+
+			jt_copy_match((char *) out + dec->out_len, dec->match_offset, n);
+			dec->out_len += n;
+			dec->match_left -= n;
+			continue;
+		}
+
+		if (dec->ctrl_left == 0)
+		{
+			/* at a group boundary: whole groups while far from the ends */
+			if (pglz_fast_groups(dec, target) == JT_DECODE_CORRUPT)
+				return JT_DECODE_CORRUPT;
+			if (dec->out_len >= target)
+				break;
+			if (dec->in_pos >= dec->in_avail)
+				return pglz_out_of_input(dec, 1);
+			dec->ctrl = in[dec->in_pos++];
+			dec->ctrl_left = 8;
+		}
+		if (dec->in_pos >= dec->in_avail)
+			return pglz_out_of_input(dec, 1);
+
+		if (dec->ctrl & 1)
+		{
+			uint32		len;
+			uint32		off;
+			uint32		taglen = 2;
+
+			if (dec->in_avail - dec->in_pos < 2)
+				return pglz_out_of_input(dec, 2);
+			len = (in[dec->in_pos] & 0x0f) + 3;
+			off = ((in[dec->in_pos] & 0xf0) << 4) | in[dec->in_pos + 1];
+			if (len == 18)
+			{
+				if (dec->in_avail - dec->in_pos < 3)
+					return pglz_out_of_input(dec, 3);
+				len += in[dec->in_pos + 2];
+				taglen = 3;
+			}
+			if (off == 0 || off > dec->out_len)
+			{
+				dec->error = "back-reference reaches before the start of the output";
+				return JT_DECODE_CORRUPT;
+			}
+			dec->in_pos += taglen;
+
+			/* copy what the target asks for now, the rest on the next call */
+			dec->match_left = Min(len, dec->out_cap - dec->out_len);
+			dec->match_offset = off;
+		}
+		else
+			out[dec->out_len++] = in[dec->in_pos++];
+
+		dec->ctrl >>= 1;
+		dec->ctrl_left--;
+	}
+	return JT_DECODE_TARGET_REACHED;
+}

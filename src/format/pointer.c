@@ -1,0 +1,152 @@
+/*-------------------------------------------------------------------------
+ *
+ * pointer.c
+ *	  The jsonb toaster's custom TOAST pointers: parsing one, and making one
+ *	  from a skeleton (patched servers only).
+ *
+ * A pointer is core's custom TOAST header (toaster id, format version, raw
+ * and stored sizes) followed by the skeleton's payload: JtSkeletonHeader,
+ * the tree, then the delta area (skeleton.h, delta.h).  Nothing here reads
+ * a part or a setting.
+ *
+ * Copyright (c) 2026, jsonb_toaster developers
+ *
+ * src/format/pointer.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "format/delta.h"
+#include "format/pointer.h"
+
+/*
+ * Parse one of our pointers (unaligned, as stored).  Version 2 is version
+ * 1 with deltas (delta.h), and only pointers holding some were written as
+ * version 2; versions 3 and 4 (skeleton.h) may hold deltas or not.
+ */
+void
+jt_parse_pointer(struct varlena *attr, JtSkeleton *skel)
+{
+	varatt_custom header;
+
+	VARATT_CUSTOM_GET_HEADER(header, attr);
+	if (header.va_version < JT_SKELETON_VERSION_FIRST ||
+		header.va_version > JT_SKELETON_VERSION_LATEST)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("unsupported jsonb_toaster format version %d",
+						header.va_version),
+				 errdetail("This version of jsonb_toaster reads format versions %d to %d.",
+						   JT_SKELETON_VERSION_FIRST, JT_SKELETON_VERSION_LATEST)));
+	if (header.va_size < VARHDRSZ_CUSTOM)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("corrupt jsonb_toaster value"),
+				 errdetail("The pointer is shorter than its header.")));
+	jt_skeleton_parse(skel, VARDATA_CUSTOM(attr),
+					  header.va_size - VARHDRSZ_CUSTOM, header.va_version);
+	if (header.va_version < JT_SKELETON_VERSION_LAYOUTS &&
+		(skel->ndeltas > 0) != (header.va_version == JT_SKELETON_VERSION_DELTAS))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("corrupt jsonb_toaster value"),
+				 errdetail("A pointer of format version %d %s deltas.",
+						   header.va_version,
+						   skel->ndeltas > 0 ? "holds" : "holds no")));
+}
+
+/*
+ * Our pointer, for a tree (and a delta area of deltas_len bytes after it)
+ * whose parts take stored_outside bytes of TOAST, in format version
+ * version.
+ */
+struct varlena *
+jt_make_pointer(const JtSkeletonHeader *hdr, const char *tree,
+			 const char *deltas, uint32 deltas_len, int32 rawsize,
+			 uint64 stored_outside, uint8 version)
+{
+	varatt_custom header = {0};
+	Size		size = VARHDRSZ_CUSTOM + sizeof(JtSkeletonHeader) +
+		hdr->tree_size + deltas_len;
+	struct varlena *result;
+
+	header.va_size = size;
+	header.va_rawsize = rawsize;
+	header.va_storedsize = size + stored_outside;
+	header.va_toasterid = JSONB_TOASTER_ID;
+	header.va_version = version;
+
+	result = palloc(size);
+	SET_VARTAG_EXTERNAL(result, VARTAG_CUSTOM);
+	memcpy(VARDATA_EXTERNAL(result), &header, offsetof(varatt_custom, va_data));
+	memcpy(VARDATA_CUSTOM(result), hdr, sizeof(JtSkeletonHeader));
+	memcpy(VARDATA_CUSTOM(result) + sizeof(JtSkeletonHeader), tree,
+		   hdr->tree_size);
+	if (deltas_len > 0)
+		memcpy(VARDATA_CUSTOM(result) + sizeof(JtSkeletonHeader) + hdr->tree_size,
+			   deltas, deltas_len);
+	return result;
+}
+
+/*
+ * The format version of a pointer made from stored pointer old by changing
+ * some of its parts: the old one's, whose hashes the other parts keep, or
+ * version 3 for the first two, whose readers know no deltas or layouts.
+ */
+uint8
+jt_patched_version(const struct varlena *old)
+{
+	varatt_custom header;
+
+	VARATT_CUSTOM_GET_HEADER(header, old);
+	return Max(header.va_version, JT_SKELETON_VERSION_LAYOUTS);
+}
+
+/*
+ * A pointer to a skeleton (hdr, tree, a delta area of deltas_len bytes)
+ * made from old_pointer by changing some of what it keeps in the row: the
+ * TOAST bytes it refers to are old_pointer's, but those of the parts it
+ * no longer refers to (dropped_stored bytes), and so is its format
+ * version (jt_patched_version()).
+ */
+struct varlena *
+jt_pointer_over_fewer(const struct varlena *old_pointer,
+				   const JtSkeletonHeader *hdr, const char *tree,
+				   const char *deltas, uint32 deltas_len, int32 rawsize,
+				   uint64 dropped_stored)
+{
+	varatt_custom oldheader;
+	uint64		stored_outside;
+
+	VARATT_CUSTOM_GET_HEADER(oldheader, old_pointer);
+	stored_outside = oldheader.va_storedsize - oldheader.va_size;
+	if (dropped_stored > stored_outside)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("corrupt jsonb_toaster value"),
+				 errdetail("Its parts take more bytes than its stored size.")));
+	return jt_make_pointer(hdr, tree, deltas, deltas_len, rawsize,
+						stored_outside - dropped_stored,
+						jt_patched_version(old_pointer));
+}
+
+/* The same, referring to every part of old_pointer. */
+struct varlena *
+jt_pointer_over(const struct varlena *old_pointer, const JtSkeletonHeader *hdr,
+			 const char *tree, const char *deltas, uint32 deltas_len,
+			 int32 rawsize)
+{
+	return jt_pointer_over_fewer(old_pointer, hdr, tree, deltas, deltas_len,
+							  rawsize, 0);
+}
+
+/* The TOAST relation holding the parts of one of our pointers. */
+Oid
+jt_pointer_toastrelid(const struct varlena *pointer)
+{
+	JtSkeletonHeader hdr;
+
+	memcpy(&hdr, VARDATA_CUSTOM(pointer), sizeof(hdr));
+	return hdr.toastrelid;
+}

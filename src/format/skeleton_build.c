@@ -1,0 +1,630 @@
+/*-------------------------------------------------------------------------
+ *
+ * skeleton_build.c
+ *	  Cut a jsonb document into a skeleton and parts (see skeleton.h).
+ *
+ * Which values leave the skeleton: the longest first.  Every value of at
+ * least JT_MIN_PART_SIZE bytes is a candidate; candidates are taken in
+ * decreasing size (so a container goes before anything inside it, which
+ * then travels with it) until the skeleton fits the target size.  The
+ * short fields therefore stay inline, and a document whose bulk is one
+ * long array keeps everything but that array in the heap row.  If cutting
+ * every candidate is not enough (an object of many short fields), the
+ * whole root leaves and the skeleton is a single reference.
+ *
+ * A container that leaves and is larger than the range size is split into
+ * ranges of consecutive entries, each stored as a jsonb of its own, so
+ * that a reader fetches one range instead of the whole container.  The
+ * directory costs sizeof(JtRefRange) per range in the skeleton, so when
+ * the wanted range size would make the skeleton outgrow its target the
+ * ranges grow instead.  Boundaries depend on the entries' contents (see
+ * ends_range()), so that an edit moves only the boundaries near it.
+ *
+ * Nothing is written here: the result is a tree and a list of parts, in
+ * document order, whose stored locations the caller fills in after
+ * writing them (jt_build_set_stored()).
+ *
+ * Copyright (c) 2026, jsonb_toaster developers
+ *
+ * src/format/skeleton_build.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "common/hashfn.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "nodes/pg_list.h"
+
+#include "support/compat.h"
+#include "jsonb/jsonb_writer.h"
+#include "format/skeleton.h"
+#include "format/skeleton_build.h"
+
+/* A value of the document that may leave the skeleton, or leads to one. */
+typedef struct BuildNode
+{
+	struct BuildNode *parent;
+	uint32		index;			/* entry index in the parent container */
+	JtNode		node;			/* where it is in the document */
+	bool		external;		/* leaves the skeleton */
+	bool		external_below;	/* something inside it leaves */
+	List	   *children;		/* candidates among its entries, in order */
+	/* external containers: entry index where each range starts */
+	uint32	   *range_starts;
+	uint32		nranges;
+} BuildNode;
+
+typedef struct Builder
+{
+	JtSource	src;			/* the document */
+	BuildNode	root;
+	List	   *candidates;		/* every BuildNode but the root */
+	JtBuildResult *result;
+} Builder;
+
+/* a reference's header, directory and layout bytes, and padding */
+#define REF_SIZE(nranges) \
+	(sizeof(JtRefHeader) + (nranges) * (sizeof(JtRefRange) + 1) + 3)
+
+/* Find the values of a container (and below) long enough to leave. */
+static void
+collect_candidates(Builder *b, BuildNode *parent)
+{
+	JtEntryIter it;
+	JtNode		entry;
+	uint32		first_value = jt_node_is_object(&parent->node) ?
+		jt_node_count(&parent->node) : 0;
+
+	check_stack_depth();
+	jt_nav_iter_begin(&b->src, &parent->node, &it);
+	jt_nav_iter_seek(&b->src, &it, first_value);	/* keys stay in the row */
+	while (jt_nav_iter_next_long(&b->src, &it, JT_MIN_PART_SIZE, &entry))
+	{
+		BuildNode  *child;
+
+		/* the padding counted above may have made up the difference */
+		if (entry.length < JT_MIN_PART_SIZE)
+			continue;
+		child = palloc0(sizeof(BuildNode));
+		child->parent = parent;
+		child->index = it.next - 1;
+		child->node = entry;
+		parent->children = lappend(parent->children, child);
+		b->candidates = lappend(b->candidates, child);
+		if (entry.kind == JT_NODE_CONTAINER)
+			collect_candidates(b, child);
+	}
+}
+
+static int
+candidate_cmp(const ListCell *a, const ListCell *b)
+{
+	const BuildNode *x = lfirst(a);
+	const BuildNode *y = lfirst(b);
+
+	if (x->node.length != y->node.length)
+		return x->node.length > y->node.length ? -1 : 1;
+	/* ties in document order, so that the result is deterministic */
+	if (x->node.offset != y->node.offset)
+		return x->node.offset < y->node.offset ? -1 : 1;
+	return 0;
+}
+
+static bool
+ancestor_is_external(const BuildNode *n)
+{
+	for (n = n->parent; n != NULL; n = n->parent)
+		if (n->external)
+			return true;
+	return false;
+}
+
+/*
+ * Content-defined range boundaries.  A range ends after an entry whose
+ * hash falls under a threshold proportional to the entry's size, so ranges
+ * hold about range_size bytes whatever the entries' sizes, and whether an
+ * entry ends a range depends on that entry alone: an edit, an insertion or
+ * a deletion changes the ranges around it, not every range after it (issue
+ * 6 shares the unchanged ones between row versions).  An object's entries
+ * are hashed by key only, so changing a value never moves a boundary.
+ * Ranges are at least a quarter of range_size (no tiny ranges) and at
+ * most four times it (a run without a boundary is cut): JT_RANGE_MIN and
+ * JT_RANGE_MAX.
+ *
+ * A threshold that grows with the range's fill would keep range sizes
+ * closer to range_size, but then whether an entry ends a range depends on
+ * the entries before it, and an edit moves later boundaries until the two
+ * versions fall back in step.  tools/range-sim.py compares both: with
+ * entries of about 100 bytes in 1 kB ranges, halving the threshold below
+ * range_size and doubling it above makes the range holding a random byte
+ * only 1.28 instead of 1.31 times range_size, but an entry's deletion
+ * changes 1.26 ranges on average instead of 1.03, and up to 5 instead of 2.
+ */
+static bool
+ends_range(const char *bytes, uint32 length, JtNodeKind kind, uint64 size,
+		   uint32 range_size)
+{
+	uint32		h;
+	uint64		threshold;
+
+	h = length > 0 ? hash_bytes((const unsigned char *) bytes, (int) length) :
+		hash_bytes_uint32((uint32) kind);
+	/* P(end) = size / (range_size - minimum), capped at 1 */
+	threshold = (size << 32) / (range_size - JT_RANGE_MIN(range_size));
+	return (uint64) h < threshold;
+}
+
+/* Start a new range at entry i if the one being filled may end before it. */
+static void
+maybe_cut(BuildNode *n, uint32 i, uint64 *acc, bool natural,
+		  uint32 range_size, uint32 maxranges)
+{
+	if (n->nranges < maxranges && *acc >= JT_RANGE_MIN(range_size) &&
+		(natural || *acc >= JT_RANGE_MAX(range_size)))
+	{
+		n->range_starts[n->nranges++] = i;
+		*acc = 0;
+	}
+}
+
+/*
+ * Split an external container into ranges of about range_size bytes of
+ * entries each (key and value together for objects).
+ */
+static void
+plan_ranges(Builder *b, BuildNode *n, uint32 range_size)
+{
+	uint32		count;
+	JtEntryIter it;
+	JtNode		entry;
+	uint64		acc = 0;
+	uint32		maxranges;
+
+	if (n->range_starts != NULL)
+		pfree(n->range_starts);
+	n->range_starts = NULL;
+	n->nranges = 1;
+	if (n->node.kind != JT_NODE_CONTAINER || n->node.length <= range_size)
+		return;
+	count = jt_node_count(&n->node);
+	maxranges = Min(count, n->node.length / Max(JT_RANGE_MIN(range_size), 1) + 1);
+	n->range_starts = palloc(maxranges * sizeof(uint32));
+	n->range_starts[0] = 0;
+
+	if (jt_node_is_object(&n->node))
+	{
+		/*
+		 * Keys come first; a pair's size is its key's and its value's.  The
+		 * pairs are described in one walk (the keys had to be kept anyway).
+		 */
+		JtNode	   *entries = palloc(2 * (Size) count * sizeof(JtNode));
+		bool		end_after_previous = false;
+
+		jt_nav_describe_all(&b->src, &n->node, entries);
+		for (uint32 i = 0; i < count; i++)
+		{
+			const JtNode *key = &entries[i];
+			uint64		size;
+
+			maybe_cut(n, i, &acc, end_after_previous, range_size, maxranges);
+			size = key->length + entries[count + i].length + 2 * sizeof(uint32);
+			acc += size;
+			/* it matters only to a range long enough to end (maybe_cut) */
+			end_after_previous = acc >= JT_RANGE_MIN(range_size) &&
+				ends_range(jt_source_read(&b->src, key->offset, key->length),
+						   key->length, key->kind, size, range_size);
+		}
+		pfree(entries);
+	}
+	else
+	{
+		bool		end_after_previous = false;
+
+		jt_nav_iter_begin(&b->src, &n->node, &it);
+		for (uint32 i = 0; jt_nav_iter_next(&b->src, &it, &entry); i++)
+		{
+			uint64		size = entry.length + sizeof(uint32);
+
+			maybe_cut(n, i, &acc, end_after_previous, range_size, maxranges);
+			acc += size;
+			end_after_previous = acc >= JT_RANGE_MIN(range_size) &&
+				ends_range(jt_source_read(&b->src, entry.offset, entry.length),
+						   entry.length, entry.kind, size, range_size);
+		}
+	}
+}
+
+/* A jsonb datum (4-byte header) from a buffer that started with one. */
+static struct varlena *
+finish_datum(StringInfo buf)
+{
+	struct varlena *v = (struct varlena *) buf->data;
+
+	SET_VARSIZE(v, buf->len);
+	return v;
+}
+
+static void
+start_datum(StringInfo buf)
+{
+	initStringInfo(buf);
+	appendStringInfoSpaces(buf, VARHDRSZ);
+}
+
+/* The content of range r of an external value, as a jsonb datum. */
+static struct varlena *
+build_part(Builder *b, BuildNode *n, uint32 r, uint32 *header)
+{
+	StringInfoData buf;
+	JtWriter	w;
+
+	start_datum(&buf);
+	if (n->node.kind != JT_NODE_CONTAINER)
+	{
+		/* a long scalar, as a raw scalar document */
+		*header = JT_CONTAINER_SCALAR | JT_CONTAINER_ARRAY | 1;
+		jt_writer_begin(&w, &buf, *header);
+		jt_writer_entry(&w, jt_node_entry_type(&n->node),
+						jt_source_read(&b->src, n->node.offset, n->node.length),
+						n->node.length);
+		jt_writer_end(&w);
+	}
+	else if (n->nranges == 1)
+	{
+		/* the whole container, as it is */
+		*header = n->node.header;
+		appendBinaryStringInfo(&buf,
+							   jt_source_read(&b->src, n->node.offset, n->node.length),
+							   n->node.length);
+	}
+	else
+	{
+		uint32		count = jt_node_count(&n->node);
+		uint32		first = n->range_starts[r];
+		uint32		end = r + 1 < n->nranges ? n->range_starts[r + 1] : count;
+		bool		object = jt_node_is_object(&n->node);
+
+		*header = (n->node.header & ~JT_CONTAINER_COUNT_MASK) | (end - first);
+		jt_writer_begin(&w, &buf, *header);
+		jt_copy_entries(&w, &b->src, &n->node, first, end - first);
+		if (object)
+			jt_copy_entries(&w, &b->src, &n->node, count + first, end - first);
+		jt_writer_end(&w);
+	}
+	return finish_datum(&buf);
+}
+
+static void
+add_part(JtBuildResult *res, struct varlena *raw, int range_offset)
+{
+	if (res->nparts == res->maxparts)
+	{
+		res->maxparts = Max(8, res->maxparts * 2);
+		res->parts = res->parts ?
+			repalloc(res->parts, res->maxparts * sizeof(JtBuildPart)) :
+			palloc(res->maxparts * sizeof(JtBuildPart));
+	}
+	res->parts[res->nparts].raw = raw;
+	res->parts[res->nparts].range_offset = range_offset;
+	res->nparts++;
+}
+
+/* Write the reference for an external value, and plan its parts. */
+static void
+write_ref(Builder *b, StringInfo tree, BuildNode *n)
+{
+	int			start = tree->len;
+	JtRefHeader rh;
+	bool		object = n->node.kind == JT_NODE_CONTAINER &&
+		jt_node_is_object(&n->node);
+	uint8	   *layouts = palloc(n->nranges);
+
+	Assert(start % 4 == 0);
+	rh.header = n->node.kind == JT_NODE_CONTAINER ? n->node.header :
+		(JT_CONTAINER_SCALAR | JT_CONTAINER_ARRAY | 1);
+	rh.nranges = n->nranges | JT_REF_HAS_LAYOUTS;
+	appendBinaryStringInfo(tree, (const char *) &rh, sizeof(rh));
+	appendStringInfoSpaces(tree, n->nranges * sizeof(JtRefRange));
+
+	for (uint32 r = 0; r < n->nranges; r++)
+	{
+		JtRefRange	range = {0};
+		int			at = start + sizeof(JtRefHeader) + r * sizeof(JtRefRange);
+		struct varlena *raw = build_part(b, n, r, &range.header);
+		JtSource	partsrc;
+		JtNode		partroot;
+
+		range.rawsize = VARSIZE(raw);
+		range.hash = jt_part_hash(JT_SKELETON_VERSION_LATEST, VARDATA(raw),
+								  VARSIZE(raw) - VARHDRSZ);
+		jt_memory_source(&partsrc, VARDATA(raw), VARSIZE(raw) - VARHDRSZ,
+						 false);
+		jt_nav_root(&partsrc, &partroot);
+		layouts[r] = jt_part_layout(&partsrc, &partroot);
+		if (object && r > 0)
+		{
+			JtNode		key;
+
+			jt_nav_entry(&b->src, &n->node, n->range_starts[r], &key);
+			range.key_offset = tree->len - start;
+			range.key_length = key.length;
+			appendBinaryStringInfo(tree,
+								   jt_source_read(&b->src, key.offset, key.length),
+								   key.length);
+		}
+		memcpy(tree->data + at, &range, sizeof(range));
+		add_part(b->result, raw, at);
+	}
+	appendBinaryStringInfo(tree, (const char *) layouts, n->nranges);
+	pfree(layouts);
+}
+
+/* Write a container of the tree: verbatim entries, references, and below. */
+static void
+write_container(Builder *b, StringInfo tree, BuildNode *n)
+{
+	JtWriter	w;
+	JtEntryIter it;
+	JtNode		entry;
+	ListCell   *next_child = list_head(n->children);
+
+	check_stack_depth();
+	jt_writer_begin(&w, tree, n->node.header);
+	jt_nav_iter_begin(&b->src, &n->node, &it);
+	while (jt_nav_iter_next(&b->src, &it, &entry))
+	{
+		BuildNode  *child = NULL;
+
+		if (next_child &&
+			((BuildNode *) lfirst(next_child))->index == it.next - 1)
+		{
+			child = lfirst(next_child);
+			next_child = lnext(n->children, next_child);
+		}
+
+		if (child && child->external)
+		{
+			jt_writer_entry_begin(&w, JT_JENTRY_REF);
+			write_ref(b, tree, child);
+			jt_writer_entry_end(&w);
+		}
+		else if (child && child->external_below)
+		{
+			jt_writer_entry_begin(&w, JT_JENTRY_CONTAINER);
+			write_container(b, tree, child);
+			jt_writer_entry_end(&w);
+		}
+		else
+			jt_writer_entry(&w, jt_node_entry_type(&entry),
+							jt_source_read(&b->src, entry.offset, entry.length),
+							entry.length);
+	}
+	jt_writer_end(&w);
+}
+
+static void
+write_tree(Builder *b)
+{
+	StringInfo	tree = &b->result->tree;
+	uint32		root_entry;
+
+	resetStringInfo(tree);
+	b->result->nparts = 0;
+	appendStringInfoSpaces(tree, sizeof(uint32));
+	if (b->root.external)
+	{
+		write_ref(b, tree, &b->root);
+		root_entry = JT_JENTRY_REF;
+	}
+	else
+	{
+		write_container(b, tree, &b->root);
+		root_entry = JT_JENTRY_CONTAINER;
+	}
+	root_entry |= tree->len - sizeof(uint32);
+	memcpy(tree->data, &root_entry, sizeof(uint32));
+}
+
+/*
+ * Bytes the directories of the planned ranges add to the tree, over the
+ * one-range references the estimate counted: the entries, and the first
+ * key of every object range but the first.
+ */
+static int64
+directory_growth(Builder *b, BuildNode *n)
+{
+	int64		growth;
+
+	if (!n->external || n->nranges <= 1)
+		return 0;
+	growth = (int64) REF_SIZE(n->nranges) - (int64) REF_SIZE(1);
+	if (jt_node_is_object(&n->node))
+	{
+		for (uint32 r = 1; r < n->nranges; r++)
+		{
+			JtNode		key;
+
+			jt_nav_entry(&b->src, &n->node, n->range_starts[r], &key);
+			growth += key.length;
+		}
+	}
+	return growth;
+}
+
+static int64
+plan_all_ranges(Builder *b, uint32 range_size)
+{
+	ListCell   *lc;
+	int64		growth;
+
+	foreach(lc, b->candidates)
+	{
+		BuildNode  *n = lfirst(lc);
+
+		if (n->external)
+			plan_ranges(b, n, range_size);
+	}
+	if (b->root.external)
+		plan_ranges(b, &b->root, range_size);
+
+	growth = directory_growth(b, &b->root);
+	foreach(lc, b->candidates)
+		growth += directory_growth(b, lfirst(lc));
+	return growth;
+}
+
+/* Make a candidate leave the tree; returns what the tree's size changes by. */
+static int64
+make_external(BuildNode *n)
+{
+	n->external = true;
+	for (BuildNode *a = n->parent; a != NULL && !a->external_below; a = a->parent)
+		a->external_below = true;
+	return (int64) REF_SIZE(1) - n->node.length;
+}
+
+/* The longest candidate still in the tree with nothing of it gone, or NULL. */
+static BuildNode *
+next_inline_candidate(Builder *b)
+{
+	ListCell   *lc;
+
+	foreach(lc, b->candidates)
+	{
+		BuildNode  *n = lfirst(lc);
+
+		if (!n->external && !n->external_below && !ancestor_is_external(n))
+			return n;
+	}
+	return NULL;
+}
+
+/*
+ * Plan the ranges with the wanted range size.  If their directories do not
+ * fit in the target, first make more values leave the tree (that keeps the
+ * ranges of the others as they are, so an UPDATE that makes a document
+ * grow a little still shares its parts); only when none is left, double
+ * the range size until they fit.  Powers of two keep the boundaries where
+ * they were when a document grows a little (see ends_range()).
+ */
+static void
+plan_ranges_to_fit(Builder *b, uint32 range_size, int64 est, int32 target)
+{
+	/* no room for any directory: one range each */
+	if (est >= target)
+		range_size = PG_INT32_MAX;
+
+	for (;;)
+	{
+		int64		growth = plan_all_ranges(b, range_size);
+		BuildNode  *n;
+
+		if (growth == 0 || est + growth <= target)
+			break;
+		if (!b->root.external && (n = next_inline_candidate(b)) != NULL)
+			est += make_external(n);
+		else if (range_size <= PG_INT32_MAX / 2)
+			range_size *= 2;
+		else
+			break;
+	}
+}
+
+/*
+ * What a value leaving the tree is expected to take in it: its reference,
+ * with a directory entry (and, in an object, a first key) for each range
+ * it will be cut into.  Content-defined ranges hold range_size bytes on
+ * average; a quarter more is counted for their variation.
+ */
+#define JT_EXPECTED_KEY_SIZE	16
+
+static int64
+expected_ref_size(const BuildNode *n, uint32 range_size)
+{
+	int64		nranges;
+
+	if (n->node.kind != JT_NODE_CONTAINER || n->node.length <= range_size)
+		return REF_SIZE(1);
+	nranges = n->node.length / range_size * 5 / 4 + 1;
+	return REF_SIZE(nranges) +
+		(jt_node_is_object(&n->node) ? nranges * JT_EXPECTED_KEY_SIZE : 0);
+}
+
+/*
+ * Plan the skeleton of a document (a flat jsonb datum with a 4-byte
+ * header): target is the size the tree should not exceed, range_size the
+ * wanted size of a range.  Returns false if the document is not worth a
+ * skeleton (a raw scalar, or nothing long enough to leave).
+ */
+bool
+jt_build_skeleton(const struct varlena *doc, int32 target, uint32 range_size,
+				  JtBuildResult *result)
+{
+	Builder		b;
+	int64		est;
+	int64		with_dirs;
+	ListCell   *lc;
+
+	memset(&b, 0, sizeof(Builder));
+	memset(result, 0, sizeof(JtBuildResult));
+	initStringInfo(&result->tree);
+	b.result = result;
+	jt_memory_source(&b.src, VARDATA(doc), VARSIZE(doc) - VARHDRSZ, false);
+	jt_nav_root(&b.src, &b.root.node);
+	if (jt_node_is_scalar_root(&b.root.node))
+		return false;
+
+	collect_candidates(&b, &b.root);
+	list_sort(b.candidates, candidate_cmp);
+
+	/*
+	 * The longest values leave first, until the rest fits with room for
+	 * the directories of the ranges the wide ones will be cut into.  Were
+	 * that room not kept, a document near the target would get larger
+	 * ranges as soon as it grew a little, and an UPDATE would then share
+	 * none of its parts with the old version (see plan_ranges_to_fit()).
+	 */
+	est = with_dirs = sizeof(uint32) + b.root.node.length;
+	foreach(lc, b.candidates)
+	{
+		BuildNode  *n = lfirst(lc);
+
+		if (with_dirs <= target)
+			break;
+		if (ancestor_is_external(n))
+			continue;
+		with_dirs += expected_ref_size(n, range_size) - n->node.length;
+		est += make_external(n);
+	}
+
+	if (est > target)
+	{
+		/* still too big: the whole document leaves */
+		foreach(lc, b.candidates)
+			((BuildNode *) lfirst(lc))->external = false;
+		b.root.external = true;
+		est = sizeof(uint32) + REF_SIZE(1);
+	}
+	else if (!b.root.external_below)
+		return false;
+
+	plan_ranges_to_fit(&b, range_size, est, target);
+	write_tree(&b);
+	return true;
+}
+
+/* Where part i was stored: fill in its range in the tree. */
+void
+jt_build_set_stored(JtBuildResult *result, uint32 i, uint32 extinfo,
+					Oid valueid)
+{
+	JtRefRange	range;
+	char	   *at = result->tree.data + result->parts[i].range_offset;
+
+	memcpy(&range, at, sizeof(range));
+	range.extinfo = extinfo;
+	range.valueid = valueid;
+	memcpy(at, &range, sizeof(range));
+}

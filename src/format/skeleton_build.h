@@ -1,0 +1,43 @@
+/*-------------------------------------------------------------------------
+ *
+ * skeleton_build.h
+ *	  Cut a jsonb document into a skeleton and parts.
+ *
+ * Copyright (c) 2026, jsonb_toaster developers
+ *
+ * src/format/skeleton_build.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef JSONB_TOASTER_SKELETON_BUILD_H
+#define JSONB_TOASTER_SKELETON_BUILD_H
+
+#include "lib/stringinfo.h"
+
+/* values shorter than this never leave the skeleton */
+#define JT_MIN_PART_SIZE	32
+
+/* the bounds of a range's size (see plan_ranges()) */
+#define JT_RANGE_MIN(range_size)	((range_size) / 4)
+#define JT_RANGE_MAX(range_size)	((uint64) (range_size) * 4)
+
+typedef struct JtBuildPart
+{
+	struct varlena *raw;		/* the part's content, a jsonb datum */
+	int			range_offset;	/* its JtRefRange in the tree */
+} JtBuildPart;
+
+typedef struct JtBuildResult
+{
+	StringInfoData tree;		/* the skeleton's tree */
+	JtBuildPart *parts;			/* in document order */
+	uint32		nparts;
+	uint32		maxparts;
+} JtBuildResult;
+
+extern bool jt_build_skeleton(const struct varlena *doc, int32 target,
+							  uint32 range_size, JtBuildResult *result);
+extern void jt_build_set_stored(JtBuildResult *result, uint32 i,
+								uint32 extinfo, Oid valueid);
+
+#endif							/* JSONB_TOASTER_SKELETON_BUILD_H */

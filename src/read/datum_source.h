@@ -1,0 +1,90 @@
+/*-------------------------------------------------------------------------
+ *
+ * datum_source.h
+ *	  Byte sources over a jsonb datum in any storage form.
+ *
+ * Copyright (c) 2026, jsonb_toaster developers
+ *
+ * src/read/datum_source.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef JSONB_TOASTER_DATUM_SOURCE_H
+#define JSONB_TOASTER_DATUM_SOURCE_H
+
+#include "fmgr.h"
+
+#include "decode/decode.h"
+#include "jsonb/navigator.h"
+#include "format/skeleton.h"
+#include "toast/toast_iterator.h"
+
+typedef enum JtDatumForm
+{
+	JT_FORM_PLAIN,				/* uncompressed, in memory */
+	JT_FORM_COMPRESSED,			/* compressed inline */
+	JT_FORM_EXTERNAL,			/* in TOAST, uncompressed */
+	JT_FORM_EXTERNAL_COMPRESSED,	/* in TOAST, compressed */
+	JT_FORM_SKELETON,			/* stored by the jsonb toaster */
+} JtDatumForm;
+
+/*
+ * The buffers a backend keeps from one call of an accessor to the next
+ * (datum_source.c), so that repeated calls reuse memory already mapped
+ * instead of allocating and faulting in a document-sized buffer each time.
+ */
+typedef struct JtScratch JtScratch;
+
+typedef struct JtDatumSource
+{
+	JtSource	pub;			/* the navigator's view; must be first */
+	JtDatumForm form;
+	JtScratch  *scratch;		/* where buffers come from and go back to */
+	struct JtScratchSlot *buffer_slot;	/* set when buffer is the scratch's */
+	struct JtScratchSlot *stored_slot;	/* set when stored is the scratch's */
+	char	   *buffer;			/* the raw payload, filled on demand */
+	uint32		buffer_cap;		/* allocated size of buffer */
+	char	   *stored;			/* compressed: the stored stream read so far */
+	uint32		stored_len;
+	uint32		stored_cap;
+	bool		iterating;		/* iter is in use */
+	struct JtDatumSource *part; /* skeletons: the part being read */
+
+	/*
+	 * jt_datum_source_open() sets everything above.  What follows is set
+	 * only for the forms that use it: a source is opened for every call of
+	 * an accessor, and clearing the lot would cost as much as reading a
+	 * short field of a skeleton.
+	 */
+
+	/* skeletons: the parsed pointer */
+	JtSkeleton	skel;
+
+	/* external values */
+	Oid			toastrelid;
+	Oid			valueid;
+	int32		stored_size;
+
+	JtDecoder	decoder;
+	JtToastIterator iter;
+} JtDatumSource;
+
+extern bool jt_datum_is_plain(Datum value);
+extern JtScratch *jt_scratch(void);
+extern void jt_datum_source_open(JtDatumSource *src, Datum value,
+								 JtScratch *scratch);
+extern void jt_datum_source_close(JtDatumSource *src);
+extern void jt_datum_source_root(JtDatumSource *src, JtNode *root);
+
+/* skeleton_read.c: following a path into the parts of a skeleton */
+extern bool jt_step_key(JtDatumSource **cur, const JtNode *object,
+						const char *key, uint32 keylen, JtNode *value);
+extern bool jt_step_index(JtDatumSource **cur, const JtNode *array,
+						  uint32 index, JtNode *element);
+extern bool jt_step_has_string(JtDatumSource *cur, const JtNode *array,
+							   const char *str, uint32 len);
+extern void jt_resolve_scalar(JtDatumSource **cur, JtNode *node);
+extern bool jt_node_needs_flatten(JtDatumSource *cur, const JtNode *node);
+extern Datum jt_node_flatten(JtDatumSource *cur, const JtNode *node);
+
+#endif							/* JSONB_TOASTER_DATUM_SOURCE_H */

@@ -1,0 +1,39 @@
+/*-------------------------------------------------------------------------
+ *
+ * part_fetch.h
+ *	  Read a skeleton's parts from its TOAST relation.
+ *
+ * Copyright (c) 2026, jsonb_toaster developers
+ *
+ * src/toast/part_fetch.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef JSONB_TOASTER_PART_FETCH_H
+#define JSONB_TOASTER_PART_FETCH_H
+
+#include "format/skeleton.h"
+
+extern struct varlena *jt_part_pointer(const JtRefRange *range,
+									   Oid toastrelid);
+extern struct varlena *jt_read_part(const JtRefRange *range, Oid toastrelid);
+extern void jt_fetch_stored_parts(void *arg, uint32 first, uint32 n,
+								  const JtRefRange *ranges, Oid toastrelid,
+								  struct varlena **raws, bool *should_free);
+extern void jt_fetch_stored_parts_compressed(void *arg, uint32 first,
+											 uint32 n,
+											 const JtRefRange *ranges,
+											 Oid toastrelid,
+											 struct varlena **raws,
+											 bool *should_free);
+extern PGDLLIMPORT const JtPartFetcher jt_stored_parts;
+extern PGDLLIMPORT const JtPartFetcher jt_stored_parts_compressed;
+
+extern struct varlena *jt_read_part_content(const JtSkeleton *skel,
+											const JtRefRange *range,
+											struct varlena **base);
+extern void jt_part_decompress(const struct varlena *stored,
+							   const JtRefRange *range, Oid toastrelid,
+							   struct varlena *raw);
+
+#endif							/* JSONB_TOASTER_PART_FETCH_H */

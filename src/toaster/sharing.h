@@ -1,0 +1,47 @@
+/*-------------------------------------------------------------------------
+ *
+ * sharing.h
+ *	  Parts shared between the versions of a row (patched servers only).
+ *
+ * Copyright (c) 2026, jsonb_toaster developers
+ *
+ * src/toaster/sharing.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef JSONB_TOASTER_SHARING_H
+#define JSONB_TOASTER_SHARING_H
+
+#include "lib/stringinfo.h"
+#include "utils/rel.h"
+
+#include "format/skeleton.h"
+
+typedef struct JtOldParts JtOldParts;
+
+extern JtOldParts *jt_old_parts_open(Relation rel, struct varlena *oldvalue);
+extern void jt_old_parts_rehash(const JtOldParts *old,
+								const struct varlena *raw, uint32 *hash);
+extern void jt_old_parts_prefetch(JtOldParts *old, const JtRefRange *ranges,
+								  uint32 n);
+extern bool jt_old_parts_take(JtOldParts *old, const JtRefRange *range,
+							  const struct varlena *raw,
+							  uint32 *extinfo, Oid *valueid);
+extern bool jt_old_parts_take_as_delta(JtOldParts *old,
+									   const struct varlena *raw,
+									   uint32 budget, StringInfo literal,
+									   uint32 *first, uint32 *removed,
+									   JtRefRange *base);
+/* The parts a new row version took over from the old one. */
+typedef struct JtKeptParts
+{
+	Oid		   *valueids;		/* sorted */
+	uint32		nvalues;
+} JtKeptParts;
+
+extern uint32 jt_pointer_parts(struct varlena *pointer, Oid *toastrelid,
+							   JtRefRange **ranges);
+extern JtKeptParts *jt_kept_parts(struct varlena *replacement, Oid toastrelid);
+extern bool jt_part_is_kept(const JtKeptParts *kept, Oid valueid);
+
+#endif							/* JSONB_TOASTER_SHARING_H */

@@ -1,0 +1,774 @@
+/*-------------------------------------------------------------------------
+ *
+ * partial_update.c
+ *	  jsonb_set(), jsonb_insert(), #-, - and || on a stored document, run
+ *	  on the parts they change (patched servers only): the change of one
+ *	  part, and the patch kept for the toaster.
+ *
+ * "UPDATE t SET js = jsonb_set(js, '{k}', v)" on a document whose root
+ * object the toaster split into ranges of keys changes one range.  The
+ * builtin flattens the document, rebuilds all of it with the change, and
+ * the toaster then cuts the result again, hashes every part and compares
+ * each with the old value's.  Here the builtin is run on the one part whose
+ * range holds the key, the document is flattened once with that part in
+ * place of the stored one, and the toaster is told which part changed: it
+ * stores that part alone and keeps the value ids of the others (toaster.c).
+ *
+ * This file holds what the changes share: the part read for a change
+ * (jt_fetch_part()), a key spliced into an object (jt_splice_object()),
+ * the new document's size, the patched skeleton (jt_apply_patch()) and the
+ * patch kept for the toaster.  A root object kept in the skeleton's tree
+ * is changed by partial_update_tree.c; the SQL-callable functions, which
+ * find what a call changes, are in partial_update_funcs.c.
+ *
+ * When the new document's raw size is known without the other parts (from
+ * the directory's layout bytes, format version 3; for a value written
+ * before, from the two parts alone, when the change leaves the padding of
+ * the values after it as it was), and the skeleton fits the row, the
+ * result is a pointer like the one the toaster would store: the skeleton
+ * with the changed part kept as a delta of the stored one, or carried
+ * whole (a replacement record, delta.h), referring to the stored parts.
+ * It can go wherever a jsonb goes, as a stored pointer can; on UPDATE of
+ * the row it was made from, the toaster adopts it (jt_adopt(), through
+ * the core series' adopt callback), writing the part carried whole, and
+ * nothing is flattened.
+ *
+ * Otherwise the result is an ordinary flat jsonb, as the builtin's, so it
+ * can go wherever a jsonb goes.  The patch is kept for the toaster until
+ * the next patch is made, the transaction ends, or a subtransaction
+ * aborts; the toaster uses it only for the very bytes made here, replacing
+ * the very pointer they were made from (jt_patch_for()).  The stored parts
+ * read to flatten the document are kept by the part cache, as parts of
+ * that pointer: should the toaster turn the patch down (the skeleton grew
+ * too large for the row, say), the general path finds them there.
+ *
+ * Copyright (c) 2026, jsonb_toaster developers
+ *
+ * src/update/partial_update.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "utils/memutils.h"
+
+#include "format/delta.h"
+#include "toast/part_fetch.h"
+#include "jsonb/jsonb_writer.h"
+#include "toaster/part_cache.h"
+#include "update/partial_update.h"
+#include "update/partial_update_int.h"
+#include "toaster/toaster.h"
+#include "support/xact_reset.h"
+
+/* patches of larger documents are not kept: bounded memory */
+#define MAX_KEPT_BYTES	(1024 * 1024)
+
+/* The last patch made, kept for the toaster; none when document is NULL. */
+static MemoryContext patch_cxt = NULL;
+static JtPatch last_patch;
+static struct varlena *last_document = NULL;
+
+static void
+forget_patch(void)
+{
+	if (patch_cxt)
+		MemoryContextReset(patch_cxt);
+	last_document = NULL;
+}
+
+/*
+ * Lay out a part from its root (in src), describing every entry of it
+ * (checked against the part's bounds) on the way.
+ *
+ * The values' ends from the four positions are followed as the end from
+ * position 0 plus a difference for each.  Once a value has been aligned
+ * the four ends agree modulo 4, so every later alignment pads them alike
+ * and the differences stay: they are computed at the first aligned value.
+ */
+typedef struct ValueEnds
+{
+	uint64		end;			/* from position 0 */
+	uint64		diff[4];		/* from each position, less end */
+	bool		aligned_once;
+} ValueEnds;
+
+static inline void
+value_ends_begin(ValueEnds *ends)
+{
+	ends->end = 0;
+	for (int phase = 0; phase < 4; phase++)
+		ends->diff[phase] = phase;
+	ends->aligned_once = false;
+}
+
+static inline void
+value_ends_add(ValueEnds *ends, JtNodeKind kind, uint32 length)
+{
+	bool		aligned = kind == JT_NODE_NUMERIC || kind == JT_NODE_CONTAINER;
+
+	if (aligned && !ends->aligned_once)
+	{
+		for (int phase = 1; phase < 4; phase++)
+			ends->diff[phase] = TYPEALIGN(4, ends->end + phase) -
+				TYPEALIGN(4, ends->end);
+		ends->aligned_once = true;
+	}
+	ends->end = length + (aligned ? TYPEALIGN(4, ends->end) : ends->end);
+}
+
+static inline void
+value_ends_finish(const ValueEnds *ends, JtPartLayout *layout)
+{
+	for (int phase = 0; phase < 4; phase++)
+		layout->value_end[phase] = ends->end + ends->diff[phase];
+}
+
+static void
+layout_part_root(JtSource *src, const JtNode *root, JtPartLayout *layout)
+{
+	uint32		count = jt_node_count(root);
+	/* an array's elements are laid out as values, with no keys */
+	uint32		nkeys = jt_node_is_object(root) ? count : 0;
+	ValueEnds	ends;
+
+	layout->count = count;
+	layout->key_bytes = 0;
+	layout->entries = palloc(sizeof(JtNode) * Max(nkeys + count, 1));
+	jt_nav_describe_all(src, root, layout->entries);
+
+	for (uint32 i = 0; i < nkeys; i++)
+		layout->key_bytes += layout->entries[i].length;
+	value_ends_begin(&ends);
+	for (uint32 i = nkeys; i < nkeys + count; i++)
+		value_ends_add(&ends, layout->entries[i].kind, layout->entries[i].length);
+	value_ends_finish(&ends, layout);
+}
+
+static int64
+layout_value_span(const JtPartLayout *layout, int phase)
+{
+	return (int64) layout->value_end[phase] - phase;
+}
+
+static void
+part_layout(const struct varlena *part, JtPartLayout *layout)
+{
+	JtSource	src;
+	JtNode		root;
+
+	jt_memory_source(&src, VARDATA(part), VARSIZE(part) - VARHDRSZ, false);
+	jt_nav_root(&src, &root);
+	layout_part_root(&src, &root, layout);
+}
+
+/* Walk every entry of a part's root, each checked against its bounds. */
+static void
+check_part_entries(const struct varlena *part)
+{
+	JtPartLayout layout;
+
+	part_layout(part, &layout);
+	if (layout.entries)
+		pfree(layout.entries);
+}
+
+/*
+ * The layout of a part made by splicing one laid out as old: the pairs
+ * kept are the same bytes, so their lengths are known without walking the
+ * new part's entries.
+ */
+static void
+layout_spliced(const JtPartLayout *old, const JtSplice *splice,
+			   JtPartLayout *layout)
+{
+	const JtNode *values = old->entries + old->count;
+	ValueEnds	ends;
+
+	layout->count = old->count - (splice->removed ? 1 : 0) +
+		(splice->added ? 1 : 0);
+	layout->key_bytes = old->key_bytes;
+	if (splice->removed && !splice->added)
+		layout->key_bytes -= splice->keylen;
+	else if (splice->added && !splice->removed)
+		layout->key_bytes += splice->keylen;
+	layout->entries = NULL;
+
+	value_ends_begin(&ends);
+	for (uint32 i = 0; i < splice->index; i++)
+		value_ends_add(&ends, values[i].kind, values[i].length);
+	if (splice->added)
+		value_ends_add(&ends, splice->value_kind, splice->value_length);
+	for (uint32 i = splice->index + (splice->removed ? 1 : 0);
+		 i < old->count; i++)
+		value_ends_add(&ends, values[i].kind, values[i].length);
+	value_ends_finish(&ends, layout);
+}
+
+/*
+ * Read part r of a stored value, checked against its directory entry and
+ * layout byte, as any read of a whole part is.  With describe (for the
+ * builtins, which trust what they read, and for the layout of a value
+ * without layout bytes), every entry of its root is checked against the
+ * part's bounds too, and the part laid out on the way.
+ * A key spliced in or out needs neither: the pairs around it are copied
+ * as the flattener copies them, entry by entry against the bounds.
+ */
+void
+jt_fetch_part(JtSkeleton *skel, const JtRef *ref, uint32 r, bool describe,
+			  JtFetchedPart *old)
+{
+	JtSource	src;
+	JtNode		root;
+
+	old->content = jt_read_part_content(skel, &ref->ranges[r], &old->base);
+	jt_part_check(&src, &ref->ranges[r], ref->layouts ? ref->layouts[r] : -1,
+				  old->content, &root);
+	old->count = jt_node_count(&root);
+	old->described = describe;
+	if (describe)
+		layout_part_root(&src, &root, &old->layout);
+}
+
+/*
+ * Could a document changed by delta bytes grow past what jsonb can hold?
+ * Then the builtin runs, for its own error.  Alignment padding may add up
+ * to 3 bytes an entry, and each added pair 8 bytes of JEntries.
+ */
+bool
+jt_might_overflow(struct varlena *pointer, int64 delta, uint32 count)
+{
+	varatt_custom header;
+
+	VARATT_CUSTOM_GET_HEADER(header, pointer);
+	return (int64) header.va_rawsize + delta + 11 * (int64) count + 64 >
+		(int64) JT_JENTRY_OFFLEN_MASK;
+}
+
+/*
+ * Copy count entries of a container, from entry first on.  A skeleton's
+ * tree holds references, which the copier of plain containers rejects:
+ * its few entries are copied one by one.
+ */
+static void
+copy_entries(JtWriter *w, JtSource *src, const JtNode *container,
+			 uint32 first, uint32 count)
+{
+	JtEntryIter it;
+	JtNode		entry;
+
+	if (!src->refs_allowed)
+	{
+		jt_copy_entries(w, src, container, first, count);
+		return;
+	}
+	jt_nav_iter_begin(src, container, &it);
+	jt_nav_iter_seek(src, &it, first);
+	for (uint32 i = 0; i < count; i++)
+	{
+		if (!jt_nav_iter_next(src, &it, &entry))
+			jt_nav_corrupt(src, "a container has fewer entries than its count");
+		jt_writer_entry(w, jt_node_entry_type(&entry),
+						jt_source_read(src, entry.offset, entry.length),
+						entry.length);
+	}
+}
+
+/*
+ * An object of src with one key set to a value (a node of vsrc), added if
+ * create and missing, or removed when vnode is NULL: the pairs around it
+ * are copied as they are.  The object is written after four bytes left
+ * for the caller (a varlena header, or a tree's root JEntry).  NULL when
+ * nothing changes.  What changed goes to *splice.
+ */
+char *
+jt_splice_object(JtSource *src, const JtNode *object, const char *key,
+				 uint32 keylen, JtSource *vsrc, const JtNode *vnode,
+				 bool create, uint32 *len, JtSplice *splice)
+{
+	JtWriter	w;
+	StringInfoData buf;
+	uint32		n = jt_node_count(object);
+	uint32		i;
+	uint32		after;
+	bool		found;
+
+	found = jt_nav_object_find(src, object, key, keylen, &i);
+	if (!found && (vnode == NULL || !create))
+		return NULL;
+	/* the pairs after the one set, added or removed */
+	after = found ? n - i - 1 : n - i;
+	splice->index = i;
+	splice->removed = found;
+	splice->added = vnode != NULL;
+	splice->keylen = keylen;
+	if (vnode)
+	{
+		splice->value_kind = vnode->kind;
+		splice->value_length = vnode->length;
+	}
+
+	initStringInfo(&buf);
+	appendStringInfoSpaces(&buf, sizeof(uint32));
+	jt_writer_begin(&w, &buf, (object->header & ~JT_CONTAINER_COUNT_MASK) |
+					(n - (found ? 1 : 0) + (vnode ? 1 : 0)));
+	copy_entries(&w, src, object, 0, i);
+	if (vnode)
+		jt_writer_entry(&w, JT_JENTRY_STRING, key, keylen);
+	copy_entries(&w, src, object, n - after, after);
+	copy_entries(&w, src, object, n, i);
+	if (vnode)
+		jt_writer_entry(&w, jt_node_entry_type(vnode),
+						jt_source_read(vsrc, vnode->offset, vnode->length),
+						vnode->length);
+	copy_entries(&w, src, object, 2 * n - after, after);
+	jt_writer_end(&w);
+	*len = buf.len;
+	return buf.data;
+}
+
+/*
+ * A part (an object) spliced as jt_splice_object() says; itself if unchanged
+ * (and *splice not set).
+ */
+struct varlena *
+jt_splice_part(struct varlena *part, const char *key, uint32 keylen,
+			   JtSource *vsrc, const JtNode *vnode, bool create,
+			   JtSplice *splice)
+{
+	JtSource	src;
+	JtNode		root;
+	char	   *spliced;
+	uint32		len;
+
+	jt_memory_source(&src, VARDATA(part), VARSIZE(part) - VARHDRSZ, false);
+	jt_nav_root(&src, &root);
+	spliced = jt_splice_object(&src, &root, key, keylen, vsrc, vnode, create,
+							   &len, splice);
+	if (spliced == NULL)
+		return part;
+	SET_VARSIZE(spliced, len);
+	return (struct varlena *) spliced;
+}
+
+/*
+ * The raw size of the document made by putting a new part (laid out as
+ * new) in place of part r (old) of the nranges of a split root object
+ * stored with raw size old_rawsize, when these two parts alone tell it;
+ * false when it depends on where the part lies modulo 4 in the document.
+ *
+ * The root's keys come before all the values: a change of the part's key
+ * bytes by other than a multiple of 4 moves the padding of the values of
+ * the parts before it, which are not at hand, unless there are none.  The
+ * part's values start at a position modulo 4 not known here: the document
+ * is known to grow by the same amount wherever they start, and the values
+ * after them to keep their padding, when the growth is the same for the
+ * four positions and a multiple of 4 (or no part follows).
+ */
+static bool
+patched_raw_size(int32 old_rawsize, const JtPartLayout *old,
+				 const JtPartLayout *new, uint32 r, uint32 nranges,
+				 int32 *rawsize)
+{
+	int64		shift;
+	int64		growth = 0;
+
+	shift = new->key_bytes - old->key_bytes;
+	if (r > 0 && shift % 4 != 0)
+		return false;
+	for (int phase = 0; phase < 4; phase++)
+	{
+		int			new_phase = (int) (((phase + shift) % 4 + 4) % 4);
+		int64		g;
+
+		/* JEntries (8 bytes a pair) and keys, then the values */
+		g = 8 * ((int64) new->count - old->count) + shift +
+			layout_value_span(new, new_phase) -
+			layout_value_span(old, phase);
+		if (phase > 0 && g != growth)
+			return false;
+		growth = g;
+	}
+	if (r + 1 < nranges && growth % 4 != 0)
+		return false;
+	if ((int64) old_rawsize + growth > (int64) JT_JENTRY_OFFLEN_MASK)
+		return false;
+	*rawsize = (int32) (old_rawsize + growth);
+	return true;
+}
+
+/*
+ * The raw size of the document made by putting a new part (with directory
+ * entry range, and layout byte new_byte or laid out as new) in place of
+ * part r (old) of a stored split root object (pointer, parsed into skel and
+ * ref), when known without reading the other parts: from the layout bytes
+ * of the directory (format version 3), whose sum for the stored document
+ * is checked against its raw size, or else when the two parts alone tell
+ * it.
+ */
+static bool
+patched_document_size(struct varlena *pointer, JtSkeleton *skel,
+					  const JtRef *ref, uint32 r, const JtFetchedPart *old,
+					  const JtPartLayout *new, uint8 new_byte,
+					  const JtRefRange *range, int32 *rawsize)
+{
+	varatt_custom header;
+	JtRef		patched = *ref;
+	JtRefRange *ranges;
+	uint8	   *layouts;
+	uint64		size;
+
+	VARATT_CUSTOM_GET_HEADER(header, pointer);
+	if (ref->layouts == NULL)
+		return patched_raw_size(header.va_rawsize, &old->layout, new, r,
+								ref->nranges, rawsize);
+	if (!jt_ref_flat_size(ref, &size) ||
+		size + VARHDRSZ != (uint64) header.va_rawsize)
+		jt_nav_corrupt(&skel->src, "a reference's layout bytes do not add up to the value's raw size");
+
+	ranges = palloc(ref->nranges * sizeof(JtRefRange));
+	memcpy(ranges, ref->ranges, ref->nranges * sizeof(JtRefRange));
+	ranges[r] = *range;
+	layouts = palloc(ref->nranges);
+	memcpy(layouts, ref->layouts, ref->nranges);
+	layouts[r] = new_byte;
+	patched.ranges = ranges;
+	patched.layouts = layouts;
+	/* the stored reference gave a size: so does the patched one */
+	if (!jt_ref_flat_size(&patched, &size))
+		elog(ERROR, "jsonb_toaster: a patched reference has no size");
+	pfree(ranges);
+	pfree(layouts);
+	if (size + VARHDRSZ > JT_JENTRY_OFFLEN_MASK)
+		return false;
+	*rawsize = (int32) (size + VARHDRSZ);
+	return true;
+}
+
+void
+jt_keep_patch(const struct varlena *pointer, const char *payload,
+			  uint32 payload_len, uint32 range_offset,
+			  const struct varlena *part, const struct varlena *base,
+			  const JtRefRange *base_range, uint32 largest_sibling,
+			  const struct varlena *document)
+{
+	Size		pointer_size = VARSIZE_EXTERNAL(pointer);
+	MemoryContext old;
+
+	forget_patch();
+	if (pointer_size + payload_len + (part ? VARSIZE(part) : 0) +
+		(base ? VARSIZE(base) : 0) + VARSIZE(document) > MAX_KEPT_BYTES)
+		return;
+	jt_reset_at_xact_end(forget_patch);
+	if (patch_cxt == NULL)
+		patch_cxt = AllocSetContextCreate(TopMemoryContext,
+										  "jsonb_toaster partial update",
+										  ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(patch_cxt);
+	last_patch.old_pointer = palloc(pointer_size);
+	memcpy((char *) last_patch.old_pointer, pointer, pointer_size);
+	last_patch.payload = palloc(payload_len);
+	memcpy((char *) last_patch.payload, payload, payload_len);
+	last_patch.payload_len = payload_len;
+	last_patch.range_offset = range_offset;
+	last_patch.part = NULL;
+	last_patch.base = NULL;
+	last_patch.base_entries = NULL;
+	last_patch.part_entries = NULL;
+	last_patch.same_head = 0;
+	last_patch.same_tail = 0;
+	last_patch.carried_len = 0;
+	last_patch.largest_sibling = largest_sibling;
+	memset(&last_patch.base_range, 0, sizeof(last_patch.base_range));
+	if (part)
+	{
+		last_patch.part = palloc(VARSIZE(part));
+		memcpy((char *) last_patch.part, part, VARSIZE(part));
+	}
+	if (base)
+	{
+		last_patch.base = palloc(VARSIZE(base));
+		memcpy((char *) last_patch.base, base, VARSIZE(base));
+		last_patch.base_range = *base_range;
+	}
+	last_document = palloc(VARSIZE(document));
+	memcpy(last_document, document, VARSIZE(document));
+	MemoryContextSwitchTo(old);
+}
+
+/* The stored value again, as a result that is the caller's to keep. */
+struct varlena *
+jt_copy_of_pointer(const struct varlena *pointer)
+{
+	struct varlena *copy = palloc(VARSIZE_EXTERNAL(pointer));
+
+	memcpy(copy, pointer, VARSIZE_EXTERNAL(pointer));
+	return copy;
+}
+
+#ifdef USE_ASSERT_CHECKING
+/*
+ * The size a returned pointer tells (rawsize) is the size flattening gives,
+ * unless the layout bytes of parts not read lie (which reading the value
+ * will report): checked in builds for testing.  patched is the pointer's
+ * skeleton, newpart (part r) its changed part, if any; what names the
+ * disagreement.
+ */
+void
+jt_check_told_size(struct varlena *pointer, JtSkeleton *patched, uint32 r,
+				   struct varlena *newpart, uint64 rawsize, const char *what)
+{
+	struct varlena *flat = jt_flatten_changed(pointer, patched, r, newpart,
+											  false);
+
+	if (VARSIZE(flat) != rawsize)
+		jt_nav_corrupt(&patched->src, what);
+	pfree(flat);
+}
+#endif
+
+/*
+ * The raw size of the document a patched skeleton stands for, from its
+ * tree and its references' layout bytes (format version 3): false if they
+ * do not tell it, or it is too large for a jsonb.
+ */
+static bool
+tree_document_size(JtSkeleton *patched, int32 *rawsize)
+{
+	uint64		size;
+
+	if (!jt_skeleton_flat_size(patched, &size) ||
+		size + VARHDRSZ > JT_JENTRY_OFFLEN_MASK)
+		return false;
+	*rawsize = (int32) (size + VARHDRSZ);
+	return true;
+}
+
+/*
+ * The document made by putting newpart in place of part r (old, kept in
+ * TOAST as old->base) of the stored value (a pointer parsed into skel, and
+ * ref, the reference at site), or NULL when the skeleton cannot stay as
+ * it is: newpart empty, or not of ref's kind, or starting with another
+ * key than the one the directory names, or the document too large.  A part that did not change keeps its directory
+ * entry, and the toaster will keep it; for one that did, the toaster may
+ * keep base and store the change as a delta of it.  splice tells how
+ * newpart was made from the old part, when jt_splice_part() made it; or NULL.
+ */
+struct varlena *
+jt_apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
+			   const JtRefSite *site, uint32 r, const JtFetchedPart *old,
+			   struct varlena *newpart, const JtSplice *splice)
+{
+	struct varlena *oldpart = old->content;
+	struct varlena *base = old->base;
+	JtSource	src;
+	JtNode		root;
+	JtSkeleton	patched;
+	JtRefHeader rh;
+	JtRefRange	range;
+	char	   *payload;
+	uint32		payload_len;
+	uint32		ref_offset;
+	uint32		range_offset;
+	uint32		count;
+	uint32		carried_len;
+	bool		taken;
+	struct varlena *document;
+	StringInfoData buf;
+	JtRefRange	base_range;
+	JtPartLayout new_layout;
+	uint8		new_byte = 0;
+	uint32		largest = 0;
+
+	if (VARSIZE(newpart) == VARSIZE(oldpart) &&
+		memcmp(newpart, oldpart, VARSIZE(oldpart)) == 0)
+	{
+		/* the document is the one stored: so is the result */
+		elog(DEBUG1, "jsonb_toaster: part %u of %u unchanged", r + 1,
+			 ref->nranges);
+		return jt_copy_of_pointer(pointer);
+	}
+
+	/* the builtin's result is plain, and a container like its argument */
+	jt_memory_source(&src, VARDATA(newpart), VARSIZE(newpart) - VARHDRSZ,
+					 false);
+	jt_nav_root(&src, &root);
+	if ((root.header & JT_CONTAINER_SCALAR) ||
+		jt_node_is_object(&root) != ((ref->header & JT_CONTAINER_OBJECT) != 0) ||
+		jt_node_count(&root) == 0)
+		return NULL;
+	if (r > 0 && jt_node_is_object(&root))
+	{
+		JtNode		key;
+		const JtRefRange *old = &ref->ranges[r];
+
+		jt_nav_entry(&src, &root, 0, &key);
+		if (jt_key_cmp(jt_source_read(&src, key.offset, key.length), key.length,
+					   ref->refdata + old->key_offset, old->key_length) != 0)
+			return NULL;
+	}
+	count = (ref->header & JT_CONTAINER_COUNT_MASK) -
+		(ref->ranges[r].header & JT_CONTAINER_COUNT_MASK) +
+		jt_node_count(&root);
+	/*
+	 * Without layout bytes, the new part's layout, to tell the document's
+	 * size from the two parts: from the splice, or a walk of it.
+	 */
+	new_layout.entries = NULL;
+	if (ref->layouts == NULL && splice)
+	{
+		layout_spliced(&old->layout, splice, &new_layout);
+#ifdef USE_ASSERT_CHECKING
+		{
+			JtPartLayout walked;
+
+			part_layout(newpart, &walked);
+			Assert(walked.count == new_layout.count &&
+				   walked.key_bytes == new_layout.key_bytes &&
+				   memcmp(walked.value_end, new_layout.value_end,
+						  sizeof(walked.value_end)) == 0);
+		}
+#endif
+	}
+	else if (ref->layouts == NULL)
+		part_layout(newpart, &new_layout);
+	if (count > JT_CONTAINER_COUNT_MASK ||
+		jt_might_overflow(pointer, (int64) VARSIZE(newpart) - VARSIZE(oldpart),
+						  count))
+		return NULL;
+
+	/*
+	 * The stored payload, with the count and the part's entry rewritten,
+	 * and the deltas of the other parts.
+	 */
+	base_range = jt_stored_range(skel, &ref->ranges[r]);
+	initStringInfo(&buf);
+	appendBinaryStringInfo(&buf, VARDATA_CUSTOM(pointer),
+						   sizeof(JtSkeletonHeader) + skel->hdr.tree_size);
+	jt_delta_area_copy(skel, base_range.valueid, true, &buf);
+	payload = buf.data;
+	payload_len = buf.len;
+	/* parts carried whole by a pointer this was made from: not kept */
+	carried_len = jt_delta_carried_len(skel, base_range.valueid);
+	ref_offset = sizeof(JtSkeletonHeader) + site->offset;
+	memcpy(&rh, payload + ref_offset, sizeof(rh));
+	rh.header = (rh.header & ~JT_CONTAINER_COUNT_MASK) | count;
+	memcpy(payload + ref_offset, &rh, sizeof(rh));
+
+	range_offset = ref_offset + sizeof(JtRefHeader) + r * sizeof(JtRefRange);
+	memcpy(&range, payload + range_offset, sizeof(range));
+	range.rawsize = VARSIZE(newpart);
+	/* not stored yet: sized as an uncompressed value, with no value id */
+	range.extinfo = VARSIZE(newpart) - VARHDRSZ;
+	range.valueid = InvalidOid;
+	range.header = root.header;
+	range.hash = jt_part_hash(skel->version, VARDATA(newpart),
+							  VARSIZE(newpart) - VARHDRSZ);
+	memcpy(payload + range_offset, &range, sizeof(range));
+	if (ref->layouts)
+	{
+		/* the layout bytes end the reference (skeleton.h) */
+		new_byte = jt_part_layout(&src, &root);
+		payload[ref_offset + ref->reflen - ref->nranges + r] = (char) new_byte;
+	}
+
+	/*
+	 * Checks the new directory as any stored one.  When the document's raw
+	 * size is known without it, a pointer is returned in place of the
+	 * document, for the toaster to adopt; otherwise the document is
+	 * flattened, keeping the other parts read for the general path only if
+	 * the toaster may turn the change down.
+	 */
+	/* the old pointer's tree, changed: read as of its version */
+	jt_skeleton_parse(&patched, payload, payload_len, skel->version);
+	for (uint32 q = 0; q < ref->nranges; q++)
+		largest = Max(largest, (uint32) ref->ranges[q].rawsize);
+	taken = jt_patch_may_be_taken(payload_len - sizeof(JtSkeletonHeader) -
+								  carried_len, VARSIZE(newpart), largest);
+	if (taken && base != NULL)
+	{
+		int32		rawsize;
+		struct varlena *result = NULL;
+		bool		whole = false;
+
+		if (site->is_root ?
+			patched_document_size(pointer, skel, ref, r, old, &new_layout,
+								  new_byte, &range, &rawsize) :
+			tree_document_size(&patched, &rawsize))
+		{
+			/* the entries walked, and the pairs the splice kept, serve the delta */
+			JtPatch		patch = {
+				.payload = payload,
+				.payload_len = payload_len,
+				.range_offset = range_offset,
+				.part = newpart,
+				.base = base,
+				.base_range = base_range,
+				.old_pointer = pointer,
+				.base_entries = base == oldpart && old->described ?
+				old->layout.entries : NULL,
+				.part_entries = new_layout.entries,
+				.carried_len = carried_len,
+				.largest_sibling = largest,
+			};
+
+			if (splice && base == oldpart)
+			{
+				patch.same_head = splice->index;
+				patch.same_tail = old->count - splice->index -
+					(splice->removed ? 1 : 0);
+			}
+			result = jt_patch_pointer(&patch, rawsize, &whole);
+		}
+		if (result != NULL)
+		{
+#ifdef USE_ASSERT_CHECKING
+			jt_check_told_size(pointer, &patched, site->parts_before + r,
+							   newpart, (uint64) rawsize,
+							   "the layout bytes of the parts give another size than flattening");
+#endif
+			elog(DEBUG1, "jsonb_toaster: changed part %u of %u, returned %s",
+				 r + 1, ref->nranges, whole ? "whole" : "as a delta");
+			pfree(payload);
+			return result;
+		}
+	}
+
+	/*
+	 * The flattened document goes to the builtins, which trust what they
+	 * read: a part spliced from one whose entries were not walked is walked
+	 * now, each entry checked against its bounds (a pointer is checked by
+	 * whoever reads it).
+	 */
+	if (!old->described)
+		check_part_entries(newpart);
+	document = jt_flatten_changed(pointer, &patched, site->parts_before + r,
+								  newpart, !taken);
+
+	jt_keep_patch(pointer, payload, payload_len, range_offset, newpart, base,
+				  &base_range, largest, document);
+	elog(DEBUG1, "jsonb_toaster: changed part %u of %u in place", r + 1,
+		 ref->nranges);
+	pfree(payload);
+	return document;
+}
+
+/*
+ * The patch that made value, if value is the document the last patch made,
+ * byte for byte, and oldvalue the pointer it was made from; NULL if not.
+ * The caller must not keep it past its next call into partial_update*.c.
+ */
+const JtPatch *
+jt_patch_for(const struct varlena *value, const struct varlena *oldvalue)
+{
+	if (last_document == NULL || oldvalue == NULL ||
+		VARATT_IS_EXTENDED(value) ||
+		!VARATT_IS_EXTERNAL_CUSTOM(oldvalue) ||
+		VARSIZE(value) != VARSIZE(last_document) ||
+		VARSIZE_EXTERNAL(oldvalue) != VARSIZE_EXTERNAL(last_patch.old_pointer) ||
+		memcmp(oldvalue, last_patch.old_pointer, VARSIZE_EXTERNAL(oldvalue)) != 0 ||
+		memcmp(value, last_document, VARSIZE(value)) != 0)
+		return NULL;
+	return &last_patch;
+}
+

@@ -1,0 +1,700 @@
+/*-------------------------------------------------------------------------
+ *
+ * partial_update_funcs.c
+ *	  jsonb_set(), jsonb_insert(), #-, - and || as SQL-callable functions:
+ *	  what each changes in a stored document (patched servers only).
+ *
+ * They serve in place of the builtins of the same names (overrides.c).  On
+ * a value stored by the toaster whose root object is split into ranges of
+ * keys, they change the part that holds the key (partial_update.c); on one
+ * whose root object is kept in the skeleton's tree, the tree
+ * (partial_update_tree.c).
+ *
+ * Why the result is the builtin's: the root's keys are sorted, and each
+ * range holds the keys from its first key (kept in the skeleton's
+ * directory) up to the next range's first.  jsonb_set() and #- with a
+ * path whose first key falls in a range, jsonb - key, and jsonb || object
+ * whose keys all fall in one range change the pairs of that range only,
+ * and do to them exactly what they do within the whole object.
+ * Flattening puts the pairs back together in the form jsonb always
+ * writes.  An object whose keys fall in several ranges is concatenated,
+ * and keys of several ranges are removed (jsonb - text[]), one range at a
+ * time, each change made on the result of the one before, as
+ * jsonb_set(jsonb_set(...)) is.
+ *
+ * In a root object kept in the tree, a path of two steps or more whose
+ * first key names a value kept in parts runs the builtin on the part that
+ * holds its second step, as a longer path does on a split root.
+ *
+ * Anything else is left to the builtin: a root that is neither, a path
+ * with NULLs, a changed part that is empty or whose first key is no
+ * longer the one the directory names, jsonb_insert() of a key the tree
+ * has already (the builtin's error), an array index not in its canonical
+ * form.
+ *
+ * Copyright (c) 2026, jsonb_toaster developers
+ *
+ * src/update/partial_update_funcs.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/fmgrprotos.h"
+#include "utils/jsonb.h"
+
+#include "jsonb/jsonb_writer.h"
+#include "update/partial_update.h"
+#include "update/partial_update_int.h"
+#include "format/pointer.h"
+
+/* What the functions here can do with their first argument. */
+typedef enum StoredShape
+{
+	SHAPE_OTHER,				/* not stored by the toaster, or no object */
+	SHAPE_SPLIT_ROOT,			/* the root object is split into parts */
+	SHAPE_TREE_ROOT,			/* the root object is in the tree */
+} StoredShape;
+
+/* What change_path() does at the end of its path. */
+typedef enum PathChange
+{
+	PATH_SET,					/* jsonb_set() */
+	PATH_DELETE,				/* #- */
+	PATH_INSERT,				/* jsonb_insert() */
+} PathChange;
+
+/* Parse a value stored by the toaster into skel (and ref, if split). */
+static StoredShape
+open_stored(Datum value, JtSkeleton *skel, JtRef *ref)
+{
+	struct varlena *attr = (struct varlena *) DatumGetPointer(value);
+
+	if (!VARATT_IS_EXTERNAL_CUSTOM(attr) ||
+		custom_toaster_id(attr) != JSONB_TOASTER_ID)
+		return SHAPE_OTHER;
+	jt_parse_pointer(attr, skel);
+	if (!jt_node_is_object(&skel->root))
+		return SHAPE_OTHER;
+	if (skel->root.kind == JT_NODE_CONTAINER)
+		return SHAPE_TREE_ROOT;
+	jt_skeleton_read_ref(skel, &skel->root, ref);
+	/* the root's parts are the only ones, in directory order */
+	return skel->hdr.nparts == ref->nranges ? SHAPE_SPLIT_ROOT : SHAPE_OTHER;
+}
+
+/* The value of a jsonb datum as a node: a raw scalar's element, or the root. */
+static void
+jsonb_value_node(Jsonb *value, JtSource *src, JtNode *node)
+{
+	JtNode		root;
+
+	jt_memory_source(src, (const char *) &value->root,
+					 VARSIZE(value) - VARHDRSZ, false);
+	jt_nav_root(src, &root);
+	if (jt_node_is_scalar_root(&root))
+		jt_nav_entry(src, &root, 0, node);
+	else
+		*node = root;
+}
+
+/* The site of a split root's reference. */
+static inline JtRefSite
+root_site(const JtSkeleton *skel)
+{
+	JtRefSite	site = {true, skel->root.offset, 0};
+
+	return site;
+}
+
+/*
+ * Set, add or remove one key of the root object of a stored value: in its
+ * part, or in its tree.  NULL if the skeleton cannot stay as it is.
+ */
+static struct varlena *
+change_key(struct varlena *pointer, StoredShape shape, JtSkeleton *skel,
+		   JtRef *ref, const char *key, uint32 keylen, JtSource *vsrc,
+		   const JtNode *vnode, bool create)
+{
+	uint32		r;
+	JtFetchedPart old;
+	JtSplice	splice;
+	JtRefSite	site;
+	struct varlena *newpart;
+
+	if (shape == SHAPE_TREE_ROOT)
+		return jt_apply_tree_patch(pointer, skel, 1, &key, &keylen, vsrc,
+								   vnode, create);
+	r = jt_ref_range_for_key(ref, key, keylen);
+	jt_fetch_part(skel, ref, r, ref->layouts == NULL, &old);
+	newpart = jt_splice_part(old.content, key, keylen, vsrc, vnode, create,
+							 &splice);
+	site = root_site(skel);
+	return jt_apply_patch(pointer, skel, ref, &site, r, &old, newpart,
+						  newpart == old.content ? NULL : &splice);
+}
+
+/*
+ * The builtin of change_path() (#- if deleting) on doc along path, with
+ * the call's other arguments: jsonb_set()'s or jsonb_insert()'s value and
+ * flag.
+ */
+static struct varlena *
+builtin_on(FunctionCallInfo fcinfo, PGFunction builtin, bool deleting,
+		   struct varlena *doc, Datum path)
+{
+	if (deleting)
+		return (struct varlena *) DatumGetPointer(
+			DirectFunctionCall2(builtin, PointerGetDatum(doc), path));
+	return (struct varlena *) DatumGetPointer(
+		DirectFunctionCall4(builtin, PointerGetDatum(doc), path,
+							PG_GETARG_DATUM(2), PG_GETARG_DATUM(3)));
+}
+
+/* Count the parts of a reference into *(uint32 *) arg (a JtRefVisitor). */
+static void
+count_ref_parts(void *arg, const JtRef *ref, List *path)
+{
+	*(uint32 *) arg += ref->nranges;
+}
+
+/*
+ * An array index as jsonb_set() and #- read it, in its canonical form
+ * only (an optional minus sign, then digits without leading zeros), so
+ * that what is turned down goes to the builtin for its own reading.
+ */
+static bool
+canonical_index(text *step, int32 *index)
+{
+	const char *c = VARDATA_ANY(step);
+	int			len = VARSIZE_ANY_EXHDR(step);
+	int			i = (len > 0 && c[0] == '-') ? 1 : 0;
+	int64		value = 0;
+
+	if (len - i < 1 || len - i > 10 || (c[i] == '0' && len - i > 1))
+		return false;
+	for (int k = i; k < len; k++)
+	{
+		if (c[k] < '0' || c[k] > '9')
+			return false;
+		value = value * 10 + (c[k] - '0');
+	}
+	value = i ? -value : value;
+	if (value < PG_INT32_MIN || value > PG_INT32_MAX)
+		return false;
+	*index = (int32) value;
+	return true;
+}
+
+/*
+ * The part of ref (a container kept in parts) that a path's step into it
+ * names, and the step as it reads in that part alone (*local, for an
+ * array): false for an index the builtin must read itself.  An index past
+ * the end names the last part, past its own end, and one before the start
+ * the first, before its own: the builtins append or prepend there (or
+ * change nothing) as they would on the whole array.
+ */
+static bool
+part_for_step(const JtRef *ref, text *step, uint32 *r, int32 *local)
+{
+	uint32		count = ref->header & JT_CONTAINER_COUNT_MASK;
+	int32		index;
+	uint32		start = 0;
+
+	if (ref->header & JT_CONTAINER_OBJECT)
+	{
+		*r = jt_ref_range_for_key(ref, VARDATA_ANY(step),
+								  VARSIZE_ANY_EXHDR(step));
+		return true;
+	}
+	if (!canonical_index(step, &index))
+		return false;
+	if (index < 0 && -(int64) index > count)
+	{
+		*r = 0;
+		*local = -(int32) (ref->ranges[0].header & JT_CONTAINER_COUNT_MASK) - 1;
+		return true;
+	}
+	if (index < 0)
+		index = (int32) (count + index);
+	if ((uint32) index >= count)
+	{
+		*r = ref->nranges - 1;
+		*local = (int32) (ref->ranges[*r].header & JT_CONTAINER_COUNT_MASK);
+		return true;
+	}
+	for (uint32 q = 0; q < ref->nranges; q++)
+	{
+		uint32		n = ref->ranges[q].header & JT_CONTAINER_COUNT_MASK;
+
+		if ((uint32) index < start + n)
+		{
+			*r = q;
+			*local = (int32) (index - start);
+			return true;
+		}
+		start += n;
+	}
+	return false;
+}
+
+/*
+ * jsonb_set() or #- along a path of two steps or more in a root object
+ * kept in the tree, whose first key's value is kept in parts: the builtin
+ * on the part holding the second step, wrapped as the only value of an
+ * object under the first key so that the builtin sees the path (and
+ * reports its errors) as on the whole document, with an array index
+ * renumbered for the part.  NULL when the builtin should do it on the
+ * document.
+ */
+static struct varlena *
+change_below_ref(FunctionCallInfo fcinfo, PGFunction builtin, bool deleting,
+				 struct varlena *pointer, JtSkeleton *skel, Datum *elems,
+				 int npath)
+{
+	text	   *first = DatumGetTextPP(elems[0]);
+	text	   *step = DatumGetTextPP(elems[1]);
+	uint32		n = jt_node_count(&skel->root);
+	uint32		i;
+	JtNode		value;
+	JtRef		ref;
+	JtRefSite	site;
+	uint32		r;
+	int32		local = 0;
+	JtFetchedPart old;
+	StringInfoData buf;
+	JtWriter	w;
+	Datum	   *steps;
+	Datum		newpath;
+	Jsonb	   *changed;
+	JtSource	src;
+	JtNode		root;
+	struct varlena *newpart;
+
+	if (!jt_nav_object_find(&skel->src, &skel->root, VARDATA_ANY(first),
+							VARSIZE_ANY_EXHDR(first), &i))
+		return NULL;
+	jt_nav_entry(&skel->src, &skel->root, n + i, &value);
+	if (value.kind != JT_NODE_REF)
+		return NULL;
+	jt_skeleton_read_ref(skel, &value, &ref);
+	if ((ref.header & JT_CONTAINER_SCALAR) || ref.layouts == NULL ||
+		!part_for_step(&ref, step, &r, &local))
+		return NULL;
+
+	/* the parts of the values before it are flattened first */
+	site.is_root = false;
+	site.offset = value.offset;
+	site.parts_before = 0;
+	for (uint32 k = 0; k < i; k++)
+	{
+		JtNode		before;
+
+		jt_nav_entry(&skel->src, &skel->root, n + k, &before);
+		jt_skeleton_walk_below(skel, &before, count_ref_parts,
+							   &site.parts_before);
+	}
+
+	jt_fetch_part(skel, &ref, r, true, &old);
+	initStringInfo(&buf);
+	appendStringInfoSpaces(&buf, VARHDRSZ);
+	jt_writer_begin(&w, &buf, JT_CONTAINER_OBJECT | 1);
+	jt_writer_entry(&w, JT_JENTRY_STRING, VARDATA_ANY(first),
+					VARSIZE_ANY_EXHDR(first));
+	jt_writer_entry(&w, JT_JENTRY_CONTAINER, VARDATA(old.content),
+					VARSIZE(old.content) - VARHDRSZ);
+	jt_writer_end(&w);
+	SET_VARSIZE(buf.data, buf.len);
+
+	steps = palloc(npath * sizeof(Datum));
+	memcpy(steps, elems, npath * sizeof(Datum));
+	if (!(ref.header & JT_CONTAINER_OBJECT))
+		steps[1] = CStringGetTextDatum(psprintf("%d", local));
+	newpath = PointerGetDatum(construct_array_builtin(steps, npath, TEXTOID));
+	changed = (Jsonb *) builtin_on(fcinfo, builtin, deleting,
+								   (struct varlena *) buf.data, newpath);
+
+	/* the changed part: the wrapper's value, a container of the same kind */
+	jt_memory_source(&src, VARDATA(changed), VARSIZE(changed) - VARHDRSZ,
+					 false);
+	jt_nav_root(&src, &root);
+	if (!jt_node_is_object(&root) || jt_node_count(&root) != 1)
+		return NULL;
+	jt_nav_entry(&src, &root, 1, &value);
+	if (value.kind != JT_NODE_CONTAINER)
+		return NULL;
+	newpart = palloc(VARHDRSZ + value.length);
+	SET_VARSIZE(newpart, VARHDRSZ + value.length);
+	memcpy(VARDATA(newpart), jt_source_read(&src, value.offset, value.length),
+		   value.length);
+	return jt_apply_patch(pointer, skel, &ref, &site, r, &old, newpart, NULL);
+}
+
+/* Is key a key of the root object kept in skel's tree? */
+static bool
+key_in_tree(JtSkeleton *skel, const char *key, uint32 keylen)
+{
+	JtNode		value;
+
+	return jt_nav_object_get(&skel->src, &skel->root, key, keylen, &value);
+}
+
+/*
+ * jsonb_set(jsonb, text[], jsonb, boolean), jsonb #- text[] and
+ * jsonb_insert(jsonb, text[], jsonb, boolean): the path's first key names
+ * the part of a split root, or the value kept in parts below a root kept
+ * in the tree.
+ */
+static Datum
+change_path(FunctionCallInfo fcinfo, PGFunction builtin, PathChange how)
+{
+	bool		deleting = how == PATH_DELETE;
+	struct varlena *pointer = (struct varlena *) PG_GETARG_POINTER(0);
+	JtSkeleton	skel;
+	JtRef		ref;
+	StoredShape shape;
+	ArrayType  *path;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			npath;
+	text	   *key;
+	uint32		r;
+	JtFetchedPart old;
+	JtRefSite	site;
+	struct varlena *result;
+
+	shape = open_stored(PG_GETARG_DATUM(0), &skel, &ref);
+	if (shape == SHAPE_OTHER)
+		return builtin(fcinfo);
+	path = PG_GETARG_ARRAYTYPE_P(1);
+	if (ARR_NDIM(path) > 1)
+		return builtin(fcinfo); /* which reports it */
+	deconstruct_array_builtin(path, TEXTOID, &elems, &nulls, &npath);
+	if (npath == 0 || array_contains_nulls(path))
+		return builtin(fcinfo);
+	key = DatumGetTextPP(elems[0]);
+
+	if (npath == 1 && deleting)
+		result = change_key(pointer, shape, &skel, &ref, VARDATA_ANY(key),
+							VARSIZE_ANY_EXHDR(key), NULL, NULL, false);
+	else if (npath == 1 &&
+			 (how == PATH_SET ||
+			  (shape == SHAPE_TREE_ROOT &&
+			   !key_in_tree(&skel, VARDATA_ANY(key), VARSIZE_ANY_EXHDR(key)))))
+	{
+		/*
+		 * jsonb_insert() of a key missing from a root kept in the tree adds
+		 * it, as jsonb_set() would (its last argument, insert_after, means
+		 * nothing to an object).  A key that is there is left to the
+		 * builtin, which raises its error.
+		 */
+		Jsonb	   *value = PG_GETARG_JSONB_P(2);
+		JtSource	vsrc;
+		JtNode		vnode;
+
+		jsonb_value_node(value, &vsrc, &vnode);
+		result = change_key(pointer, shape, &skel, &ref, VARDATA_ANY(key),
+							VARSIZE_ANY_EXHDR(key), &vsrc, &vnode,
+							how == PATH_INSERT || PG_GETARG_BOOL(3));
+	}
+	else if (shape == SHAPE_SPLIT_ROOT)
+	{
+		/* a longer path, or an insertion: the builtin, on the part */
+		struct varlena *newpart;
+
+		r = jt_ref_range_for_key(&ref, VARDATA_ANY(key),
+								 VARSIZE_ANY_EXHDR(key));
+		jt_fetch_part(&skel, &ref, r, true, &old);
+		newpart = builtin_on(fcinfo, builtin, deleting, old.content,
+							 PG_GETARG_DATUM(1));
+		site = root_site(&skel);
+		result = jt_apply_patch(pointer, &skel, &ref, &site, r, &old, newpart,
+								NULL);
+	}
+	else if (npath > 1)
+		result = change_below_ref(fcinfo, builtin, deleting, pointer, &skel,
+								  elems, npath);
+	else
+		result = NULL;			/* jsonb_insert() of a key of the tree */
+	if (result == NULL)
+		return builtin(fcinfo);
+	PG_RETURN_POINTER(result);
+}
+
+Datum
+jt_jsonb_set(PG_FUNCTION_ARGS)
+{
+	return change_path(fcinfo, jsonb_set, PATH_SET);
+}
+
+Datum
+jt_jsonb_delete_path(PG_FUNCTION_ARGS)
+{
+	return change_path(fcinfo, jsonb_delete_path, PATH_DELETE);
+}
+
+Datum
+jt_jsonb_insert(PG_FUNCTION_ARGS)
+{
+	return change_path(fcinfo, jsonb_insert, PATH_INSERT);
+}
+
+/* jsonb - text */
+Datum
+jt_jsonb_delete(PG_FUNCTION_ARGS)
+{
+	JtSkeleton	skel;
+	JtRef		ref;
+	StoredShape shape;
+	text	   *key;
+	struct varlena *result;
+
+	shape = open_stored(PG_GETARG_DATUM(0), &skel, &ref);
+	if (shape == SHAPE_OTHER)
+		return jsonb_delete(fcinfo);
+	key = PG_GETARG_TEXT_PP(1);
+	result = change_key((struct varlena *) PG_GETARG_POINTER(0), shape,
+						&skel, &ref, VARDATA_ANY(key), VARSIZE_ANY_EXHDR(key),
+						NULL, NULL, false);
+	if (result == NULL)
+		return jsonb_delete(fcinfo);
+	PG_RETURN_POINTER(result);
+}
+
+/*
+ * Pairs [first, first + n) of object (a node of src), as a jsonb object of
+ * their own.
+ */
+static Jsonb *
+object_slice(JtSource *src, const JtNode *object, uint32 first, uint32 n)
+{
+	uint32		count = jt_node_count(object);
+	JtWriter	w;
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendStringInfoSpaces(&buf, VARHDRSZ);
+	jt_writer_begin(&w, &buf, (object->header & ~JT_CONTAINER_COUNT_MASK) | n);
+	jt_copy_entries(&w, src, object, first, n);
+	jt_copy_entries(&w, src, object, count + first, n);
+	jt_writer_end(&w);
+	SET_VARSIZE(buf.data, buf.len);
+	return (Jsonb *) buf.data;
+}
+
+/*
+ * Keys of a root object to set (to values, nodes of vsrc) or to remove
+ * (values NULL): the right operand of ||, or the array of jsonb - text[].
+ * Sorted as jsonb sorts keys, and distinct.
+ */
+typedef struct KeyedChange
+{
+	uint32		count;
+	const char **keys;
+	uint32	   *keylens;
+	JtSource   *vsrc;
+	JtNode	   *values;
+	JtNode		object;			/* for ||: the right operand, in vsrc */
+} KeyedChange;
+
+/* The builtin's doc with keys [first, first + n) of kc set or removed. */
+static struct varlena *
+builtin_change(const KeyedChange *kc, struct varlena *doc, uint32 first,
+			   uint32 n)
+{
+	Datum	   *names;
+
+	if (kc->values)
+		return (struct varlena *) DatumGetPointer(
+			DirectFunctionCall2(jsonb_concat, PointerGetDatum(doc),
+								PointerGetDatum(object_slice(kc->vsrc, &kc->object,
+															 first, n))));
+	names = palloc(n * sizeof(Datum));
+	for (uint32 i = 0; i < n; i++)
+		names[i] = PointerGetDatum(cstring_to_text_with_len(kc->keys[first + i],
+															kc->keylens[first + i]));
+	return (struct varlena *) DatumGetPointer(
+		DirectFunctionCall2(jsonb_delete_array, PointerGetDatum(doc),
+							PointerGetDatum(construct_array_builtin(names, n,
+																	TEXTOID))));
+}
+
+/*
+ * The keys of kc set or removed in pointer, as jsonb_set() or jsonb - text
+ * on the stored value would do it: in a split root, one change for the
+ * keys that fall in one range (the builtin run on that part, or the splice
+ * for a lone key), each change made on the pointer the one before
+ * returned; in a root kept in the tree, all keys at once.  The keys are
+ * distinct, so the changes commute, and together they do what the builtin
+ * does.  skel, ref and shape describe pointer.  NULL when the first change
+ * cannot be made so; a later change that cannot is left to the builtin, on
+ * the document the changes before it made.
+ */
+static struct varlena *
+change_keys(struct varlena *pointer, StoredShape shape, JtSkeleton *skel,
+			JtRef *ref, const KeyedChange *kc)
+{
+	uint32		i = 0;
+
+	if (shape == SHAPE_TREE_ROOT)
+		return jt_apply_tree_patch(pointer, skel, kc->count, kc->keys,
+								   kc->keylens, kc->vsrc, kc->values, true);
+	for (;;)
+	{
+		uint32		end = i + 1;
+		uint32		r = jt_ref_range_for_key(ref, kc->keys[i], kc->keylens[i]);
+		struct varlena *result;
+
+		while (end < kc->count &&
+			   jt_ref_range_for_key(ref, kc->keys[end], kc->keylens[end]) == r)
+			end++;
+		if (end - i == 1)
+			result = change_key(pointer, shape, skel, ref, kc->keys[i],
+								kc->keylens[i], kc->vsrc,
+								kc->values ? &kc->values[i] : NULL, true);
+		else
+		{
+			JtFetchedPart old;
+			JtRefSite	site = root_site(skel);
+
+			jt_fetch_part(skel, ref, r, true, &old);
+			result = jt_apply_patch(pointer, skel, ref, &site, r, &old,
+									builtin_change(kc, old.content, i,
+												   end - i),
+									NULL);
+		}
+		if (result == NULL && i == 0)
+			return NULL;
+		if (result != NULL)
+		{
+			if (end == kc->count)
+				return result;
+			pointer = result;
+			i = end;
+			shape = open_stored(PointerGetDatum(pointer), skel, ref);
+			if (shape != SHAPE_OTHER)
+				continue;
+		}
+
+		/* the builtin goes on from the last document made, with the rest */
+		return builtin_change(kc, pointer, i, kc->count - i);
+	}
+}
+
+/* jsonb || jsonb, when the right operand is an object */
+Datum
+jt_jsonb_concat(PG_FUNCTION_ARGS)
+{
+	JtSkeleton	skel;
+	JtRef		ref;
+	StoredShape shape;
+	Jsonb	   *right;
+	JtSource	src;
+	KeyedChange kc;
+	struct varlena *result;
+
+	shape = open_stored(PG_GETARG_DATUM(0), &skel, &ref);
+	if (shape == SHAPE_OTHER)
+		return jsonb_concat(fcinfo);
+	right = PG_GETARG_JSONB_P(1);
+	if (!JB_ROOT_IS_OBJECT(right) || JB_ROOT_COUNT(right) == 0)
+		return jsonb_concat(fcinfo);
+
+	/* an object's keys are sorted and distinct already */
+	jt_memory_source(&src, (const char *) &right->root,
+					 VARSIZE(right) - VARHDRSZ, false);
+	jt_nav_root(&src, &kc.object);
+	kc.count = jt_node_count(&kc.object);
+	kc.keys = palloc(kc.count * sizeof(char *));
+	kc.keylens = palloc(kc.count * sizeof(uint32));
+	kc.values = palloc(kc.count * sizeof(JtNode));
+	kc.vsrc = &src;
+	for (uint32 i = 0; i < kc.count; i++)
+	{
+		JtNode		key;
+
+		jt_nav_entry(&src, &kc.object, i, &key);
+		kc.keys[i] = jt_source_read(&src, key.offset, key.length);
+		kc.keylens[i] = key.length;
+		jt_nav_entry(&src, &kc.object, kc.count + i, &kc.values[i]);
+	}
+	result = change_keys((struct varlena *) PG_GETARG_POINTER(0), shape,
+						 &skel, &ref, &kc);
+	if (result == NULL)
+		return jsonb_concat(fcinfo);
+	PG_RETURN_POINTER(result);
+}
+
+/* qsort() comparator of text pointers, in the order of jsonb's keys */
+static int
+text_key_cmp(const void *a, const void *b)
+{
+	const text *x = *(const text *const *) a;
+	const text *y = *(const text *const *) b;
+
+	return jt_key_cmp(VARDATA_ANY(x), VARSIZE_ANY_EXHDR(x),
+					  VARDATA_ANY(y), VARSIZE_ANY_EXHDR(y));
+}
+
+/*
+ * The keys a text[] names, NULLs left out (as the builtin does), into
+ * kc: sorted as jsonb sorts keys, each once.  False if it names none.
+ */
+static bool
+keys_to_remove(ArrayType *names, KeyedChange *kc)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			nelems;
+	text	  **sorted;
+	uint32		n = 0;
+
+	deconstruct_array_builtin(names, TEXTOID, &elems, &nulls, &nelems);
+	sorted = palloc(Max(nelems, 1) * sizeof(text *));
+	for (int i = 0; i < nelems; i++)
+		if (!nulls[i])
+			sorted[n++] = DatumGetTextPP(elems[i]);
+	qsort(sorted, n, sizeof(text *), text_key_cmp);
+	kc->keys = palloc(Max(n, 1) * sizeof(char *));
+	kc->keylens = palloc(Max(n, 1) * sizeof(uint32));
+	kc->count = 0;
+	for (uint32 i = 0; i < n; i++)
+	{
+		if (i > 0 && text_key_cmp(&sorted[i - 1], &sorted[i]) == 0)
+			continue;
+		kc->keys[kc->count] = VARDATA_ANY(sorted[i]);
+		kc->keylens[kc->count] = VARSIZE_ANY_EXHDR(sorted[i]);
+		kc->count++;
+	}
+	kc->vsrc = NULL;
+	kc->values = NULL;
+	return kc->count > 0;
+}
+
+/* jsonb - text[] */
+Datum
+jt_jsonb_delete_array(PG_FUNCTION_ARGS)
+{
+	JtSkeleton	skel;
+	JtRef		ref;
+	StoredShape shape;
+	ArrayType  *names;
+	KeyedChange kc;
+	struct varlena *result;
+
+	shape = open_stored(PG_GETARG_DATUM(0), &skel, &ref);
+	if (shape == SHAPE_OTHER)
+		return jsonb_delete_array(fcinfo);
+	names = PG_GETARG_ARRAYTYPE_P(1);
+	if (ARR_NDIM(names) > 1 || !keys_to_remove(names, &kc))
+		return jsonb_delete_array(fcinfo);	/* which reports a bad array */
+	result = change_keys((struct varlena *) PG_GETARG_POINTER(0), shape,
+						 &skel, &ref, &kc);
+	if (result == NULL)
+		return jsonb_delete_array(fcinfo);
+	PG_RETURN_POINTER(result);
+}
+

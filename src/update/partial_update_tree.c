@@ -1,0 +1,249 @@
+/*-------------------------------------------------------------------------
+ *
+ * partial_update_tree.c
+ *	  jsonb_set(), #-, - and || on a stored document whose root object is
+ *	  kept in the skeleton's tree, made on the tree (patched servers only).
+ *
+ * A root object kept in the skeleton's tree (short fields in the row, the
+ * long ones in parts) is changed there: a key is set, added or removed in
+ * the tree (all the keys of || or of jsonb - text[], one after the other),
+ * the parts of its old value (a reference, or a container of the tree
+ * holding some) are dropped, and every other part stays.  The result is a
+ * pointer to the new skeleton when the tree and the references' layout
+ * bytes give the document's size (not for a reference written before
+ * format version 3), the document when no part is left.  (A path of two
+ * steps or more whose first key names a value kept in parts changes that
+ * value's part instead: partial_update_funcs.c.)
+ *
+ * Copyright (c) 2026, jsonb_toaster developers
+ *
+ * src/update/partial_update_tree.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "format/delta.h"
+#include "toaster/part_cache.h"
+#include "update/partial_update_int.h"
+#include "toaster/toaster.h"
+
+/* What splice_tree() did. */
+typedef enum TreeSplice
+{
+	TREE_UNCHANGED,				/* a key to remove that is not there */
+	TREE_SPLICED,
+} TreeSplice;
+
+/* The parts a change of the tree no longer refers to. */
+typedef struct DroppedParts
+{
+	List	   *valueids;		/* OIDs of their stored parts */
+	uint64		stored;			/* the TOAST bytes they take */
+} DroppedParts;
+
+/*
+ * Add the parts of a reference to *dropped (a JtRefVisitor).  A part kept
+ * as a delta has its base's value id and stored size in its entry
+ * (jt_stored_range() keeps them).
+ */
+static void
+drop_ref_parts(void *arg, const JtRef *ref, List *path)
+{
+	DroppedParts *dropped = (DroppedParts *) arg;
+
+	for (uint32 r = 0; r < ref->nranges; r++)
+	{
+		dropped->valueids = lappend_oid(dropped->valueids,
+										ref->ranges[r].valueid);
+		dropped->stored += ref->ranges[r].extinfo & VARLENA_EXTSIZE_MASK;
+	}
+}
+
+/*
+ * Set key (to vnode, a node of vsrc; added if create and missing) or
+ * remove it (vnode NULL) in the root object kept in skel's tree: once
+ * spliced, *patched gets the new skeleton, parsed (and so checked, as any
+ * stored one) from *payload, allocated here; its parts and deltas are
+ * skel's, but those of the key's old value (a container of the tree, or a
+ * reference), which go to *dropped.
+ */
+static TreeSplice
+splice_tree(JtSkeleton *skel, const char *key, uint32 keylen, JtSource *vsrc,
+			const JtNode *vnode, bool create, JtSkeleton *patched,
+			char **payload, uint32 *payload_len, DroppedParts *dropped)
+{
+	JtNode		current;
+	JtSkeletonHeader hdr;
+	JtSplice	splice;
+	char	   *tree;
+	uint32		tree_len;
+	uint32		root_entry;
+	StringInfoData buf;
+	DroppedParts here = {NIL, 0};
+	Oid		   *except;
+
+	tree = jt_splice_object(&skel->src, &skel->root, key, keylen, vsrc, vnode,
+							create, &tree_len, &splice);
+	if (tree == NULL)
+		return TREE_UNCHANGED;
+	root_entry = JT_JENTRY_CONTAINER | (tree_len - sizeof(uint32));
+	memcpy(tree, &root_entry, sizeof(uint32));
+	if (splice.removed &&
+		jt_nav_object_get(&skel->src, &skel->root, key, keylen, &current))
+		jt_skeleton_walk_below(skel, &current, drop_ref_parts, &here);
+	if ((uint32) list_length(here.valueids) > skel->hdr.nparts)
+		jt_nav_corrupt(&skel->src, "a tree refers to more parts than its header counts");
+
+	hdr = skel->hdr;
+	hdr.tree_size = tree_len;
+	hdr.nparts -= list_length(here.valueids);
+	initStringInfo(&buf);
+	appendBinaryStringInfo(&buf, (const char *) &hdr, sizeof(hdr));
+	appendBinaryStringInfo(&buf, tree, tree_len);
+	/* the other parts stay, with their deltas */
+	except = palloc(Max(list_length(here.valueids), 1) * sizeof(Oid));
+	for (int i = 0; i < list_length(here.valueids); i++)
+		except[i] = list_nth_oid(here.valueids, i);
+	jt_delta_area_copy_except(skel, except, list_length(here.valueids), true,
+							  &buf);
+	pfree(except);
+	pfree(tree);
+	dropped->valueids = list_concat(dropped->valueids, here.valueids);
+	dropped->stored += here.stored;
+	/* of the old pointer's version: it is that pointer, changed */
+	jt_skeleton_parse(patched, buf.data, buf.len, skel->version);
+	*payload = buf.data;
+	*payload_len = buf.len;
+	return TREE_SPLICED;
+}
+
+/*
+ * The document made by setting n keys (keys[i] to vnodes[i], nodes of
+ * vsrc; added if create and missing), or removing them (vnodes NULL), in
+ * the root object kept in a skeleton's tree: the parts stay as they are,
+ * but those of the keys' old values (containers of the tree, references).
+ * A copy of pointer when no key to remove is there.  NULL when the
+ * builtin should do it: the tree would outgrow the row, or parts are
+ * dropped and the size of the document is not known without reading them
+ * (the toaster's general path then finds the parts kept).
+ */
+struct varlena *
+jt_apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, uint32 n,
+					const char *const *keys, const uint32 *keylens,
+					JtSource *vsrc, const JtNode *vnodes, bool create)
+{
+	JtSkeleton	steps[2];		/* each key's, the one before's */
+	char	   *payload = NULL;
+	uint32		payload_len = 0;
+	int64		growth = 0;
+	uint64		flat_size;
+	bool		taken;
+	struct varlena *document;
+	DroppedParts dropped = {NIL, 0};
+
+	for (uint32 i = 0; i < n; i++)
+		growth += vnodes ? (int64) vnodes[i].length + keylens[i] : 0;
+	if (jt_might_overflow(pointer, growth, jt_node_count(&skel->root) + n))
+		return NULL;
+
+	/*
+	 * Each key is spliced into the tree the one before made, a copy of it:
+	 * keys that would take the tree past the row's budget are left to the
+	 * builtin at once (the toaster would not keep that tree anyway).
+	 */
+	if (vnodes && n > 1 &&
+		!jt_patch_may_be_taken((uint32) Min(skel->hdr.tree_size + growth +
+											2 * sizeof(uint32) * (int64) n,
+											PG_UINT32_MAX),
+							   0, 0))
+		return NULL;
+	for (uint32 i = 0; i < n; i++)
+	{
+		char	   *before = payload;
+		JtSkeleton *next = skel == &steps[0] ? &steps[1] : &steps[0];
+
+		switch (splice_tree(skel, keys[i], keylens[i], vsrc,
+							vnodes ? &vnodes[i] : NULL, create, next,
+							&payload, &payload_len, &dropped))
+		{
+			case TREE_UNCHANGED:
+				/* a key to remove that is not there is passed over */
+				if (vnodes == NULL)
+					continue;
+				/* jsonb_set(..., false) of a missing key: the builtin's */
+				return NULL;
+			case TREE_SPLICED:
+				break;
+		}
+		if (before)
+			pfree(before);
+		skel = next;
+	}
+	if (payload == NULL)
+	{
+		/* no key to remove was there: the result is the stored value */
+		elog(DEBUG1, "jsonb_toaster: the skeleton's tree unchanged");
+		return jt_copy_of_pointer(pointer);
+	}
+
+	/*
+	 * Nothing left outside the row: a plain document, which an UPDATE
+	 * stores as any other (and deletes the old value's parts).
+	 */
+	if (skel->hdr.nparts == 0)
+	{
+		document = jt_flatten_changed(pointer, skel, 0, NULL, false);
+		elog(DEBUG1, "jsonb_toaster: changed the skeleton's tree, no part left");
+		pfree(payload);
+		return document;
+	}
+
+	/*
+	 * A pointer in place of the document, when the tree and the directories
+	 * tell its size and the value carries no part whole (a pointer made by
+	 * another change, whose parts the toaster writes when it adopts it)
+	 */
+	if (jt_delta_carried_len(skel, InvalidOid) == 0 &&
+		jt_skeleton_flat_size(skel, &flat_size) &&
+		flat_size + VARHDRSZ <= JT_JENTRY_OFFLEN_MASK)
+	{
+		struct varlena *result;
+
+		result = jt_tree_patch_pointer(payload, payload_len, pointer,
+									   (int32) (flat_size + VARHDRSZ),
+									   dropped.stored,
+									   dropped.valueids == NIL);
+		if (result != NULL)
+		{
+#ifdef USE_ASSERT_CHECKING
+			jt_check_told_size(pointer, skel, 0, NULL, flat_size + VARHDRSZ,
+							   "the tree and the layout bytes give another size than flattening");
+#endif
+			elog(DEBUG1, "jsonb_toaster: changed the skeleton's tree, returned it%s",
+				 dropped.valueids ? " without the parts of the values removed" : "");
+			pfree(payload);
+			return result;
+		}
+	}
+
+	/*
+	 * Flattens (as above); with parts dropped, the builtin's document goes
+	 * to the toaster's general path, which lists what it keeps.
+	 */
+	if (dropped.valueids != NIL)
+	{
+		pfree(payload);
+		return NULL;
+	}
+	taken = jt_patch_may_be_taken(payload_len - sizeof(JtSkeletonHeader),
+								  0, 0);
+	document = jt_flatten_changed(pointer, skel, 0, NULL, !taken);
+
+	jt_keep_patch(pointer, payload, payload_len, 0, NULL, NULL, NULL, 0,
+				  document);
+	elog(DEBUG1, "jsonb_toaster: changed the skeleton's tree in place");
+	pfree(payload);
+	return document;
+}
+
