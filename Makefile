@@ -21,9 +21,11 @@ OBJS = \
 	src/decode/decode.o \
 	src/decode/decode_lz4.o \
 	src/decode/decode_pglz.o \
+	src/format/part.o \
 	src/format/delta.o \
 	src/format/skeleton.o \
 	src/format/skeleton_build.o \
+	src/format/flatten.o \
 	src/toast/part_fetch.o \
 	src/toast/toast_iterator.o \
 	src/read/accessors.o \

@@ -1,53 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * skeleton.h
- *	  The jsonb toaster's stored format: a skeleton of the document, kept in
- *	  the heap row, that refers to parts kept in the table's TOAST relation.
- *
- * A jsonb value that would be TOASTed in an opted-in column is stored as a
- * custom TOAST pointer (varatt_custom, from the core patch series) whose
- * payload is:
- *
- *		JtSkeletonHeader	the TOAST relation, part count, tree size
- *		tree				tree_size bytes
- *
- * (Format version 2 adds a delta area after the tree: see delta.h.  Format
- * version 3 adds layout bytes to references: see below.)
- *
- * The tree is the document with its long values cut out.  It starts with
- * one JEntry (uint32) describing the root, followed at offset 4 by the
- * root's bytes.  A container in the tree has exactly the jsonb layout
- * (jsonb_format.h), with one addition: an entry of type JT_JENTRY_REF is a
- * value kept outside the skeleton, and its data (4-byte aligned, like a
- * container's) is a reference:
- *
- *		JtRefHeader			the value's container header, range count
- *		JtRefRange[n]		one per part, in document order
- *		key bytes			objects split into several parts: the first
- *							key of each part after the first
- *		layout bytes		format version 3, when the range count has
- *							JT_REF_HAS_LAYOUTS: one per part (below)
- *
- * Each part is an ordinary jsonb value with its own TOAST value id,
- * compressed with the column's method, written by toast_save_datum().  A
- * long container is one part, or, when it is wider than the range size,
- * several: consecutive elements (or key/value pairs, keys staying sorted)
- * each forming an array (object) of their own.  A long scalar is one part
- * holding it as a raw scalar.  Every part records its raw size, its root
- * container header (type and count) and a hash of its content, so that
- * readers find an element or a key without fetching anything, and updates
- * can recognise an unchanged part (issue 6).
- *
- * Flattening walks the tree and writes every container back with the
- * layout rules of PostgreSQL's writer (jsonb_writer.h), reading the parts
- * where references are: the result is the original value, byte for byte.
- * The toaster checks this before it stores a skeleton.
- *
- * Everything in a stored pointer is read through bounds-checked accessors:
- * a corrupt pointer raises an ERROR, never a crash.  Parts are checked
- * where the toaster reads or glues them; what lies deeper in a part is
- * ordinary jsonb, trusted as PostgreSQL trusts any stored jsonb (see
- * docs/toaster.md, "Corruption").
+ *	  Reading a skeleton (format.h): parsing it, its references, the sizes
+ *	  of its values flattened, and its references in document order.
  *
  * Copyright (c) 2026, jsonb_toaster developers
  *
@@ -60,169 +15,25 @@
 
 #include "nodes/pg_list.h"
 
-#include "jsonb/jsonb_writer.h"
-#include "jsonb/navigator.h"
-
-/*
- * Format versions (varatt_custom.va_version): 1, the first; 2, pointers of
- * version 1 holding deltas (delta.h); 3, deltas or not, and references may
- * have layout bytes; 4, the one written now: version 3 with parts' content
- * hashes taken by CRC-32C instead of hash_bytes() (jt_part_hash()).  All
- * four are read.  A pointer made from a stored one by changing one part
- * keeps its version (the other parts' hashes are not recomputed); one
- * built from a whole document is of the latest.
- */
-#define JT_SKELETON_VERSION_FIRST	1
-#define JT_SKELETON_VERSION_LAYOUTS	3
-#define JT_SKELETON_VERSION_CRC32C	4
-#define JT_SKELETON_VERSION_LATEST	JT_SKELETON_VERSION_CRC32C
-
-/*
- * A part's layout byte says where its bytes fall modulo 4, which is all
- * that flattening's alignment padding depends on: the part's key bytes
- * modulo 4, whether a value (element) of its root is 4-byte aligned (a
- * numeric or a container), and the bytes of the values before the first
- * such, modulo 4.  A part's layout byte depends on its content alone, and
- * with the parts' raw sizes it gives the flattened container's size
- * (jt_ref_flat_size()), so that an update of one part knows the
- * document's new size without reading the others.
- */
-#define JT_REF_HAS_LAYOUTS		0x80000000	/* in JtRefHeader.nranges */
-#define JT_LAYOUT_KEYS_MASK		0x03
-#define JT_LAYOUT_ALIGNED		0x04
-#define JT_LAYOUT_LEAD_SHIFT	3
-#define JT_LAYOUT_LEAD_MASK		0x18
-#define JT_LAYOUT_UNUSED_MASK	0xE0
-
-static inline uint8
-jt_layout_byte(uint64 key_bytes, bool aligned, uint64 lead)
-{
-	return (uint8) ((key_bytes & JT_LAYOUT_KEYS_MASK) |
-					(aligned ? JT_LAYOUT_ALIGNED |
-					 ((lead & 3) << JT_LAYOUT_LEAD_SHIFT) : 0));
-}
-
-typedef struct JtSkeletonHeader
-{
-	Oid			toastrelid;		/* TOAST relation holding the parts */
-	uint32		nparts;			/* parts referenced by the tree */
-	uint32		tree_size;		/* bytes of tree that follow */
-} JtSkeletonHeader;
-
-typedef struct JtRefHeader
-{
-	uint32		header;			/* the value's container header */
-	uint32		nranges;		/* parts holding it, at least one */
-} JtRefHeader;
-
-typedef struct JtRefRange
-{
-	int32		rawsize;		/* as va_rawsize: raw size with varlena header */
-	uint32		extinfo;		/* as va_extinfo: stored size and method */
-	Oid			valueid;		/* as va_valueid, in the skeleton's relation */
-	uint32		header;			/* the part's root container header */
-	uint32		hash;			/* jt_part_hash() of the part's raw data */
-	uint32		key_offset;		/* first key of the part, from the start */
-	uint32		key_length;		/* of the reference; 0/0 if not stored */
-} JtRefRange;
-
-/* A reference, checked and copied out of the tree. */
-typedef struct JtRef
-{
-	uint32		header;			/* container header (JT_CONTAINER_SCALAR
-								 * for a long scalar) */
-	uint32		nranges;
-	const JtRefRange *ranges;	/* aligned copies */
-	const char *refdata;		/* the reference's bytes, for keys */
-	uint32		reflen;
-	const uint8 *layouts;		/* one per range, in refdata; or NULL */
-} JtRef;
-
-/*
- * A parsed skeleton: an aligned copy of the payload and a byte source over
- * its tree, which navigators read with references allowed.
- */
-typedef struct JtSkeleton
-{
-	JtSkeletonHeader hdr;
-	const char *tree;			/* in the pointer: caller keeps it alive */
-	JtSource	src;
-	JtNode		root;			/* a container or a reference */
-	uint32		version;		/* format version */
-	uint32		ndeltas;		/* parts kept as deltas (delta.h) */
-	struct JtDelta *deltas;
-} JtSkeleton;
-
-/*
- * Where a flattener gets the raw content of parts: fetch gives those of one
- * reference, numbered first to first + n - 1 in document order, with
- * directory entries ranges[0..n-1].  raws[i] gets an uncompressed jsonb
- * datum with a 4-byte header, or, if the fetcher has a decompress
- * function, the part as stored, in PostgreSQL's in-memory compressed form
- * (pglz or lz4), which the flattener has decompress into a buffer of the
- * part's raw size where and when it needs it; should_free[i] says whether
- * the flattener may pfree raws[i] when done with it.  The format module
- * reads no part itself: TOAST I/O, or parts held in memory, come in here.
- */
-typedef struct JtPartFetcher
-{
-	void		(*fetch) (void *arg, uint32 first, uint32 n,
-						  const JtRefRange *ranges, Oid toastrelid,
-						  struct varlena **raws, bool *should_free);
-	void		(*decompress) (const struct varlena *stored,
-							   const JtRefRange *range, Oid toastrelid,
-							   struct varlena *raw);
-	void	   *arg;
-} JtPartFetcher;
+#include "format/format.h"
+#include "format/part.h"
 
 /* Called for each reference of a skeleton; path is a List of key strings. */
 typedef void (*JtRefVisitor) (void *arg, const JtRef *ref, List *path);
 
-extern uint32 jt_part_hash(uint32 version, const char *data, uint32 len);
 
 extern void jt_skeleton_parse(JtSkeleton *skel, const char *payload,
 							  uint32 payload_len, uint32 version);
-extern void jt_copy_entries(JtWriter *w, JtSource *src, const JtNode *root,
-							uint32 first, uint32 count);
 extern void jt_skeleton_read_ref(JtSkeleton *skel, const JtNode *node,
 								 JtRef *ref);
-extern uint8 jt_part_layout(JtSource *src, const JtNode *root);
-extern bool jt_ref_flat_size(const JtRef *ref, uint64 *size);
-extern bool jt_skeleton_flat_size(JtSkeleton *skel, uint64 *size);
 extern uint32 jt_ref_range_for_key(const JtRef *ref, const char *key,
 								   uint32 keylen);
-extern struct varlena *jt_skeleton_flatten(JtSkeleton *skel,
-										   const JtPartFetcher *fetcher);
-extern struct varlena *jt_skeleton_flatten_node(JtSkeleton *skel,
-												const JtNode *node,
-												const JtPartFetcher *fetcher);
+extern bool jt_ref_flat_size(const JtRef *ref, uint64 *size);
+extern bool jt_skeleton_flat_size(JtSkeleton *skel, uint64 *size);
 extern void jt_skeleton_walk(JtSkeleton *skel, JtRefVisitor visit,
 							 void *arg);
 extern void jt_skeleton_walk_below(JtSkeleton *skel, const JtNode *node,
 								   JtRefVisitor visit, void *arg);
 extern uint32 jt_skeleton_list_parts(JtSkeleton *skel, JtRefRange **ranges);
-extern void jt_part_check(JtSource *partsrc, const JtRefRange *range,
-						  int layout, const struct varlena *raw,
-						  JtNode *root);
-extern void jt_memory_source(JtSource *src, const char *data, uint32 len,
-							 bool refs_allowed);
-
-/* Does format version version hash parts as the latest does? */
-static inline bool
-jt_hashes_as_latest(uint32 version)
-{
-	return version >= JT_SKELETON_VERSION_CRC32C;
-}
-
-/*
- * Is the part stored under a directory entry (a stored part's, see
- * jt_stored_range()) compressed?  Stored in fewer bytes than it holds.
- */
-static inline bool
-jt_stored_compressed(const JtRefRange *stored)
-{
-	return (int64) (stored->extinfo & VARLENA_EXTSIZE_MASK) <
-		(int64) stored->rawsize - VARHDRSZ;
-}
 
 #endif							/* JSONB_TOASTER_SKELETON_H */

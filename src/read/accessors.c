@@ -42,6 +42,7 @@
 #include "read/accessors.h"
 #include "support/compat.h"
 #include "read/datum_source.h"
+#include "read/skeleton_read.h"
 
 #ifdef JT_CUSTOM_TOAST
 #include "format/pointer.h"

@@ -76,15 +76,4 @@ extern void jt_datum_source_open(JtDatumSource *src, Datum value,
 extern void jt_datum_source_close(JtDatumSource *src);
 extern void jt_datum_source_root(JtDatumSource *src, JtNode *root);
 
-/* skeleton_read.c: following a path into the parts of a skeleton */
-extern bool jt_step_key(JtDatumSource **cur, const JtNode *object,
-						const char *key, uint32 keylen, JtNode *value);
-extern bool jt_step_index(JtDatumSource **cur, const JtNode *array,
-						  uint32 index, JtNode *element);
-extern bool jt_step_has_string(JtDatumSource *cur, const JtNode *array,
-							   const char *str, uint32 len);
-extern void jt_resolve_scalar(JtDatumSource **cur, JtNode *node);
-extern bool jt_node_needs_flatten(JtDatumSource *cur, const JtNode *node);
-extern Datum jt_node_flatten(JtDatumSource *cur, const JtNode *node);
-
 #endif							/* JSONB_TOASTER_DATUM_SOURCE_H */

@@ -25,8 +25,10 @@
  */
 #include "postgres.h"
 
+#include "format/flatten.h"
 #include "support/compat.h"
 #include "read/datum_source.h"
+#include "read/skeleton_read.h"
 #include "format/delta.h"
 #include "toast/part_fetch.h"
 
@@ -58,28 +60,6 @@ open_part(JtDatumSource *skelsrc, const JtRefRange *range, JtNode *root)
 	if (root->header != range->header)
 		jt_nav_corrupt(&part->pub, "a part's root differs from its reference's");
 	return part;
-}
-
-/* The part of an object reference that would hold key. */
-uint32
-jt_ref_range_for_key(const JtRef *ref, const char *key, uint32 keylen)
-{
-	uint32		lo = 1;
-	uint32		hi = ref->nranges;
-
-	/* the last part whose first key is not after the key sought */
-	while (lo < hi)
-	{
-		uint32		mid = lo + (hi - lo) / 2;
-		const JtRefRange *r = &ref->ranges[mid];
-
-		if (jt_key_cmp(ref->refdata + r->key_offset, r->key_length,
-					   key, keylen) <= 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo - 1;
 }
 
 /*

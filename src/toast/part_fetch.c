@@ -37,6 +37,7 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
+#include "format/flatten.h"
 #include "support/compat.h"
 #include "decode/decode.h"
 #include "format/delta.h"

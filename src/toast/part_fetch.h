@@ -12,7 +12,7 @@
 #ifndef JSONB_TOASTER_PART_FETCH_H
 #define JSONB_TOASTER_PART_FETCH_H
 
-#include "format/skeleton.h"
+#include "format/flatten.h"
 
 extern struct varlena *jt_part_pointer(const JtRefRange *range,
 									   Oid toastrelid);

@@ -38,6 +38,7 @@
 
 #include "utils/memutils.h"
 
+#include "format/flatten.h"
 #include "toaster/part_cache.h"
 #include "toast/part_fetch.h"
 #include "format/pointer.h"

@@ -46,7 +46,7 @@
 #include "toaster/part_compress.h"
 #include "toast/part_fetch.h"
 #include "update/partial_update.h"
-#include "format/skeleton.h"
+#include "format/flatten.h"
 #include "format/skeleton_build.h"
 #include "toaster/sharing.h"
 #include "toaster/toaster.h"

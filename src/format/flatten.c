@@ -1,0 +1,388 @@
+/*-------------------------------------------------------------------------
+ *
+ * flatten.c
+ *	  Flattening a skeleton back into the original jsonb value, byte for
+ *	  byte, its parts coming in through a JtPartFetcher.
+ *
+ * Flattening walks the tree and writes every container back with the
+ * layout rules of PostgreSQL's writer (jsonb_writer.h), gluing the parts
+ * where references are.  A part read whole is checked against what its
+ * reference says of it (part.c) before a byte of it is used.
+ *
+ * Copyright (c) 2026, jsonb_toaster developers
+ *
+ * src/format/flatten.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "utils/memutils.h"
+
+#include "format/delta.h"
+#include "format/flatten.h"
+#include "jsonb/jsonb_writer.h"
+
+/* State of one flattening. */
+typedef struct Flattener
+{
+	JtSkeleton *skel;
+	StringInfoData buf;
+	const JtPartFetcher *fetcher;
+	uint32		partno;			/* parts fetched so far */
+} Flattener;
+
+/*
+ * The parts of one reference, fetched.  A part is checked when it is
+ * decompressed, or at once if it came uncompressed.  The parts of a
+ * container written in one go (write_ref_value()) may stay compressed
+ * until their turn comes: each is then decompressed into a buffer that
+ * the next reuses, or straight into the result, so that a wide container
+ * is not held twice in memory, and bytes are copied while they are still
+ * in the CPU's caches.
+ */
+typedef struct LoadedRef
+{
+	JtRef		ref;
+	Oid			toastrelid;
+	const JtPartFetcher *fetcher;
+	JtSource   *srcs;
+	JtNode	   *roots;
+	struct varlena **raws;
+	bool	   *free_raws;
+	JtNode		scalar;			/* long scalars: the value */
+} LoadedRef;
+
+static void flatten_container(Flattener *f, JtSource *src, const JtNode *node);
+
+/* Did the fetcher give a part in its compressed form? */
+static inline bool
+fetched_compressed(const JtPartFetcher *fetcher, const struct varlena *part)
+{
+	if (!VARATT_IS_COMPRESSED(part))
+		return false;
+	if (fetcher->decompress == NULL)
+		elog(ERROR, "a part fetcher that decompresses nothing gave a compressed part");
+	return true;
+}
+
+static inline bool
+part_is_compressed(LoadedRef *lr, uint32 r)
+{
+	return fetched_compressed(lr->fetcher, lr->raws[r]);
+}
+
+/* Check part r (decompressed already) and describe its root. */
+static void
+check_part(LoadedRef *lr, uint32 r)
+{
+	jt_part_check(&lr->srcs[r], &lr->ref.ranges[r],
+				  lr->ref.layouts ? lr->ref.layouts[r] : -1, lr->raws[r],
+				  &lr->roots[r]);
+}
+
+/*
+ * Decompress part r into raw (room for its raw size; NULL for a new
+ * buffer), and check it.  The stored form is freed, or kept for the
+ * caller when raw was given: the caller's buffer is then the part's until
+ * the next decompression into it.
+ */
+static void
+decompress_part(LoadedRef *lr, uint32 r, struct varlena *raw)
+{
+	struct varlena *stored = lr->raws[r];
+
+	Assert(part_is_compressed(lr, r));
+	if (raw == NULL)
+	{
+		raw = palloc(lr->ref.ranges[r].rawsize);
+		lr->fetcher->decompress(stored, &lr->ref.ranges[r], lr->toastrelid,
+								raw);
+		if (lr->free_raws[r])
+			pfree(stored);
+		lr->raws[r] = raw;
+		lr->free_raws[r] = true;
+		check_part(lr, r);
+		return;
+	}
+	lr->fetcher->decompress(stored, &lr->ref.ranges[r], lr->toastrelid, raw);
+	lr->raws[r] = raw;
+	check_part(lr, r);
+	lr->raws[r] = stored;
+}
+
+/*
+ * Does write_ref_value() use the parts of a reference one after another?
+ * Not a long scalar's (its value is read from the part), nor the parts of
+ * an object (its keys come from every part before its values).
+ */
+static inline bool
+parts_used_in_order(const JtRef *ref)
+{
+	if (ref->header & JT_CONTAINER_SCALAR)
+		return false;
+	return (ref->header & JT_CONTAINER_OBJECT) == 0 || ref->nranges == 1;
+}
+
+/*
+ * Fetch the parts of a reference of a skeleton holding deltas: what is
+ * stored is asked for, and the content of a part kept as a delta is then
+ * rebuilt from its base (so it is never left compressed).
+ */
+static void
+fetch_with_deltas(Flattener *f, LoadedRef *lr)
+{
+	JtRef	   *ref = &lr->ref;
+	JtRefRange *stored = palloc(ref->nranges * sizeof(JtRefRange));
+
+	for (uint32 r = 0; r < ref->nranges; r++)
+		stored[r] = jt_stored_range(f->skel, &ref->ranges[r]);
+	f->fetcher->fetch(f->fetcher->arg, f->partno, ref->nranges, stored,
+					  lr->toastrelid, lr->raws, lr->free_raws);
+	for (uint32 r = 0; r < ref->nranges; r++)
+	{
+		const JtDelta *d = jt_delta_for(f->skel, ref->ranges[r].valueid);
+		struct varlena *base = lr->raws[r];
+		struct varlena *content;
+
+		if (d == NULL)
+			continue;
+		if (fetched_compressed(lr->fetcher, base))
+		{
+			struct varlena *raw = palloc(stored[r].rawsize);
+
+			lr->fetcher->decompress(base, &stored[r], lr->toastrelid, raw);
+			if (lr->free_raws[r])
+				pfree(base);
+			base = raw;
+			lr->free_raws[r] = true;
+		}
+		content = jt_delta_apply(d, &ref->ranges[r], base, f->skel->version);
+		if (lr->free_raws[r])
+			pfree(base);
+		lr->raws[r] = content;
+		lr->free_raws[r] = true;
+	}
+	pfree(stored);
+}
+
+static void
+load_ref(Flattener *f, const JtNode *node, LoadedRef *lr)
+{
+	JtRef	   *ref = &lr->ref;
+	bool		in_order;
+
+	jt_skeleton_read_ref(f->skel, node, ref);
+	lr->toastrelid = f->skel->hdr.toastrelid;
+	lr->fetcher = f->fetcher;
+	lr->srcs = palloc(ref->nranges * sizeof(JtSource));
+	lr->roots = palloc(ref->nranges * sizeof(JtNode));
+	lr->raws = palloc(ref->nranges * sizeof(struct varlena *));
+	lr->free_raws = palloc(ref->nranges * sizeof(bool));
+	if ((uint64) f->partno + ref->nranges > f->skel->hdr.nparts)
+		jt_nav_corrupt(&f->skel->src, "the tree refers to more parts than its header counts");
+	if (f->skel->ndeltas == 0)
+		f->fetcher->fetch(f->fetcher->arg, f->partno, ref->nranges,
+						  ref->ranges, lr->toastrelid, lr->raws,
+						  lr->free_raws);
+	else
+		fetch_with_deltas(f, lr);
+	f->partno += ref->nranges;
+	in_order = parts_used_in_order(ref);
+	for (uint32 r = 0; r < ref->nranges; r++)
+	{
+		if (!part_is_compressed(lr, r))
+			check_part(lr, r);
+		else if (!in_order)
+			decompress_part(lr, r, NULL);
+	}
+	if (ref->header & JT_CONTAINER_SCALAR)
+	{
+		jt_nav_entry(&lr->srcs[0], &lr->roots[0], 0, &lr->scalar);
+		if (lr->scalar.kind == JT_NODE_CONTAINER)
+			jt_nav_corrupt(&lr->srcs[0], "a long scalar's part holds a container");
+	}
+}
+
+static void
+free_ref(LoadedRef *lr)
+{
+	for (uint32 r = 0; r < lr->ref.nranges; r++)
+		if (lr->free_raws[r])
+			pfree(lr->raws[r]);
+	pfree(lr->free_raws);
+	pfree(lr->raws);
+	pfree(lr->roots);
+	pfree(lr->srcs);
+	pfree((void *) lr->ref.ranges);
+}
+
+/* The JEntry type of the value a loaded reference stands for. */
+static uint32
+loaded_ref_type(LoadedRef *lr)
+{
+	if (lr->ref.header & JT_CONTAINER_SCALAR)
+		return jt_node_entry_type(&lr->scalar);
+	return JT_JENTRY_CONTAINER;
+}
+
+/* Append the bytes of the value a loaded reference stands for. */
+static void
+write_ref_value(Flattener *f, LoadedRef *lr)
+{
+	JtRef	   *ref = &lr->ref;
+	bool		object = (ref->header & JT_CONTAINER_OBJECT) != 0;
+	JtWriter	w;
+	uint64		rawsize = 0;
+	uint32		largest = 0;
+	struct varlena *scratch = NULL;
+
+	if (ref->header & JT_CONTAINER_SCALAR)
+	{
+		appendBinaryStringInfo(&f->buf,
+							   jt_source_read(&lr->srcs[0], lr->scalar.offset,
+											  lr->scalar.length),
+							   lr->scalar.length);
+		return;
+	}
+	if (ref->nranges == 1)
+	{
+		/* one part: the container itself, byte for byte */
+		jt_pad_to_int(&f->buf);
+		if (part_is_compressed(lr, 0))
+		{
+			/* decompressed where it belongs, with its header just before */
+			int			at = f->buf.len - VARHDRSZ;
+			char		saved[VARHDRSZ];
+
+			Assert(at >= 0);
+			enlargeStringInfo(&f->buf, ref->ranges[0].rawsize);
+			memcpy(saved, f->buf.data + at, VARHDRSZ);
+			decompress_part(lr, 0, (struct varlena *) (f->buf.data + at));
+			memcpy(f->buf.data + at, saved, VARHDRSZ);
+			f->buf.len += ref->ranges[0].rawsize - VARHDRSZ;
+			f->buf.data[f->buf.len] = '\0';
+			return;
+		}
+		appendBinaryStringInfo(&f->buf, lr->srcs[0].data, lr->srcs[0].size);
+		return;
+	}
+
+	/* room for all of it at once: the parts' sizes bound it */
+	for (uint32 r = 0; r < ref->nranges; r++)
+	{
+		rawsize += ref->ranges[r].rawsize - VARHDRSZ;
+		if (part_is_compressed(lr, r))
+			largest = Max(largest, (uint32) ref->ranges[r].rawsize);
+	}
+	if (rawsize < MaxAllocSize - f->buf.len)
+		enlargeStringInfo(&f->buf, (int) rawsize);
+	if (largest > 0)
+		scratch = palloc(largest);
+
+	/* several parts: their entries, keys of every part before the values */
+	jt_writer_begin(&w, &f->buf, ref->header);
+	for (int pass = 0; pass < (object ? 2 : 1); pass++)
+	{
+		for (uint32 r = 0; r < ref->nranges; r++)
+		{
+			uint32		n = ref->ranges[r].header & JT_CONTAINER_COUNT_MASK;
+
+			if (part_is_compressed(lr, r))
+				decompress_part(lr, r, scratch);
+			jt_copy_entries(&w, &lr->srcs[r], &lr->roots[r], pass * n, n);
+		}
+	}
+	jt_writer_end(&w);
+	if (scratch)
+		pfree(scratch);
+}
+
+/* Write a container of the tree, its references replaced by their values. */
+static void
+flatten_container(Flattener *f, JtSource *src, const JtNode *node)
+{
+	JtWriter	w;
+	JtEntryIter it;
+	JtNode		child;
+
+	CHECK_FOR_INTERRUPTS();
+	check_stack_depth();
+	jt_writer_begin(&w, &f->buf, node->header);
+	jt_nav_iter_begin(src, node, &it);
+	while (jt_nav_iter_next(src, &it, &child))
+	{
+		if (child.kind == JT_NODE_REF)
+		{
+			LoadedRef	lr;
+
+			load_ref(f, &child, &lr);
+			jt_writer_entry_begin(&w, loaded_ref_type(&lr));
+			write_ref_value(f, &lr);
+			jt_writer_entry_end(&w);
+			free_ref(&lr);
+		}
+		else if (child.kind == JT_NODE_CONTAINER)
+		{
+			jt_writer_entry_begin(&w, JT_JENTRY_CONTAINER);
+			flatten_container(f, src, &child);
+			jt_writer_entry_end(&w);
+		}
+		else
+			jt_writer_entry(&w, jt_node_entry_type(&child),
+							jt_source_read(src, child.offset, child.length),
+							child.length);
+	}
+	jt_writer_end(&w);
+}
+
+/*
+ * The value a node of a skeleton's tree stands for (the root, or a
+ * container or reference inside it), as a palloc'd jsonb datum with a
+ * 4-byte header; fetch supplies the raw content of each part.
+ */
+struct varlena *
+jt_skeleton_flatten_node(JtSkeleton *skel, const JtNode *node,
+						 const JtPartFetcher *fetcher)
+{
+	Flattener	f;
+	struct varlena *result;
+	bool		whole = (node == &skel->root);
+
+	f.skel = skel;
+	f.fetcher = fetcher;
+	f.partno = 0;
+	initStringInfo(&f.buf);
+	appendStringInfoSpaces(&f.buf, VARHDRSZ);
+
+	if (node->kind == JT_NODE_REF)
+	{
+		LoadedRef	lr;
+
+		load_ref(&f, node, &lr);
+		if (lr.ref.header & JT_CONTAINER_SCALAR)
+			jt_nav_corrupt(&skel->src, "a long scalar was read as a container");
+		write_ref_value(&f, &lr);
+		free_ref(&lr);
+	}
+	else if (node->kind == JT_NODE_CONTAINER)
+		flatten_container(&f, &skel->src, node);
+	else
+		elog(ERROR, "scalar passed as a container");
+
+	/* with the whole tree flattened, every part has been used */
+	if (whole && f.partno != skel->hdr.nparts)
+		jt_nav_corrupt(&skel->src, "the tree refers to fewer parts than its header counts");
+	result = (struct varlena *) f.buf.data;
+	SET_VARSIZE(result, f.buf.len);
+	return result;
+}
+
+/* The document a skeleton stands for. */
+struct varlena *
+jt_skeleton_flatten(JtSkeleton *skel, const JtPartFetcher *fetcher)
+{
+	return jt_skeleton_flatten_node(skel, &skel->root, fetcher);
+}
