@@ -20,9 +20,9 @@
 #include "fmgr.h"
 #include "utils/guc.h"
 
+#include "admin/uninstall.h"
 #include "jsonb_toaster.h"
 #include "overrides.h"
-#include "admin/uninstall.h"
 
 #ifdef JT_CUSTOM_TOAST
 #include "toaster/toaster.h"

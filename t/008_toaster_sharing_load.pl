@@ -513,7 +513,7 @@ sub rewrite
 
 	# One more edit of every row keeps the parts it does not touch.  Parts
 	# are counted as changed when their content (hash) is new to the row: a
-	# part kept as a delta (src/delta.h) may be written whole again, with
+	# part kept as a delta (src/format/delta.h) may be written whole again, with
 	# the content it had, when the row has no room left for its delta.
 	$node->safe_psql('postgres', q{
 DROP TABLE IF EXISTS rewritten_parts;

@@ -33,9 +33,9 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 
-#include "support/compat.h"
 #include "format/delta.h"
 #include "format/skeleton.h"
+#include "support/compat.h"
 
 #ifdef JT_CUSTOM_TOAST
 #include "format/pointer.h"
@@ -109,8 +109,8 @@ jsonb_toaster_storage(PG_FUNCTION_ARGS)
 	}
 
 	/*
-	 * The external tests must come first: an external datum's first byte
-	 * also looks like a short (1-byte) header.
+	 * The external tests must come first: an external datum's first byte also
+	 * looks like a short (1-byte) header.
 	 */
 	if (VARATT_IS_EXTERNAL_ONDISK(attr))
 	{
@@ -125,7 +125,7 @@ jsonb_toaster_storage(PG_FUNCTION_ARGS)
 			BoolGetDatum(VARATT_EXTERNAL_IS_COMPRESSED(toast_pointer));
 		if (VARATT_EXTERNAL_IS_COMPRESSED(toast_pointer))
 			values[STORAGE_COMPRESSION] = PointerGetDatum(
-				compression_method_name(VARATT_EXTERNAL_GET_COMPRESS_METHOD(toast_pointer)));
+														  compression_method_name(VARATT_EXTERNAL_GET_COMPRESS_METHOD(toast_pointer)));
 		values[STORAGE_RAW_SIZE] = Int64GetDatum(toast_pointer.va_rawsize);
 		values[STORAGE_STORED_SIZE] = Int64GetDatum(extsize);
 		values[STORAGE_TOAST_RELID] = ObjectIdGetDatum(toast_pointer.va_toastrelid);
@@ -182,7 +182,7 @@ jsonb_toaster_storage(PG_FUNCTION_ARGS)
 		values[STORAGE_FORM] = CStringGetTextDatum("compressed");
 		values[STORAGE_COMPRESSED] = BoolGetDatum(true);
 		values[STORAGE_COMPRESSION] = PointerGetDatum(
-			compression_method_name(VARDATA_COMPRESSED_GET_COMPRESS_METHOD(attr)));
+													  compression_method_name(VARDATA_COMPRESSED_GET_COMPRESS_METHOD(attr)));
 		values[STORAGE_RAW_SIZE] =
 			Int64GetDatum((int64) VARDATA_COMPRESSED_GET_EXTSIZE(attr) + VARHDRSZ);
 		values[STORAGE_STORED_SIZE] = Int64GetDatum(VARSIZE(attr));

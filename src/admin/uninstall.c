@@ -448,9 +448,9 @@ jsonb_toaster_convert_column(PG_FUNCTION_ARGS)
 
 	/*
 	 * Check the rights on the table, then lock it, then check everything
-	 * again so that the checks hold until the end.  With the table locked
-	 * no child can be added; the children's rights are checked before they
-	 * are locked too, like the table's.
+	 * again so that the checks hold until the end.  With the table locked no
+	 * child can be added; the children's rights are checked before they are
+	 * locked too, like the table's.
 	 */
 	ReleaseSysCache(check_relation(relid, false));
 	LockRelationOid(relid, ExclusiveLock);

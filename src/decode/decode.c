@@ -93,8 +93,8 @@ jt_decode_finish(JtDecoder *dec, const char **error)
 	{
 		/*
 		 * lz4 ends with a run of literals, after which the decoder reports
-		 * FINISHED; a full output buffer before that means the stream goes
-		 * on past the declared size.
+		 * FINISHED; a full output buffer before that means the stream goes on
+		 * past the declared size.
 		 */
 		dec->error = "compressed data continues past the declared raw size";
 		status = JT_DECODE_CORRUPT;

@@ -130,8 +130,8 @@ typedef struct JtRefRange
 /* A reference, checked and copied out of the tree. */
 typedef struct JtRef
 {
-	uint32		header;			/* container header (JT_CONTAINER_SCALAR
-								 * for a long scalar) */
+	uint32		header;			/* container header (JT_CONTAINER_SCALAR for a
+								 * long scalar) */
 	uint32		nranges;
 	const JtRefRange *ranges;	/* aligned copies */
 	const char *refdata;		/* the reference's bytes, for keys */

@@ -85,7 +85,7 @@ jt_part_hash(uint32 version, const char *data, uint32 len)
 
 /*
  * The layout byte of a part whose root (in src) is an object or an array
- * (skeleton.h).  The keys take the bytes up to where the first value
+ * (format.h).  The keys take the bytes up to where the first value
  * starts; the values are walked up to the first aligned one only.
  */
 uint8
@@ -115,7 +115,7 @@ jt_part_layout(JtSource *src, const JtNode *root)
  * describe its root.  The content hash is not recomputed: reads check
  * structure (the navigator bounds-checks every access), and hashing every
  * byte fetched would cost a quarter of a wide read; the hash serves
- * sharing (src/sharing.c), which compares bytes.
+ * sharing (src/toaster/sharing.c), which compares bytes.
  */
 void
 jt_part_check(JtSource *partsrc, const JtRefRange *range, int layout,

@@ -6,7 +6,7 @@
  *
  * A pointer is core's custom TOAST header (toaster id, format version, raw
  * and stored sizes) followed by the skeleton's payload: JtSkeletonHeader,
- * the tree, then the delta area (skeleton.h, delta.h).  Nothing here reads
+ * the tree, then the delta area (format.h, delta.h).  Nothing here reads
  * a part or a setting.
  *
  * Copyright (c) 2026, jsonb_toaster developers
@@ -23,7 +23,7 @@
 /*
  * Parse one of our pointers (unaligned, as stored).  Version 2 is version
  * 1 with deltas (delta.h), and only pointers holding some were written as
- * version 2; versions 3 and 4 (skeleton.h) may hold deltas or not.
+ * version 2; versions 3 and 4 (format.h) may hold deltas or not.
  */
 void
 jt_parse_pointer(struct varlena *attr, JtSkeleton *skel)
@@ -63,8 +63,8 @@ jt_parse_pointer(struct varlena *attr, JtSkeleton *skel)
  */
 struct varlena *
 jt_make_pointer(const JtSkeletonHeader *hdr, const char *tree,
-			 const char *deltas, uint32 deltas_len, int32 rawsize,
-			 uint64 stored_outside, uint8 version)
+				const char *deltas, uint32 deltas_len, int32 rawsize,
+				uint64 stored_outside, uint8 version)
 {
 	varatt_custom header = {0};
 	Size		size = VARHDRSZ_CUSTOM + sizeof(JtSkeletonHeader) +
@@ -112,9 +112,9 @@ jt_patched_version(const struct varlena *old)
  */
 struct varlena *
 jt_pointer_over_fewer(const struct varlena *old_pointer,
-				   const JtSkeletonHeader *hdr, const char *tree,
-				   const char *deltas, uint32 deltas_len, int32 rawsize,
-				   uint64 dropped_stored)
+					  const JtSkeletonHeader *hdr, const char *tree,
+					  const char *deltas, uint32 deltas_len, int32 rawsize,
+					  uint64 dropped_stored)
 {
 	varatt_custom oldheader;
 	uint64		stored_outside;
@@ -127,18 +127,18 @@ jt_pointer_over_fewer(const struct varlena *old_pointer,
 				 errmsg("corrupt jsonb_toaster value"),
 				 errdetail("Its parts take more bytes than its stored size.")));
 	return jt_make_pointer(hdr, tree, deltas, deltas_len, rawsize,
-						stored_outside - dropped_stored,
-						jt_patched_version(old_pointer));
+						   stored_outside - dropped_stored,
+						   jt_patched_version(old_pointer));
 }
 
 /* The same, referring to every part of old_pointer. */
 struct varlena *
 jt_pointer_over(const struct varlena *old_pointer, const JtSkeletonHeader *hdr,
-			 const char *tree, const char *deltas, uint32 deltas_len,
-			 int32 rawsize)
+				const char *tree, const char *deltas, uint32 deltas_len,
+				int32 rawsize)
 {
 	return jt_pointer_over_fewer(old_pointer, hdr, tree, deltas, deltas_len,
-							  rawsize, 0);
+								 rawsize, 0);
 }
 
 /* The TOAST relation holding the parts of one of our pointers. */

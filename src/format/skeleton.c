@@ -31,10 +31,10 @@
 #include "nodes/pg_list.h"
 #include "utils/memutils.h"
 
-#include "support/compat.h"
 #include "format/delta.h"
-#include "jsonb/jsonb_writer.h"
 #include "format/skeleton.h"
+#include "jsonb/jsonb_writer.h"
+#include "support/compat.h"
 
 /*
  * Check a skeleton's payload, of format version version, and describe it.
@@ -297,7 +297,7 @@ bool
 jt_ref_flat_size(const JtRef *ref, uint64 *size)
 {
 	uint32		phase = 0;
-	uint64		total = sizeof(uint32);	/* the container's header */
+	uint64		total = sizeof(uint32); /* the container's header */
 
 	if (ref->layouts == NULL)
 		return false;

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * skeleton_build.c
- *	  Cut a jsonb document into a skeleton and parts (see skeleton.h).
+ *	  Cut a jsonb document into a skeleton and parts (see format.h).
  *
  * Which values leave the skeleton: the longest first.  Every value of at
  * least JT_MIN_PART_SIZE bytes is a candidate; candidates are taken in
@@ -37,10 +37,10 @@
 #include "miscadmin.h"
 #include "nodes/pg_list.h"
 
-#include "support/compat.h"
-#include "jsonb/jsonb_writer.h"
 #include "format/skeleton.h"
 #include "format/skeleton_build.h"
+#include "jsonb/jsonb_writer.h"
+#include "support/compat.h"
 
 /* A value of the document that may leave the skeleton, or leads to one. */
 typedef struct BuildNode
@@ -49,7 +49,7 @@ typedef struct BuildNode
 	uint32		index;			/* entry index in the parent container */
 	JtNode		node;			/* where it is in the document */
 	bool		external;		/* leaves the skeleton */
-	bool		external_below;	/* something inside it leaves */
+	bool		external_below; /* something inside it leaves */
 	List	   *children;		/* candidates among its entries, in order */
 	/* external containers: entry index where each range starts */
 	uint32	   *range_starts;
@@ -580,11 +580,11 @@ jt_build_skeleton(const struct varlena *doc, int32 target, uint32 range_size,
 	list_sort(b.candidates, candidate_cmp);
 
 	/*
-	 * The longest values leave first, until the rest fits with room for
-	 * the directories of the ranges the wide ones will be cut into.  Were
-	 * that room not kept, a document near the target would get larger
-	 * ranges as soon as it grew a little, and an UPDATE would then share
-	 * none of its parts with the old version (see plan_ranges_to_fit()).
+	 * The longest values leave first, until the rest fits with room for the
+	 * directories of the ranges the wide ones will be cut into.  Were that
+	 * room not kept, a document near the target would get larger ranges as
+	 * soon as it grew a little, and an UPDATE would then share none of its
+	 * parts with the old version (see plan_ranges_to_fit()).
 	 */
 	est = with_dirs = sizeof(uint32) + b.root.node.length;
 	foreach(lc, b.candidates)

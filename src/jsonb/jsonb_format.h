@@ -44,7 +44,7 @@
 #define JT_JENTRY_CONTAINER			0x50000000
 
 /*
- * Not a jsonb type: in the toaster's skeletons only (skeleton.h), an entry
+ * Not a jsonb type: in the toaster's skeletons only (format.h), an entry
  * whose value is stored outside the skeleton.  Navigators over ordinary
  * jsonb reject it.
  */

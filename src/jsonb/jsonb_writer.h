@@ -34,8 +34,8 @@
 
 #include "lib/stringinfo.h"
 
-#include "support/compat.h"
 #include "jsonb/jsonb_format.h"
+#include "support/compat.h"
 
 typedef struct JtWriter
 {

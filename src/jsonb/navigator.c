@@ -283,8 +283,8 @@ object_find(JtSource *src, const JtNode *object, const ContainerLayout *lay,
 		/*
 		 * Keys sort shorter first: a key whose JEntry holds its length, and
 		 * whose length differs, is passed over without finding where it
-		 * starts.  Its length only steers the search and reads nothing, so
-		 * it is checked against the container's data as a whole, not at its
+		 * starts.  Its length only steers the search and reads nothing, so it
+		 * is checked against the container's data as a whole, not at its
 		 * position: a key too long for where it starts, which the full check
 		 * reports, may then just not be found.
 		 */

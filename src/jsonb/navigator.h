@@ -27,8 +27,8 @@
 #ifndef JSONB_TOASTER_NAVIGATOR_H
 #define JSONB_TOASTER_NAVIGATOR_H
 
-#include "support/compat.h"
 #include "jsonb/jsonb_format.h"
+#include "support/compat.h"
 
 typedef struct JtSource JtSource;
 

@@ -40,9 +40,9 @@
 #include "utils/numeric.h"
 
 #include "read/accessors.h"
-#include "support/compat.h"
 #include "read/datum_source.h"
 #include "read/skeleton_read.h"
+#include "support/compat.h"
 
 #ifdef JT_CUSTOM_TOAST
 #include "format/pointer.h"

@@ -39,8 +39,8 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
-#include "support/compat.h"
 #include "read/datum_source.h"
+#include "support/compat.h"
 #include "support/xact_reset.h"
 
 #ifdef JT_CUSTOM_TOAST

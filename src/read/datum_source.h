@@ -15,8 +15,8 @@
 #include "fmgr.h"
 
 #include "decode/decode.h"
-#include "jsonb/navigator.h"
 #include "format/skeleton.h"
+#include "jsonb/navigator.h"
 #include "toast/toast_iterator.h"
 
 typedef enum JtDatumForm
@@ -51,10 +51,10 @@ typedef struct JtDatumSource
 	struct JtDatumSource *part; /* skeletons: the part being read */
 
 	/*
-	 * jt_datum_source_open() sets everything above.  What follows is set
-	 * only for the forms that use it: a source is opened for every call of
-	 * an accessor, and clearing the lot would cost as much as reading a
-	 * short field of a skeleton.
+	 * jt_datum_source_open() sets everything above.  What follows is set only
+	 * for the forms that use it: a source is opened for every call of an
+	 * accessor, and clearing the lot would cost as much as reading a short
+	 * field of a skeleton.
 	 */
 
 	/* skeletons: the parsed pointer */

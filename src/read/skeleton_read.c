@@ -25,11 +25,11 @@
  */
 #include "postgres.h"
 
+#include "format/delta.h"
 #include "format/flatten.h"
-#include "support/compat.h"
 #include "read/datum_source.h"
 #include "read/skeleton_read.h"
-#include "format/delta.h"
+#include "support/compat.h"
 #include "toast/part_fetch.h"
 
 /* Open a part of a skeleton as the current source; describe its root. */

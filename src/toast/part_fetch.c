@@ -37,10 +37,10 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
-#include "format/flatten.h"
-#include "support/compat.h"
 #include "decode/decode.h"
 #include "format/delta.h"
+#include "format/flatten.h"
+#include "support/compat.h"
 #include "toast/part_fetch.h"
 #include "toast/toast_iterator.h"
 
@@ -200,7 +200,7 @@ scan_chunks(Oid toastrelid, PartRead *parts, uint32 n)
  * Decompress a part stored compressed (stored: PostgreSQL's in-memory
  * compressed form, its stream starting with the raw size and the method as
  * core writes it) into raw, which has room for range->rawsize bytes; raw
- * gets a 4-byte header.  The project's decoders (src/decode.c) give core's
+ * gets a 4-byte header.  The project's decoders (src/decode/decode.c) give core's
  * output byte for byte and copy the repeating patterns of wide arrays in
  * fewer, longer steps.
  */

@@ -210,8 +210,8 @@ jt_toast_iterator_end(JtToastIterator *it)
 	/*
 	 * Keep the locks until the end of the transaction, which already holds
 	 * one on the table that owns these rows: the next value read from the
-	 * same TOAST relation then finds its lock in the local lock table
-	 * instead of taking and releasing it again.
+	 * same TOAST relation then finds its lock in the local lock table instead
+	 * of taking and releasing it again.
 	 */
 	toast_close_indexes(it->toastidxs, it->num_indexes, NoLock);
 	table_close(it->toastrel, NoLock);

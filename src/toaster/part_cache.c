@@ -39,10 +39,10 @@
 #include "utils/memutils.h"
 
 #include "format/flatten.h"
-#include "toaster/part_cache.h"
-#include "toast/part_fetch.h"
 #include "format/pointer.h"
 #include "support/xact_reset.h"
+#include "toast/part_fetch.h"
+#include "toaster/part_cache.h"
 
 #define MAX_CACHED_BYTES	(1024 * 1024)
 
@@ -314,4 +314,3 @@ jt_part_cache_lookup(uint64 token, const JtRefRange *range)
 	}
 	return NULL;
 }
-

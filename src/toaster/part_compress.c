@@ -92,4 +92,3 @@ jt_compress_part(const struct varlena *raw, char cmethod)
 	compressed = toast_compress_datum(PointerGetDatum(raw), cmethod);
 	return (struct varlena *) DatumGetPointer(compressed);
 }
-

@@ -38,10 +38,10 @@
 #include "varatt.h"
 
 #include "format/delta.h"
-#include "toaster/part_cache.h"
-#include "toast/part_fetch.h"
-#include "toaster/sharing.h"
 #include "format/pointer.h"
+#include "toast/part_fetch.h"
+#include "toaster/part_cache.h"
+#include "toaster/sharing.h"
 
 /* The parts of the old value, sorted by content hash. */
 struct JtOldParts
@@ -490,4 +490,3 @@ jt_part_is_kept(const JtKeptParts *kept, Oid valueid)
 		bsearch(&valueid, kept->valueids, kept->nvalues, sizeof(Oid),
 				oid_cmp) != NULL;
 }
-

@@ -32,6 +32,7 @@ extern bool jt_old_parts_take_as_delta(JtOldParts *old,
 									   uint32 budget, StringInfo literal,
 									   uint32 *first, uint32 *removed,
 									   JtRefRange *base);
+
 /* The parts a new row version took over from the old one. */
 typedef struct JtKeptParts
 {

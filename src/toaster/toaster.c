@@ -40,16 +40,16 @@
 #include "utils/rls.h"
 
 #include "format/delta.h"
+#include "format/flatten.h"
 #include "format/pointer.h"
+#include "format/skeleton_build.h"
 #include "jsonb_toaster.h"
+#include "toast/part_fetch.h"
 #include "toaster/part_cache.h"
 #include "toaster/part_compress.h"
-#include "toast/part_fetch.h"
-#include "update/partial_update.h"
-#include "format/flatten.h"
-#include "format/skeleton_build.h"
 #include "toaster/sharing.h"
 #include "toaster/toaster.h"
+#include "update/partial_update.h"
 
 #define JT_DEFAULT_INLINE_BUDGET	2000
 #define JT_DEFAULT_RANGE_SIZE		2048
@@ -70,7 +70,7 @@ static struct varlena *adopt_listed(Relation rel, Form_pg_attribute att,
 									struct varlena *oldvalue);
 static void jt_delete(Relation rel, struct varlena *attr,
 					  struct varlena *replacement, bool is_speculative);
-static int	jt_get_parts(struct varlena *attr, varatt_external **parts);
+static int	jt_get_parts(struct varlena *attr, varatt_external * *parts);
 static struct varlena *jt_reassemble(struct varlena *attr,
 									 struct varlena **part_values);
 
@@ -212,7 +212,7 @@ column_compression(Form_pg_attribute att)
  */
 static void
 store_part(Relation rel, const struct varlena *raw, char cmethod,
-		   bool compress, int options, varatt_external *ext)
+		   bool compress, int options, varatt_external * ext)
 {
 	struct varlena *compressed = NULL;
 	Datum		stored;
@@ -250,10 +250,11 @@ keep_as_delta(const JtPatch *patch, const char *deltas, uint32 deltas_len,
 		return NULL;
 	initStringInfo(&area);
 	appendStringInfoSpaces(&area, VARHDRSZ);
+
 	/*
-	 * The new record first: an UPDATE that keeps the row on its page logs
-	 * the new tuple from the first byte that differs to the last, and the
-	 * records after the new one are the old tuple's tail.
+	 * The new record first: an UPDATE that keeps the row on its page logs the
+	 * new tuple from the first byte that differs to the last, and the records
+	 * after the new one are the old tuple's tail.
 	 */
 	jt_delta_append(&area, &patch->base_range, first, removed, literal.data,
 					literal.len);
@@ -286,8 +287,8 @@ pointer_at_base(const JtPatch *patch, const char *area, uint32 area_len,
 	range.valueid = patch->base_range.valueid;
 	memcpy(payload + patch->range_offset, &range, sizeof(range));
 	return jt_pointer_over(patch->old_pointer, &hdr,
-						payload + sizeof(JtSkeletonHeader), area, area_len,
-						rawsize);
+						   payload + sizeof(JtSkeletonHeader), area, area_len,
+						   rawsize);
 }
 
 /*
@@ -316,9 +317,10 @@ remember_same_parts(const struct varlena *newptr, const struct varlena *oldptr)
 		same_parts_cxt = AllocSetContextCreate(TopMemoryContext,
 											   "jsonb_toaster patched pointer",
 											   ALLOCSET_DEFAULT_SIZES);
+
 	/*
-	 * Forgotten first, set once both copies exist: should an allocation
-	 * fail, nothing stale or half made is left.
+	 * Forgotten first, set once both copies exist: should an allocation fail,
+	 * nothing stale or half made is left.
 	 */
 	same_parts_new = same_parts_old = NULL;
 	MemoryContextReset(same_parts_cxt);
@@ -351,9 +353,9 @@ jt_tree_patch_pointer(const char *payload, uint32 payload_len,
 	if (!jt_patch_may_be_taken(payload_len - sizeof(hdr), 0, 0))
 		return NULL;
 	result = jt_pointer_over_fewer(old_pointer, &hdr, payload + sizeof(hdr),
-								payload + sizeof(hdr) + hdr.tree_size,
-								payload_len - sizeof(hdr) - hdr.tree_size,
-								rawsize, dropped_stored);
+								   payload + sizeof(hdr) + hdr.tree_size,
+								   payload_len - sizeof(hdr) - hdr.tree_size,
+								   rawsize, dropped_stored);
 	if (same_parts)
 		remember_same_parts(result, old_pointer);
 	return result;
@@ -531,8 +533,8 @@ store_patch(Relation rel, const JtPatch *patch, char cmethod, int32 rawsize,
 		elog(DEBUG1, "jsonb_toaster: stored the skeleton, kept its %u parts",
 			 hdr.nparts);
 		return jt_pointer_over(patch->old_pointer, &hdr,
-							patch->payload + sizeof(JtSkeletonHeader),
-							deltas, deltas_len, rawsize);
+							   patch->payload + sizeof(JtSkeletonHeader),
+							   deltas, deltas_len, rawsize);
 	}
 
 	memcpy(&oldrange, VARDATA_CUSTOM(patch->old_pointer) + patch->range_offset,
@@ -573,8 +575,8 @@ store_patch(Relation rel, const JtPatch *patch, char cmethod, int32 rawsize,
 	elog(DEBUG1, "jsonb_toaster: stored the changed part, kept the %u others",
 		 hdr.nparts - 1);
 	return jt_make_pointer(&hdr, payload + sizeof(JtSkeletonHeader),
-						deltas, deltas_len, rawsize, stored_outside,
-						jt_patched_version(patch->old_pointer));
+						   deltas, deltas_len, rawsize, stored_outside,
+						   jt_patched_version(patch->old_pointer));
 }
 
 /*
@@ -616,8 +618,8 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	if (!skeleton_gives_back(&res, doc, toastrelid))
 	{
 		/*
-		 * Never store what would not read back exactly.  This is a bug in
-		 * the layout writer, so it is loud; the value is not lost.
+		 * Never store what would not read back exactly.  This is a bug in the
+		 * layout writer, so it is loud; the value is not lost.
 		 */
 		ereport(WARNING,
 				(errcode(ERRCODE_INTERNAL_ERROR),
@@ -696,8 +698,8 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	hdr.nparts = res.nparts;
 	hdr.tree_size = res.tree.len;
 	return jt_make_pointer(&hdr, res.tree.data, deltas.data, deltas.len,
-						VARSIZE(doc), stored_outside,
-						JT_SKELETON_VERSION_LATEST);
+						   VARSIZE(doc), stored_outside,
+						   JT_SKELETON_VERSION_LATEST);
 }
 
 static struct varlena *
@@ -828,8 +830,8 @@ write_replaced_parts(Relation rel, Form_pg_attribute att, struct varlena *value,
 	initStringInfo(&deltas);
 	jt_delta_area_copy(skel, InvalidOid, false, &deltas);
 	return jt_make_pointer(&hdr, payload + sizeof(hdr), deltas.data, deltas.len,
-						header.va_rawsize, stored_outside,
-						jt_patched_version(value));
+						   header.va_rawsize, stored_outside,
+						   jt_patched_version(value));
 }
 
 /*
@@ -987,8 +989,8 @@ jt_delete(Relation rel, struct varlena *attr, struct varlena *replacement,
 	MemoryContext caller;
 
 	/*
-	 * The same pointer is kept in the new row version, or one that names
-	 * the same parts: it owns them
+	 * The same pointer is kept in the new row version, or one that names the
+	 * same parts: it owns them
 	 */
 	if (replacement != NULL && VARATT_IS_EXTERNAL_CUSTOM(replacement) &&
 		VARSIZE_EXTERNAL(replacement) == VARSIZE_EXTERNAL(attr) &&
@@ -1024,7 +1026,7 @@ jt_delete(Relation rel, struct varlena *attr, struct varlena *replacement,
  * in the caller's context.
  */
 static int
-jt_get_parts(struct varlena *attr, varatt_external **parts)
+jt_get_parts(struct varlena *attr, varatt_external * *parts)
 {
 	MemoryContext caller = CurrentMemoryContext;
 	MemoryContext work;
@@ -1077,4 +1079,3 @@ jt_reassemble(struct varlena *attr, struct varlena **part_values)
 	MemoryContextDelete(work);
 	return result;
 }
-

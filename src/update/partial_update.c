@@ -53,13 +53,13 @@
 #include "utils/memutils.h"
 
 #include "format/delta.h"
-#include "toast/part_fetch.h"
 #include "jsonb/jsonb_writer.h"
+#include "support/xact_reset.h"
+#include "toast/part_fetch.h"
 #include "toaster/part_cache.h"
+#include "toaster/toaster.h"
 #include "update/partial_update.h"
 #include "update/partial_update_int.h"
-#include "toaster/toaster.h"
-#include "support/xact_reset.h"
 
 /* patches of larger documents are not kept: bounded memory */
 #define MAX_KEPT_BYTES	(1024 * 1024)
@@ -128,6 +128,7 @@ static void
 layout_part_root(JtSource *src, const JtNode *root, JtPartLayout *layout)
 {
 	uint32		count = jt_node_count(root);
+
 	/* an array's elements are laid out as values, with no keys */
 	uint32		nkeys = jt_node_is_object(root) ? count : 0;
 	ValueEnds	ends;
@@ -610,6 +611,7 @@ jt_apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	count = (ref->header & JT_CONTAINER_COUNT_MASK) -
 		(ref->ranges[r].header & JT_CONTAINER_COUNT_MASK) +
 		jt_node_count(&root);
+
 	/*
 	 * Without layout bytes, the new part's layout, to tell the document's
 	 * size from the two parts: from the splice, or a walk of it.
@@ -638,8 +640,8 @@ jt_apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 		return NULL;
 
 	/*
-	 * The stored payload, with the count and the part's entry rewritten,
-	 * and the deltas of the other parts.
+	 * The stored payload, with the count and the part's entry rewritten, and
+	 * the deltas of the other parts.
 	 */
 	base_range = jt_stored_range(skel, &ref->ranges[r]);
 	initStringInfo(&buf);
@@ -667,7 +669,7 @@ jt_apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	memcpy(payload + range_offset, &range, sizeof(range));
 	if (ref->layouts)
 	{
-		/* the layout bytes end the reference (skeleton.h) */
+		/* the layout bytes end the reference (format.h) */
 		new_byte = jt_part_layout(&src, &root);
 		payload[ref_offset + ref->reflen - ref->nranges + r] = (char) new_byte;
 	}
@@ -696,7 +698,10 @@ jt_apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 								  new_byte, &range, &rawsize) :
 			tree_document_size(&patched, &rawsize))
 		{
-			/* the entries walked, and the pairs the splice kept, serve the delta */
+			/*
+			 * the entries walked, and the pairs the splice kept, serve the
+			 * delta
+			 */
 			JtPatch		patch = {
 				.payload = payload,
 				.payload_len = payload_len,
@@ -771,4 +776,3 @@ jt_patch_for(const struct varlena *value, const struct varlena *oldvalue)
 		return NULL;
 	return &last_patch;
 }
-

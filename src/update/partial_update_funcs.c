@@ -46,10 +46,10 @@
 #include "utils/fmgrprotos.h"
 #include "utils/jsonb.h"
 
+#include "format/pointer.h"
 #include "jsonb/jsonb_writer.h"
 #include "update/partial_update.h"
 #include "update/partial_update_int.h"
-#include "format/pointer.h"
 
 /* What the functions here can do with their first argument. */
 typedef enum StoredShape
@@ -148,10 +148,10 @@ builtin_on(FunctionCallInfo fcinfo, PGFunction builtin, bool deleting,
 {
 	if (deleting)
 		return (struct varlena *) DatumGetPointer(
-			DirectFunctionCall2(builtin, PointerGetDatum(doc), path));
+												  DirectFunctionCall2(builtin, PointerGetDatum(doc), path));
 	return (struct varlena *) DatumGetPointer(
-		DirectFunctionCall4(builtin, PointerGetDatum(doc), path,
-							PG_GETARG_DATUM(2), PG_GETARG_DATUM(3)));
+											  DirectFunctionCall4(builtin, PointerGetDatum(doc), path,
+																  PG_GETARG_DATUM(2), PG_GETARG_DATUM(3)));
 }
 
 /* Count the parts of a reference into *(uint32 *) arg (a JtRefVisitor). */
@@ -388,8 +388,8 @@ change_path(FunctionCallInfo fcinfo, PGFunction builtin, PathChange how)
 		/*
 		 * jsonb_insert() of a key missing from a root kept in the tree adds
 		 * it, as jsonb_set() would (its last argument, insert_after, means
-		 * nothing to an object).  A key that is there is left to the
-		 * builtin, which raises its error.
+		 * nothing to an object).  A key that is there is left to the builtin,
+		 * which raises its error.
 		 */
 		Jsonb	   *value = PG_GETARG_JSONB_P(2);
 		JtSource	vsrc;
@@ -509,17 +509,17 @@ builtin_change(const KeyedChange *kc, struct varlena *doc, uint32 first,
 
 	if (kc->values)
 		return (struct varlena *) DatumGetPointer(
-			DirectFunctionCall2(jsonb_concat, PointerGetDatum(doc),
-								PointerGetDatum(object_slice(kc->vsrc, &kc->object,
-															 first, n))));
+												  DirectFunctionCall2(jsonb_concat, PointerGetDatum(doc),
+																	  PointerGetDatum(object_slice(kc->vsrc, &kc->object,
+																								   first, n))));
 	names = palloc(n * sizeof(Datum));
 	for (uint32 i = 0; i < n; i++)
 		names[i] = PointerGetDatum(cstring_to_text_with_len(kc->keys[first + i],
 															kc->keylens[first + i]));
 	return (struct varlena *) DatumGetPointer(
-		DirectFunctionCall2(jsonb_delete_array, PointerGetDatum(doc),
-							PointerGetDatum(construct_array_builtin(names, n,
-																	TEXTOID))));
+											  DirectFunctionCall2(jsonb_delete_array, PointerGetDatum(doc),
+																  PointerGetDatum(construct_array_builtin(names, n,
+																										  TEXTOID))));
 }
 
 /*
@@ -697,4 +697,3 @@ jt_jsonb_delete_array(PG_FUNCTION_ARGS)
 		return jsonb_delete_array(fcinfo);
 	PG_RETURN_POINTER(result);
 }
-

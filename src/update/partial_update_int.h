@@ -48,8 +48,8 @@ typedef struct JtSplice
 typedef struct JtFetchedPart
 {
 	struct varlena *content;	/* what it reads as */
-	struct varlena *base;		/* what is stored for it: itself, or the
-								 * base it is a delta of */
+	struct varlena *base;		/* what is stored for it: itself, or the base
+								 * it is a delta of */
 	uint32		count;			/* pairs */
 	bool		described;		/* layout is set */
 	JtPartLayout layout;

@@ -25,8 +25,8 @@
 
 #include "format/delta.h"
 #include "toaster/part_cache.h"
-#include "update/partial_update_int.h"
 #include "toaster/toaster.h"
+#include "update/partial_update_int.h"
 
 /* What splice_tree() did. */
 typedef enum TreeSplice
@@ -188,8 +188,8 @@ jt_apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, uint32 n,
 	}
 
 	/*
-	 * Nothing left outside the row: a plain document, which an UPDATE
-	 * stores as any other (and deletes the old value's parts).
+	 * Nothing left outside the row: a plain document, which an UPDATE stores
+	 * as any other (and deletes the old value's parts).
 	 */
 	if (skel->hdr.nparts == 0)
 	{
@@ -228,8 +228,8 @@ jt_apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, uint32 n,
 	}
 
 	/*
-	 * Flattens (as above); with parts dropped, the builtin's document goes
-	 * to the toaster's general path, which lists what it keeps.
+	 * Flattens (as above); with parts dropped, the builtin's document goes to
+	 * the toaster's general path, which lists what it keeps.
 	 */
 	if (dropped.valueids != NIL)
 	{
@@ -246,4 +246,3 @@ jt_apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, uint32 n,
 	pfree(payload);
 	return document;
 }
-

@@ -67,7 +67,7 @@ AS 'MODULE_PATHNAME', 'jt_test_skeleton_set_delta'
 LANGUAGE C STRICT VOLATILE;
 
 -- A copy of a value stored by the toaster whose partno-th part's layout
--- byte (format version 3, src/skeleton.h) is the given one (patched
+-- byte (format version 3, src/format/format.h) is the given one (patched
 -- servers only).
 CREATE FUNCTION jt_test_skeleton_set_layout(skeleton jsonb, partno integer,
 	layout integer)

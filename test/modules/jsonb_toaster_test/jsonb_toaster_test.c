@@ -28,8 +28,8 @@
 #ifdef JT_CUSTOM_TOAST
 /* the toaster's format: types and constants only, no code of it is called */
 #include "format/delta.h"
-#include "format/skeleton.h"
 #include "format/pointer.h"
+#include "format/skeleton.h"
 #endif
 
 PG_MODULE_MAGIC;
@@ -458,7 +458,7 @@ PG_FUNCTION_INFO_V1(jt_test_skeleton_set_delta);
  *		returns jsonb
  *
  * A copy of the toaster's pointer skeleton whose first delta record (see
- * src/delta.h) claims the given edit: the base entries kept before the
+ * src/format/delta.h) claims the given edit: the base entries kept before the
  * literal's, and those it replaces.
  */
 Datum
@@ -504,7 +504,7 @@ PG_FUNCTION_INFO_V1(jt_test_skeleton_set_layout);
  *		returns jsonb
  *
  * A copy of the toaster's pointer skeleton in which part partno's layout
- * byte (format version 3, see src/skeleton.h) is the given one.
+ * byte (format version 3, see src/format/format.h) is the given one.
  */
 Datum
 jt_test_skeleton_set_layout(PG_FUNCTION_ARGS)
@@ -622,7 +622,7 @@ PG_FUNCTION_INFO_V1(jt_test_skeleton_without_layouts);
  * jt_test_skeleton_without_layouts(skeleton jsonb) returns jsonb
  *
  * The toaster's pointer skeleton as format versions 1 and 2 wrote it: a
- * root reference without layout bytes (src/skeleton.h), in a pointer of
+ * root reference without layout bytes (src/format/format.h), in a pointer of
  * version 2 if it holds deltas, else 1.  Lets tests present values written
  * before version 3 to the code that reads and updates them.  The value's
  * hashes must be those of these versions (jt_test_skeleton_legacy_hashes).
