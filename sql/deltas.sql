@@ -317,9 +317,8 @@ DROP FUNCTION check_v3();
 -- hashes), rows 2 and 4's do.  The edit is too large for a delta, and its
 -- value would compress in any row; rows 1 and 3's new parts stay
 -- uncompressed.  Rows 3 and 4 hold values without layout bytes (format
--- version 2's), so that jsonb_set() returns the document flattened and
--- the toaster writes the part from it; rows 1 and 2 get a pointer that
--- carries the part whole.
+-- version 2's), so that jsonb_set() flattens the document to learn its
+-- size; all four get a pointer that carries the part whole.
 CREATE TABLE cz (id int PRIMARY KEY, jb jsonb);
 ALTER TABLE cz ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
 ALTER TABLE cz ALTER COLUMN jb SET COMPRESSION pglz;

@@ -21,8 +21,8 @@
 #include "utils/guc.h"
 
 #include "admin/uninstall.h"
-#include "jsonb_toaster.h"
 #include "overrides.h"
+#include "support/names.h"
 
 #ifdef JT_CUSTOM_TOAST
 #include "toaster/toaster.h"

@@ -32,9 +32,9 @@
 #include "utils/fmgrprotos.h"
 #include "utils/guc.h"
 
-#include "jsonb_toaster.h"
 #include "overrides.h"
 #include "read/accessors.h"
+#include "support/names.h"
 #include "update/partial_update.h"
 
 static bool jt_override_builtins = true;

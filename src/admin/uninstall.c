@@ -54,7 +54,7 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
-#include "jsonb_toaster.h"
+#include "support/names.h"
 
 /* Columns named in the DROP EXTENSION error; the count covers the rest */
 #define JT_MAX_COLUMNS_LISTED	10

@@ -43,13 +43,12 @@
 #include "format/flatten.h"
 #include "format/pointer.h"
 #include "format/skeleton_build.h"
-#include "jsonb_toaster.h"
+#include "support/names.h"
 #include "toast/part_fetch.h"
 #include "toaster/part_cache.h"
 #include "toaster/part_compress.h"
 #include "toaster/sharing.h"
 #include "toaster/toaster.h"
-#include "update/partial_update.h"
 
 #define JT_DEFAULT_INLINE_BUDGET	2000
 #define JT_DEFAULT_RANGE_SIZE		2048
@@ -388,13 +387,13 @@ part_outgrown(uint32 part_size, uint32 largest_sibling)
 }
 
 /*
- * Would store_patch() take a patch, as far as can be told before the
- * row's budget is known?  skeleton_size is the patched tree's and delta
+ * Could a patch be returned as a pointer (jt_patch_pointer(),
+ * jt_tree_patch_pointer())?  skeleton_size is the patched tree's and delta
  * area's, part_size the changed part's raw size (0 when only the tree
  * changed) and largest_sibling the largest raw size of its reference's
- * parts, as stored.  partial_update*.c ask so as to keep copies of
- * the other parts only for the general path that follows a refusal: a
- * wrong guess costs time, never correctness.
+ * parts, as stored.  partial_update*.c ask so as to keep copies of the
+ * other parts only for the general path that follows a refusal: a wrong
+ * guess costs time, never correctness.
  */
 bool
 jt_patch_may_be_taken(uint32 skeleton_size, uint32 part_size,
@@ -459,12 +458,13 @@ patch_as_replacement(const JtPatch *patch, int32 rawsize, int32 target)
 
 /*
  * The pointer jsonb_set() and the like return in place of the document
- * when their patch changed one part, of a document whose raw size they
- * know: what store_patch() would make of the document, written in the row
- * by jt_adopt() without flattening anything.  The changed part is kept as
- * a delta, or else carried whole for jt_adopt() to write.  NULL when
- * store_patch() might do otherwise (the row's budget is not known here:
- * jsonb_toaster.inline_budget stands for it).  *whole tells which.
+ * when their patch changed one part, of a document of rawsize bytes: what
+ * jt_adopt() stores in the row without flattening anything.  The changed
+ * part is kept as a delta, or else carried whole for jt_adopt() to write.
+ * NULL when the part has outgrown its range or the pointer would not fit
+ * the row (whose budget is not known here: jsonb_toaster.inline_budget
+ * stands for it); the document then goes to the general path, which
+ * shares the other parts with the old value.  *whole tells which.
  */
 struct varlena *
 jt_patch_pointer(const JtPatch *patch, int32 rawsize, bool *whole)
@@ -493,93 +493,6 @@ jt_patch_pointer(const JtPatch *patch, int32 rawsize, bool *whole)
 }
 
 /*
- * Store a document that jsonb_set(), #-, - or || made from the value it
- * replaces by changing one part or the skeleton's tree (partial_update*.c):
- * write that part, keep the others' value ids.  The document is what the
- * patched skeleton flattens to, since that is how it was made.  NULL, for
- * the general path, when the skeleton no longer fits the row or the part
- * has outgrown a range.
- */
-static struct varlena *
-store_patch(Relation rel, const JtPatch *patch, char cmethod, int32 rawsize,
-			int32 target, int options)
-{
-	JtSkeletonHeader hdr;
-	JtRefRange	range;
-	JtRefRange	oldrange;
-	varatt_custom oldheader;
-	varatt_external ext;
-	char	   *payload;
-	const char *deltas;
-	uint32		deltas_len;
-	uint64		stored_outside;
-
-	/* logical decoding sees only the parts an UPDATE writes: no sharing */
-	if (RelationIsLogicallyLogged(rel))
-		return NULL;
-	memcpy(&hdr, patch->payload, sizeof(hdr));
-	deltas = patch->payload + sizeof(hdr) + hdr.tree_size;
-	deltas_len = patch->payload_len - sizeof(hdr) - hdr.tree_size;
-	if (hdr.toastrelid != CustomToastPointerRelid(rel) ||
-		hdr.tree_size + deltas_len > (uint32) target)
-		return NULL;
-
-	/* the old value's TOAST bytes */
-	VARATT_CUSTOM_GET_HEADER(oldheader, patch->old_pointer);
-	stored_outside = oldheader.va_storedsize - oldheader.va_size;
-	if (patch->part == NULL)
-	{
-		/* only the tree changed, or nothing */
-		elog(DEBUG1, "jsonb_toaster: stored the skeleton, kept its %u parts",
-			 hdr.nparts);
-		return jt_pointer_over(patch->old_pointer, &hdr,
-							   patch->payload + sizeof(JtSkeletonHeader),
-							   deltas, deltas_len, rawsize);
-	}
-
-	memcpy(&oldrange, VARDATA_CUSTOM(patch->old_pointer) + patch->range_offset,
-		   sizeof(oldrange));
-	if (part_outgrown(VARSIZE(patch->part),
-					  Max((uint32) oldrange.rawsize, patch->largest_sibling)))
-		return NULL;
-
-	payload = palloc(patch->payload_len);
-	memcpy(payload, patch->payload, patch->payload_len);
-	memcpy(&range, payload + patch->range_offset, sizeof(range));
-
-	/* a small edit: keep the old part, store how the new one differs */
-	if (patch->base != NULL)
-	{
-		struct varlena *result = patch_as_delta(patch, rawsize, target);
-
-		if (result != NULL)
-		{
-			elog(DEBUG1, "jsonb_toaster: kept the changed part as a delta, and the %u others",
-				 hdr.nparts - 1);
-			return result;
-		}
-	}
-
-	store_part(rel, patch->part, cmethod,
-			   patch->base == NULL ||
-			   jt_stored_compressed(&patch->base_range),
-			   options, &ext);
-	range.extinfo = ext.va_extinfo;
-	range.valueid = ext.va_valueid;
-	memcpy(payload + patch->range_offset, &range, sizeof(range));
-
-	/* less the part replaced, plus the new */
-	stored_outside -= oldrange.extinfo & VARLENA_EXTSIZE_MASK;
-	stored_outside += VARATT_EXTERNAL_GET_EXTSIZE(ext);
-
-	elog(DEBUG1, "jsonb_toaster: stored the changed part, kept the %u others",
-		 hdr.nparts - 1);
-	return jt_make_pointer(&hdr, payload + sizeof(JtSkeletonHeader),
-						   deltas, deltas_len, rawsize, stored_outside,
-						   jt_patched_version(patch->old_pointer));
-}
-
-/*
  * Cut the document, check that it flattens back exactly, write its parts
  * and return the pointer; NULL to leave the value to standard TOAST.
  */
@@ -596,21 +509,12 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	JtSkeletonHeader hdr;
 	JtOldParts *old;
 	JtRefRange *planned = NULL;
-	const JtPatch *patch;
-	struct varlena *result;
 	StringInfoData deltas;
 	StringInfoData literal;
 	uint32		nkept = 0;
 	uint32		ndeltas = 0;
 
 	target = Max(Min(budget, jt_inline_budget), 0);
-
-	/* jsonb_set(), - or || changed one part of the value replaced */
-	patch = jt_patch_for(value, oldvalue);
-	if (patch != NULL &&
-		(result = store_patch(rel, patch, cmethod, VARSIZE(value), target,
-							  options)) != NULL)
-		return result;
 
 	doc = detoast_attr(value);
 	if (!jt_build_skeleton(doc, target, (uint32) jt_range_size, &res))

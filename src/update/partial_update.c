@@ -33,14 +33,15 @@
  * the core series' adopt callback), writing the part carried whole, and
  * nothing is flattened.
  *
- * Otherwise the result is an ordinary flat jsonb, as the builtin's, so it
- * can go wherever a jsonb goes.  The patch is kept for the toaster until
- * the next patch is made, the transaction ends, or a subtransaction
- * aborts; the toaster uses it only for the very bytes made here, replacing
- * the very pointer they were made from (jt_patch_for()).  The stored parts
- * read to flatten the document are kept by the part cache, as parts of
- * that pointer: should the toaster turn the patch down (the skeleton grew
- * too large for the row, say), the general path finds them there.
+ * The raw size is known without the other parts for values written with
+ * layout bytes; for others the document is flattened to learn it.  A
+ * change the pointer cannot hold (a part that outgrew its range, a
+ * skeleton too large for the row) gives an ordinary flat jsonb, as the
+ * builtin's, which the toaster stores through its general path: it cuts
+ * the document again and shares with the old value the parts left alone.
+ * The stored parts read to flatten that document are kept by the part
+ * cache, as parts of the old pointer, for that comparison.  Nothing else
+ * passes from here to the toaster.
  *
  * Copyright (c) 2026, jsonb_toaster developers
  *
@@ -54,28 +55,12 @@
 
 #include "format/delta.h"
 #include "jsonb/jsonb_writer.h"
-#include "support/xact_reset.h"
 #include "toast/part_fetch.h"
 #include "toaster/part_cache.h"
 #include "toaster/toaster.h"
 #include "update/partial_update.h"
 #include "update/partial_update_int.h"
 
-/* patches of larger documents are not kept: bounded memory */
-#define MAX_KEPT_BYTES	(1024 * 1024)
-
-/* The last patch made, kept for the toaster; none when document is NULL. */
-static MemoryContext patch_cxt = NULL;
-static JtPatch last_patch;
-static struct varlena *last_document = NULL;
-
-static void
-forget_patch(void)
-{
-	if (patch_cxt)
-		MemoryContextReset(patch_cxt);
-	last_document = NULL;
-}
 
 /*
  * Lay out a part from its root (in src), describing every entry of it
@@ -446,56 +431,6 @@ patched_document_size(struct varlena *pointer, JtSkeleton *skel,
 	return true;
 }
 
-void
-jt_keep_patch(const struct varlena *pointer, const char *payload,
-			  uint32 payload_len, uint32 range_offset,
-			  const struct varlena *part, const struct varlena *base,
-			  const JtRefRange *base_range, uint32 largest_sibling,
-			  const struct varlena *document)
-{
-	Size		pointer_size = VARSIZE_EXTERNAL(pointer);
-	MemoryContext old;
-
-	forget_patch();
-	if (pointer_size + payload_len + (part ? VARSIZE(part) : 0) +
-		(base ? VARSIZE(base) : 0) + VARSIZE(document) > MAX_KEPT_BYTES)
-		return;
-	jt_reset_at_xact_end(forget_patch);
-	if (patch_cxt == NULL)
-		patch_cxt = AllocSetContextCreate(TopMemoryContext,
-										  "jsonb_toaster partial update",
-										  ALLOCSET_DEFAULT_SIZES);
-	old = MemoryContextSwitchTo(patch_cxt);
-	last_patch.old_pointer = palloc(pointer_size);
-	memcpy((char *) last_patch.old_pointer, pointer, pointer_size);
-	last_patch.payload = palloc(payload_len);
-	memcpy((char *) last_patch.payload, payload, payload_len);
-	last_patch.payload_len = payload_len;
-	last_patch.range_offset = range_offset;
-	last_patch.part = NULL;
-	last_patch.base = NULL;
-	last_patch.base_entries = NULL;
-	last_patch.part_entries = NULL;
-	last_patch.same_head = 0;
-	last_patch.same_tail = 0;
-	last_patch.carried_len = 0;
-	last_patch.largest_sibling = largest_sibling;
-	memset(&last_patch.base_range, 0, sizeof(last_patch.base_range));
-	if (part)
-	{
-		last_patch.part = palloc(VARSIZE(part));
-		memcpy((char *) last_patch.part, part, VARSIZE(part));
-	}
-	if (base)
-	{
-		last_patch.base = palloc(VARSIZE(base));
-		memcpy((char *) last_patch.base, base, VARSIZE(base));
-		last_patch.base_range = *base_range;
-	}
-	last_document = palloc(VARSIZE(document));
-	memcpy(last_document, document, VARSIZE(document));
-	MemoryContextSwitchTo(old);
-}
 
 /* The stored value again, as a result that is the caller's to keep. */
 struct varlena *
@@ -689,53 +624,72 @@ jt_apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 								  carried_len, VARSIZE(newpart), largest);
 	if (taken && base != NULL)
 	{
+		/* the entries walked, and the pairs the splice kept, serve the delta */
+		JtPatch		patch = {
+			.payload = payload,
+			.payload_len = payload_len,
+			.range_offset = range_offset,
+			.part = newpart,
+			.base = base,
+			.base_range = base_range,
+			.old_pointer = pointer,
+			.base_entries = base == oldpart && old->described ?
+			old->layout.entries : NULL,
+			.part_entries = new_layout.entries,
+			.carried_len = carried_len,
+			.largest_sibling = largest,
+		};
 		int32		rawsize;
-		struct varlena *result = NULL;
+		bool		known;
+		struct varlena *result;
 		bool		whole = false;
 
-		if (site->is_root ?
+		if (splice && base == oldpart)
+		{
+			patch.same_head = splice->index;
+			patch.same_tail = old->count - splice->index -
+				(splice->removed ? 1 : 0);
+		}
+		known = site->is_root ?
 			patched_document_size(pointer, skel, ref, r, old, &new_layout,
 								  new_byte, &range, &rawsize) :
-			tree_document_size(&patched, &rawsize))
+			tree_document_size(&patched, &rawsize);
+		if (!known)
 		{
 			/*
-			 * the entries walked, and the pairs the splice kept, serve the
-			 * delta
+			 * The directories do not tell the document's size (values
+			 * written before layout bytes): flattening does.  Checked as
+			 * below, since the document may yet be returned.
 			 */
-			JtPatch		patch = {
-				.payload = payload,
-				.payload_len = payload_len,
-				.range_offset = range_offset,
-				.part = newpart,
-				.base = base,
-				.base_range = base_range,
-				.old_pointer = pointer,
-				.base_entries = base == oldpart && old->described ?
-				old->layout.entries : NULL,
-				.part_entries = new_layout.entries,
-				.carried_len = carried_len,
-				.largest_sibling = largest,
-			};
-
-			if (splice && base == oldpart)
-			{
-				patch.same_head = splice->index;
-				patch.same_tail = old->count - splice->index -
-					(splice->removed ? 1 : 0);
-			}
-			result = jt_patch_pointer(&patch, rawsize, &whole);
+			if (!old->described)
+				check_part_entries(newpart);
+			document = jt_flatten_changed(pointer, &patched,
+										  site->parts_before + r, newpart,
+										  false);
+			rawsize = (int32) VARSIZE(document);
 		}
+		result = jt_patch_pointer(&patch, rawsize, &whole);
 		if (result != NULL)
 		{
 #ifdef USE_ASSERT_CHECKING
-			jt_check_told_size(pointer, &patched, site->parts_before + r,
-							   newpart, (uint64) rawsize,
-							   "the layout bytes of the parts give another size than flattening");
+			if (known)
+				jt_check_told_size(pointer, &patched, site->parts_before + r,
+								   newpart, (uint64) rawsize,
+								   "the layout bytes of the parts give another size than flattening");
 #endif
 			elog(DEBUG1, "jsonb_toaster: changed part %u of %u, returned %s",
 				 r + 1, ref->nranges, whole ? "whole" : "as a delta");
+			if (!known)
+				pfree(document);
 			pfree(payload);
 			return result;
+		}
+		if (!known)
+		{
+			elog(DEBUG1, "jsonb_toaster: changed part %u of %u, returned the document",
+				 r + 1, ref->nranges);
+			pfree(payload);
+			return document;
 		}
 	}
 
@@ -743,36 +697,18 @@ jt_apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	 * The flattened document goes to the builtins, which trust what they
 	 * read: a part spliced from one whose entries were not walked is walked
 	 * now, each entry checked against its bounds (a pointer is checked by
-	 * whoever reads it).
+	 * whoever reads it).  It goes to the toaster's general path, which
+	 * shares the parts left alone with the old value; the stored parts read
+	 * are kept for it (part_cache.c) when the change is too large for a
+	 * pointer.
 	 */
 	if (!old->described)
 		check_part_entries(newpart);
 	document = jt_flatten_changed(pointer, &patched, site->parts_before + r,
 								  newpart, !taken);
-
-	jt_keep_patch(pointer, payload, payload_len, range_offset, newpart, base,
-				  &base_range, largest, document);
-	elog(DEBUG1, "jsonb_toaster: changed part %u of %u in place", r + 1,
-		 ref->nranges);
+	elog(DEBUG1, "jsonb_toaster: changed part %u of %u, returned the document",
+		 r + 1, ref->nranges);
 	pfree(payload);
 	return document;
 }
 
-/*
- * The patch that made value, if value is the document the last patch made,
- * byte for byte, and oldvalue the pointer it was made from; NULL if not.
- * The caller must not keep it past its next call into partial_update*.c.
- */
-const JtPatch *
-jt_patch_for(const struct varlena *value, const struct varlena *oldvalue)
-{
-	if (last_document == NULL || oldvalue == NULL ||
-		VARATT_IS_EXTENDED(value) ||
-		!VARATT_IS_EXTERNAL_CUSTOM(oldvalue) ||
-		VARSIZE(value) != VARSIZE(last_document) ||
-		VARSIZE_EXTERNAL(oldvalue) != VARSIZE_EXTERNAL(last_patch.old_pointer) ||
-		memcmp(oldvalue, last_patch.old_pointer, VARSIZE_EXTERNAL(oldvalue)) != 0 ||
-		memcmp(value, last_document, VARSIZE(value)) != 0)
-		return NULL;
-	return &last_patch;
-}

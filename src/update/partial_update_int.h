@@ -96,13 +96,6 @@ extern struct varlena *jt_apply_patch(struct varlena *pointer,
 									  struct varlena *newpart,
 									  const JtSplice *splice);
 
-/* keep a patch for the toaster (jt_patch_for()) */
-extern void jt_keep_patch(const struct varlena *pointer, const char *payload,
-						  uint32 payload_len, uint32 range_offset,
-						  const struct varlena *part,
-						  const struct varlena *base,
-						  const JtRefRange *base_range, uint32 largest_sibling,
-						  const struct varlena *document);
 
 /* the stored value again, as a result that is the caller's to keep */
 extern struct varlena *jt_copy_of_pointer(const struct varlena *pointer);

@@ -200,36 +200,55 @@ jt_apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, uint32 n,
 	}
 
 	/*
-	 * A pointer in place of the document, when the tree and the directories
-	 * tell its size and the value carries no part whole (a pointer made by
-	 * another change, whose parts the toaster writes when it adopts it)
+	 * A pointer in place of the document, when the value carries no part
+	 * whole (a pointer made by another change, whose parts the toaster
+	 * writes when it adopts it).  Its size is told by the tree and the
+	 * directories, or else by flattening.
 	 */
-	if (jt_delta_carried_len(skel, InvalidOid) == 0 &&
-		jt_skeleton_flat_size(skel, &flat_size) &&
-		flat_size + VARHDRSZ <= JT_JENTRY_OFFLEN_MASK)
+	if (jt_delta_carried_len(skel, InvalidOid) == 0)
 	{
 		struct varlena *result;
+		bool		known;
 
-		result = jt_tree_patch_pointer(payload, payload_len, pointer,
-									   (int32) (flat_size + VARHDRSZ),
-									   dropped.stored,
-									   dropped.valueids == NIL);
+		known = jt_skeleton_flat_size(skel, &flat_size);
+		if (!known)
+		{
+			document = jt_flatten_changed(pointer, skel, 0, NULL, false);
+			flat_size = VARSIZE(document) - VARHDRSZ;
+		}
+		result = NULL;
+		if (flat_size + VARHDRSZ <= JT_JENTRY_OFFLEN_MASK)
+			result = jt_tree_patch_pointer(payload, payload_len, pointer,
+										   (int32) (flat_size + VARHDRSZ),
+										   dropped.stored,
+										   dropped.valueids == NIL);
 		if (result != NULL)
 		{
 #ifdef USE_ASSERT_CHECKING
-			jt_check_told_size(pointer, skel, 0, NULL, flat_size + VARHDRSZ,
-							   "the tree and the layout bytes give another size than flattening");
+			if (known)
+				jt_check_told_size(pointer, skel, 0, NULL, flat_size + VARHDRSZ,
+								   "the tree and the layout bytes give another size than flattening");
 #endif
 			elog(DEBUG1, "jsonb_toaster: changed the skeleton's tree, returned it%s",
 				 dropped.valueids ? " without the parts of the values removed" : "");
+			if (!known)
+				pfree(document);
 			pfree(payload);
 			return result;
 		}
+		if (!known && dropped.valueids == NIL)
+		{
+			elog(DEBUG1, "jsonb_toaster: changed the skeleton's tree, returned the document");
+			pfree(payload);
+			return document;
+		}
+		if (!known)
+			pfree(document);
 	}
 
 	/*
-	 * Flattens (as above); with parts dropped, the builtin's document goes to
-	 * the toaster's general path, which lists what it keeps.
+	 * With parts dropped, the builtin's document goes to the toaster's
+	 * general path, which lists what it keeps.
 	 */
 	if (dropped.valueids != NIL)
 	{
@@ -239,10 +258,7 @@ jt_apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, uint32 n,
 	taken = jt_patch_may_be_taken(payload_len - sizeof(JtSkeletonHeader),
 								  0, 0);
 	document = jt_flatten_changed(pointer, skel, 0, NULL, !taken);
-
-	jt_keep_patch(pointer, payload, payload_len, 0, NULL, NULL, NULL, 0,
-				  document);
-	elog(DEBUG1, "jsonb_toaster: changed the skeleton's tree in place");
+	elog(DEBUG1, "jsonb_toaster: changed the skeleton's tree, returned the document");
 	pfree(payload);
 	return document;
 }
