@@ -69,7 +69,7 @@ static struct varlena *adopt_listed(Relation rel, Form_pg_attribute att,
 									struct varlena *oldvalue);
 static void jt_delete(Relation rel, struct varlena *attr,
 					  struct varlena *replacement, bool is_speculative);
-static int	jt_get_parts(struct varlena *attr, varatt_external * *parts);
+static int	jt_get_parts(struct varlena *attr, varatt_external **parts);
 static struct varlena *jt_reassemble(struct varlena *attr,
 									 struct varlena **part_values);
 
@@ -211,7 +211,7 @@ column_compression(Form_pg_attribute att)
  */
 static void
 store_part(Relation rel, const struct varlena *raw, char cmethod,
-		   bool compress, int options, varatt_external * ext)
+		   bool compress, int options, varatt_external *ext)
 {
 	struct varlena *compressed = NULL;
 	Datum		stored;
@@ -930,7 +930,7 @@ jt_delete(Relation rel, struct varlena *attr, struct varlena *replacement,
  * in the caller's context.
  */
 static int
-jt_get_parts(struct varlena *attr, varatt_external * *parts)
+jt_get_parts(struct varlena *attr, varatt_external **parts)
 {
 	MemoryContext caller = CurrentMemoryContext;
 	MemoryContext work;

@@ -657,9 +657,9 @@ jt_apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 		if (!known)
 		{
 			/*
-			 * The directories do not tell the document's size (values
-			 * written before layout bytes): flattening does.  Checked as
-			 * below, since the document may yet be returned.
+			 * The directories do not tell the document's size (values written
+			 * before layout bytes): flattening does.  Checked as below, since
+			 * the document may yet be returned.
 			 */
 			if (!old->described)
 				check_part_entries(newpart);
@@ -697,10 +697,9 @@ jt_apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	 * The flattened document goes to the builtins, which trust what they
 	 * read: a part spliced from one whose entries were not walked is walked
 	 * now, each entry checked against its bounds (a pointer is checked by
-	 * whoever reads it).  It goes to the toaster's general path, which
-	 * shares the parts left alone with the old value; the stored parts read
-	 * are kept for it (part_cache.c) when the change is too large for a
-	 * pointer.
+	 * whoever reads it).  It goes to the toaster's general path, which shares
+	 * the parts left alone with the old value; the stored parts read are kept
+	 * for it (part_cache.c) when the change is too large for a pointer.
 	 */
 	if (!old->described)
 		check_part_entries(newpart);
@@ -711,4 +710,3 @@ jt_apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	pfree(payload);
 	return document;
 }
-

@@ -201,9 +201,9 @@ jt_apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, uint32 n,
 
 	/*
 	 * A pointer in place of the document, when the value carries no part
-	 * whole (a pointer made by another change, whose parts the toaster
-	 * writes when it adopts it).  Its size is told by the tree and the
-	 * directories, or else by flattening.
+	 * whole (a pointer made by another change, whose parts the toaster writes
+	 * when it adopts it).  Its size is told by the tree and the directories,
+	 * or else by flattening.
 	 */
 	if (jt_delta_carried_len(skel, InvalidOid) == 0)
 	{
