@@ -56,7 +56,10 @@ ifeq ($(CUSTOM_TOAST),yes)
 OBJS += \
 	src/format/pointer.o \
 	src/toaster/part_cache.o \
-	src/toaster/part_compress.o \
+	src/toaster/adopt.o \
+	src/toaster/part_write.o \
+	src/toaster/patch_pointer.o \
+	src/toaster/settings.o \
 	src/toaster/sharing.o \
 	src/toaster/toaster.o \
 	src/update/partial_update.o \

@@ -6,7 +6,7 @@
 # Reads the parts of the toaster column COLUMN in the first ROWS rows of
 # TABLE (a pglz column),
 # decompresses it, compresses it again with PostgreSQL's default strategy,
-# with the toaster's (src/toaster/part_compress.c) and with a faster one, and
+# with the toaster's (src/toaster/part_write.c) and with a faster one, and
 # prints total sizes and compression times.  Runs against the server that
 # psql's environment names; the program is built with that server's
 # pg_config (first on PATH, or $PG_CONFIG).

@@ -2,7 +2,7 @@
  *
  * pglz_strategy.c
  *	  Compress stored TOAST values again with several pglz strategies and
- *	  print the sizes and times, to choose the toaster's (part_compress.c).
+ *	  print the sizes and times, to choose the toaster's (part_write.c).
  *
  * Each file named on the command line holds one value's stored stream as
  * its chunks concatenate: a 4-byte header (raw size and method) and the

@@ -1,0 +1,269 @@
+/*-------------------------------------------------------------------------
+ *
+ * adopt.c
+ *	  The toaster's adopt callback (patched servers only): storing, in place
+ *	  of the value it was made from, a pointer jsonb_set() or the like
+ *	  returned, after writing the parts it carries whole.
+ *
+ * Copyright (c) 2026, jsonb_toaster developers
+ *
+ * src/toaster/adopt.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/heaptoast.h"
+#include "access/toast_custom.h"
+#include "catalog/pg_type.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "format/delta.h"
+#include "format/pointer.h"
+#include "toaster/adopt.h"
+#include "toaster/part_write.h"
+#include "toaster/patch_pointer.h"
+#include "toaster/sharing.h"
+
+static struct varlena *adopt_listed(Relation rel, Form_pg_attribute att,
+									struct varlena *value,
+									struct varlena *oldvalue);
+
+/* Where, in a pointer's payload, the entries of the parts it carries lie. */
+typedef struct ReplacedRanges
+{
+	const JtSkeleton *skel;
+	const char *payload;
+	uint32		payload_len;	/* of its header and tree */
+	uint32	   *offsets;		/* by delta record: its entry's offset */
+	uint32	   *matches;		/* by delta record: entries naming its base */
+} ReplacedRanges;
+
+/*
+ * Reference visitor: note the directory entry of each part a replacement
+ * record stands for (the entry names the record's base).
+ */
+static void
+find_replaced_ranges(void *arg, const JtRef *ref, List *path)
+{
+	ReplacedRanges *rr = arg;
+
+	for (uint32 r = 0; r < ref->nranges; r++)
+		for (uint32 i = 0; i < rr->skel->ndeltas; i++)
+		{
+			const JtDelta *d = &rr->skel->deltas[i];
+			uint64		offset;
+
+			if (d->hdr.valueid != ref->ranges[r].valueid ||
+				!jt_delta_is_replacement(d))
+				continue;
+			offset = (uint64) (ref->refdata - rr->payload) +
+				sizeof(JtRefHeader) + (uint64) r * sizeof(JtRefRange);
+			if (ref->refdata < rr->payload ||
+				offset + sizeof(JtRefRange) > rr->payload_len)
+				elog(ERROR, "jsonb_toaster: a reference lies outside its pointer");
+			rr->offsets[i] = (uint32) offset;
+			rr->matches[i]++;
+		}
+}
+
+/*
+ * The pointer to store for value, whose replacement records (delta.h)
+ * carry the parts they stand for, at offsets[i] for record i: each such
+ * part written now, its directory entry pointed at it, the record
+ * dropped.  The base each replaced stays the old row version's, which
+ * deletes it.
+ */
+static struct varlena *
+write_replaced_parts(Relation rel, Form_pg_attribute att, struct varlena *value,
+					 const JtSkeleton *skel, const uint32 *offsets)
+{
+	varatt_custom header;
+	JtSkeletonHeader hdr;
+	char	   *payload;
+	uint64		stored_outside;
+	StringInfoData deltas;
+	char		cmethod = jt_column_compression(att);
+
+	VARATT_CUSTOM_GET_HEADER(header, value);
+	stored_outside = header.va_storedsize - header.va_size;
+	memcpy(&hdr, VARDATA_CUSTOM(value), sizeof(hdr));
+	payload = palloc(sizeof(hdr) + hdr.tree_size);
+	memcpy(payload, VARDATA_CUSTOM(value), sizeof(hdr) + hdr.tree_size);
+
+	for (uint32 i = 0; i < skel->ndeltas; i++)
+	{
+		const JtDelta *d = &skel->deltas[i];
+		JtRefRange	range;
+		JtRefRange	stored;
+		struct varlena *part;
+		varatt_external ext;
+
+		if (!jt_delta_is_replacement(d))
+			continue;
+		part = palloc(VARHDRSZ + d->hdr.literal_len);
+		SET_VARSIZE(part, VARHDRSZ + d->hdr.literal_len);
+		memcpy(VARDATA(part), d->literal, d->hdr.literal_len);
+		memcpy(&range, payload + offsets[i], sizeof(range));
+		stored = jt_stored_range(skel, &range);
+		/* an UPDATE, whose TOAST writes take no options */
+		jt_store_part(rel, part, cmethod, jt_stored_compressed(&stored), 0, &ext);
+		pfree(part);
+		elog(DEBUG1, "jsonb_toaster: wrote the part jsonb_set() or the like carried whole");
+
+		stored_outside -= range.extinfo & VARLENA_EXTSIZE_MASK;
+		stored_outside += VARATT_EXTERNAL_GET_EXTSIZE(ext);
+		range.extinfo = ext.va_extinfo;
+		range.valueid = ext.va_valueid;
+		memcpy(payload + offsets[i], &range, sizeof(range));
+	}
+	initStringInfo(&deltas);
+	jt_delta_area_copy(skel, InvalidOid, false, &deltas);
+	return jt_make_pointer(&hdr, payload + sizeof(hdr), deltas.data, deltas.len,
+						   header.va_rawsize, stored_outside,
+						   jt_patched_version(value));
+}
+
+/*
+ * May a pointer of size bytes take the place of oldvalue in a row of rel?
+ * Not if larger than oldvalue and than TOAST's target for a whole row
+ * (the table's toast_tuple_target; the budget of the row is not known
+ * here).
+ */
+static bool
+fits_in_place(Relation rel, uint64 size, struct varlena *oldvalue)
+{
+	return size <= Max(VARSIZE_EXTERNAL(oldvalue),
+					   (uint32) RelationGetToastTupleTarget(rel, TOAST_TUPLE_TARGET));
+}
+
+/*
+ * What to store for value, a pointer made by jt_patch_pointer() whose parts
+ * are all oldvalue's: value itself, or, when it carries parts whole, a
+ * pointer to them, written now.  NULL when what would be stored does not
+ * fit in oldvalue's place, or a part carried does not match its entry;
+ * then nothing is written.
+ */
+static struct varlena *
+adopted_pointer(Relation rel, Form_pg_attribute att, struct varlena *value,
+				struct varlena *oldvalue)
+{
+	JtSkeleton	skel;
+	ReplacedRanges rr;
+	uint64		size = VARSIZE_EXTERNAL(value);
+	uint32		nreplaced = 0;
+
+	jt_parse_pointer(value, &skel);
+	for (uint32 i = 0; i < skel.ndeltas; i++)
+		if (jt_delta_is_replacement(&skel.deltas[i]))
+		{
+			nreplaced++;
+			size -= jt_delta_record_size(&skel.deltas[i]);
+		}
+	if (!fits_in_place(rel, size, oldvalue))
+		return NULL;
+	if (nreplaced == 0)
+		return value;
+
+	/* the directory entries lie in the tree, which the payload starts with */
+	rr.skel = &skel;
+	rr.payload = VARDATA_CUSTOM(value);
+	rr.payload_len = sizeof(JtSkeletonHeader) + skel.hdr.tree_size;
+	rr.offsets = palloc0(skel.ndeltas * sizeof(uint32));
+	rr.matches = palloc0(skel.ndeltas * sizeof(uint32));
+	jt_skeleton_walk(&skel, find_replaced_ranges, &rr);
+	for (uint32 i = 0; i < skel.ndeltas; i++)
+	{
+		const JtDelta *d = &skel.deltas[i];
+		JtRefRange	range;
+
+		if (!jt_delta_is_replacement(d))
+			continue;
+		/* one entry, or the pointer is damaged: leave it to be read back */
+		if (rr.matches[i] != 1)
+			return NULL;
+		memcpy(&range, rr.payload + rr.offsets[i], sizeof(range));
+		if ((uint64) range.rawsize != VARHDRSZ + (uint64) d->hdr.literal_len)
+			return NULL;
+	}
+	return write_replaced_parts(rel, att, value, &skel, rr.offsets);
+}
+
+/*
+ * Take a pointer made by jt_patch_pointer() in place of the value it was
+ * made from: only if every part it refers to is one that value owns, in
+ * this table, so that one version chain owns each part.
+ */
+struct varlena *
+jt_adopt(Relation rel, int attnum, struct varlena *value,
+		 struct varlena *oldvalue)
+{
+	Form_pg_attribute att = TupleDescAttr(RelationGetDescr(rel), attnum - 1);
+	Oid			toastrelid = CustomToastPointerRelid(rel);
+	struct varlena *result = NULL;
+
+	/* core offers none in logically logged tables: no sharing there */
+	if (att->atttypid != JSONBOID || !OidIsValid(toastrelid) ||
+		RelationIsLogicallyLogged(rel) ||
+		custom_toaster_id(value) != JSONB_TOASTER_ID ||
+		custom_toaster_id(oldvalue) != JSONB_TOASTER_ID)
+		return NULL;
+
+	if (jt_names_same_parts(value, oldvalue))
+	{
+		/*
+		 * Made by jt_patch_pointer() from oldvalue: it names oldvalue's parts
+		 * and carries none whole, so it is stored as it is if it fits.
+		 */
+		if (jt_pointer_toastrelid(value) == toastrelid &&
+			fits_in_place(rel, VARSIZE_EXTERNAL(value), oldvalue))
+			result = value;
+	}
+	else
+		result = adopt_listed(rel, att, value, oldvalue);
+	if (result != NULL)
+		elog(DEBUG1, "jsonb_toaster: stored the pointer jsonb_set() or the like returned");
+	return result;
+}
+
+/*
+ * jt_adopt() for any pointer: value is taken if every part it names, once
+ * listed, is one oldvalue owns in rel.
+ */
+static struct varlena *
+adopt_listed(Relation rel, Form_pg_attribute att, struct varlena *value,
+			 struct varlena *oldvalue)
+{
+	Oid			toastrelid = CustomToastPointerRelid(rel);
+	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext work;
+	JtRefRange *ranges;
+	JtKeptParts *owned;
+	Oid			its_toastrelid;
+	uint32		n;
+	bool		taken = true;
+	struct varlena *result = NULL;
+
+	work = AllocSetContextCreate(caller, "jsonb_toaster adopt",
+								 ALLOCSET_SMALL_SIZES);
+	MemoryContextSwitchTo(work);
+	n = jt_pointer_parts(value, &its_toastrelid, &ranges);
+	owned = jt_kept_parts(oldvalue, toastrelid);
+	if (its_toastrelid != toastrelid || owned == NULL)
+		taken = false;
+	for (uint32 i = 0; i < n && taken; i++)
+		taken = jt_part_is_kept(owned, ranges[i].valueid);
+	if (taken)
+		result = adopted_pointer(rel, att, value, oldvalue);
+	MemoryContextSwitchTo(caller);
+	if (result != NULL && result != value)
+	{
+		struct varlena *copy = palloc(VARSIZE_EXTERNAL(result));
+
+		memcpy(copy, result, VARSIZE_EXTERNAL(result));
+		result = copy;
+	}
+	MemoryContextDelete(work);
+	return result;
+}

@@ -1,0 +1,294 @@
+/*-------------------------------------------------------------------------
+ *
+ * patch_pointer.c
+ *	  The pointers jsonb_set() and the like return in place of a document
+ *	  (patched servers only): the stored skeleton with one part changed,
+ *	  kept as a delta of the stored part or carried whole, or with its tree
+ *	  changed.  jt_adopt() stores them.
+ *
+ * Copyright (c) 2026, jsonb_toaster developers
+ *
+ * src/toaster/patch_pointer.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "utils/memutils.h"
+
+#include "format/delta.h"
+#include "format/pointer.h"
+#include "format/skeleton_build.h"
+#include "toaster/patch_pointer.h"
+#include "toaster/settings.h"
+#include "toaster/toaster.h"
+
+/*
+ * The delta area of a patch that keeps the changed part's old stored part
+ * as the base of a delta: the patch's own deltas (the other parts') and
+ * the new one, as a datum (4-byte header).  NULL when the edit is too large
+ * for a delta or the area for room.
+ */
+static struct varlena *
+keep_as_delta(const JtPatch *patch, const char *deltas, uint32 deltas_len,
+			  int64 room)
+{
+	StringInfoData literal;
+	StringInfoData area;
+	uint32		first;
+	uint32		removed;
+
+	initStringInfo(&literal);
+	if (!jt_delta_make(patch->base, patch->base_entries, patch->part,
+					   patch->part_entries, patch->same_head, patch->same_tail,
+					   JT_DELTA_BUDGET((uint32) jt_range_size), &literal,
+					   &first, &removed))
+		return NULL;
+	initStringInfo(&area);
+	appendStringInfoSpaces(&area, VARHDRSZ);
+
+	/*
+	 * The new record first: an UPDATE that keeps the row on its page logs the
+	 * new tuple from the first byte that differs to the last, and the records
+	 * after the new one are the old tuple's tail.
+	 */
+	jt_delta_append(&area, &patch->base_range, first, removed, literal.data,
+					literal.len);
+	appendBinaryStringInfo(&area, deltas, deltas_len);
+	if (area.len - VARHDRSZ > room)
+		return NULL;
+	SET_VARSIZE(area.data, area.len);
+	return (struct varlena *) area.data;
+}
+
+/*
+ * The pointer of a patch whose changed part is described by a record of
+ * the delta area given (area_len bytes) against the part the old value
+ * stores for it: the patched tree with the part's entry pointed at that
+ * base, whose TOAST bytes, as the other parts', stay the old value's.
+ */
+static struct varlena *
+pointer_at_base(const JtPatch *patch, const char *area, uint32 area_len,
+				int32 rawsize)
+{
+	JtSkeletonHeader hdr;
+	JtRefRange	range;
+	char	   *payload;
+
+	memcpy(&hdr, patch->payload, sizeof(hdr));
+	payload = palloc(sizeof(hdr) + hdr.tree_size);
+	memcpy(payload, patch->payload, sizeof(hdr) + hdr.tree_size);
+	memcpy(&range, payload + patch->range_offset, sizeof(range));
+	range.extinfo = patch->base_range.extinfo;
+	range.valueid = patch->base_range.valueid;
+	memcpy(payload + patch->range_offset, &range, sizeof(range));
+	return jt_pointer_over(patch->old_pointer, &hdr,
+						   payload + sizeof(JtSkeletonHeader), area, area_len,
+						   rawsize);
+}
+
+/*
+ * The last pointer jt_patch_pointer() returned that names exactly the
+ * parts of the pointer it was made from (the changed part kept as a delta
+ * of its old one, no part carried whole), and that pointer.  Offered the
+ * two again, jt_adopt() and jt_delete() know without listing them that
+ * the new one names the old one's parts.  Which parts a pointer names
+ * depends on its bytes alone, so the pair stays true across statements
+ * and transactions, and is kept (one inline budget's worth, twice) until
+ * the next.  The old pointer's directory is then not checked again as
+ * listing it would (a delta naming none of its parts, a wrong count):
+ * reads, a DELETE or the next rebuild of the value report such damage.
+ */
+static MemoryContext same_parts_cxt = NULL;
+static struct varlena *same_parts_new = NULL;
+static struct varlena *same_parts_old = NULL;
+
+static void
+remember_same_parts(const struct varlena *newptr, const struct varlena *oldptr)
+{
+	struct varlena *newcopy;
+	struct varlena *oldcopy;
+
+	if (same_parts_cxt == NULL)
+		same_parts_cxt = AllocSetContextCreate(TopMemoryContext,
+											   "jsonb_toaster patched pointer",
+											   ALLOCSET_DEFAULT_SIZES);
+
+	/*
+	 * Forgotten first, set once both copies exist: should an allocation fail,
+	 * nothing stale or half made is left.
+	 */
+	same_parts_new = same_parts_old = NULL;
+	MemoryContextReset(same_parts_cxt);
+	newcopy = MemoryContextAlloc(same_parts_cxt, VARSIZE_EXTERNAL(newptr));
+	oldcopy = MemoryContextAlloc(same_parts_cxt, VARSIZE_EXTERNAL(oldptr));
+	memcpy(newcopy, newptr, VARSIZE_EXTERNAL(newptr));
+	memcpy(oldcopy, oldptr, VARSIZE_EXTERNAL(oldptr));
+	same_parts_new = newcopy;
+	same_parts_old = oldcopy;
+}
+
+/*
+ * A pointer to payload (JtSkeletonHeader, tree, delta area): the skeleton
+ * of old_pointer with its tree changed in place, flattening to rawsize
+ * bytes.  NULL if it does not fit the row's budget.  When every part and
+ * delta is kept (same_parts), it names the old pointer's parts, like a
+ * patch that keeps its changed part as a delta, and jt_adopt() and
+ * jt_delete() are told so; otherwise the tree dropped parts that take
+ * dropped_stored bytes, and the two list what the new pointer keeps.
+ */
+struct varlena *
+jt_tree_patch_pointer(const char *payload, uint32 payload_len,
+					  const struct varlena *old_pointer, int32 rawsize,
+					  uint64 dropped_stored, bool same_parts)
+{
+	JtSkeletonHeader hdr;
+	struct varlena *result;
+
+	memcpy(&hdr, payload, sizeof(hdr));
+	if (!jt_patch_may_be_taken(payload_len - sizeof(hdr), 0, 0))
+		return NULL;
+	result = jt_pointer_over_fewer(old_pointer, &hdr, payload + sizeof(hdr),
+								   payload + sizeof(hdr) + hdr.tree_size,
+								   payload_len - sizeof(hdr) - hdr.tree_size,
+								   rawsize, dropped_stored);
+	if (same_parts)
+		remember_same_parts(result, old_pointer);
+	return result;
+}
+
+/*
+ * Is newptr the last pointer remembered above, made from oldptr?  Then it
+ * names exactly oldptr's parts.
+ */
+bool
+jt_names_same_parts(const struct varlena *newptr, const struct varlena *oldptr)
+{
+	return same_parts_new != NULL && newptr != NULL && oldptr != NULL &&
+		VARATT_IS_EXTERNAL_CUSTOM(newptr) && VARATT_IS_EXTERNAL_CUSTOM(oldptr) &&
+		VARSIZE_EXTERNAL(newptr) == VARSIZE_EXTERNAL(same_parts_new) &&
+		VARSIZE_EXTERNAL(oldptr) == VARSIZE_EXTERNAL(same_parts_old) &&
+		memcmp(newptr, same_parts_new, VARSIZE_EXTERNAL(newptr)) == 0 &&
+		memcmp(oldptr, same_parts_old, VARSIZE_EXTERNAL(oldptr)) == 0;
+}
+
+/*
+ * Has a changed part outgrown its range?  It may grow up to the largest
+ * range the general path cuts, or to the largest part of its reference,
+ * if more: the builder enlarges the ranges of a document whose directory
+ * would not fit the row, and an element appended to the last of such
+ * parts (often the smallest) need not send the document to the general
+ * path.  No part grows past the largest, so the bound never rises.
+ */
+static bool
+part_outgrown(uint32 part_size, uint32 largest_sibling)
+{
+	return part_size > Max((uint64) largest_sibling,
+						   JT_RANGE_MAX(jt_range_size) + VARHDRSZ);
+}
+
+/*
+ * Could a patch be returned as a pointer (jt_patch_pointer(),
+ * jt_tree_patch_pointer())?  skeleton_size is the patched tree's and delta
+ * area's, part_size the changed part's raw size (0 when only the tree
+ * changed) and largest_sibling the largest raw size of its reference's
+ * parts, as stored.  partial_update*.c ask so as to keep copies of the
+ * other parts only for the general path that follows a refusal: a wrong
+ * guess costs time, never correctness.
+ */
+bool
+jt_patch_may_be_taken(uint32 skeleton_size, uint32 part_size,
+					  uint32 largest_sibling)
+{
+	if (skeleton_size > (uint32) Max(jt_inline_budget, 0))
+		return false;
+	return part_size == 0 || !part_outgrown(part_size, largest_sibling);
+}
+
+/*
+ * The pointer of a patch whose changed part is kept as a delta of what the
+ * old value stores for it (patch->base), for a document of rawsize bytes:
+ * NULL when the edit is too large for a delta or the skeleton and its
+ * delta area would take more than target bytes.
+ */
+static struct varlena *
+patch_as_delta(const JtPatch *patch, int32 rawsize, int32 target)
+{
+	JtSkeletonHeader hdr;
+	struct varlena *delta;
+
+	memcpy(&hdr, patch->payload, sizeof(hdr));
+	/* parts carried whole are written when adopted: they take no room */
+	delta = keep_as_delta(patch, patch->payload + sizeof(hdr) + hdr.tree_size,
+						  patch->payload_len - sizeof(hdr) - hdr.tree_size,
+						  (int64) target - hdr.tree_size + patch->carried_len);
+	if (delta == NULL)
+		return NULL;
+	return pointer_at_base(patch, VARDATA(delta), VARSIZE(delta) - VARHDRSZ,
+						   rawsize);
+}
+
+/*
+ * The pointer of a patch whose changed part changed too much to be kept as
+ * a delta: the new part goes whole into the delta area, as a replacement
+ * record of the old (delta.h), for jt_adopt() to write.  NULL when the
+ * pointer jt_adopt() would store, the skeleton and the other parts'
+ * deltas, would take more than target bytes.
+ */
+static struct varlena *
+patch_as_replacement(const JtPatch *patch, int32 rawsize, int32 target)
+{
+	JtSkeletonHeader hdr;
+	uint32		deltas_len;
+	StringInfoData area;
+
+	memcpy(&hdr, patch->payload, sizeof(hdr));
+	deltas_len = patch->payload_len - sizeof(hdr) - hdr.tree_size;
+	if ((int64) hdr.tree_size + deltas_len - patch->carried_len > target)
+		return NULL;
+
+	initStringInfo(&area);
+	appendBinaryStringInfo(&area, patch->payload + sizeof(hdr) + hdr.tree_size,
+						   deltas_len);
+	jt_delta_append(&area, &patch->base_range, 0,
+					patch->base_range.header & JT_CONTAINER_COUNT_MASK,
+					VARDATA(patch->part), VARSIZE(patch->part) - VARHDRSZ);
+	/* until jt_adopt() writes the part, the old one stays referred to */
+	return pointer_at_base(patch, area.data, area.len, rawsize);
+}
+
+/*
+ * The pointer jsonb_set() and the like return in place of the document
+ * when their patch changed one part, of a document of rawsize bytes: what
+ * jt_adopt() stores in the row without flattening anything.  The changed
+ * part is kept as a delta, or else carried whole for jt_adopt() to write.
+ * NULL when the part has outgrown its range or the pointer would not fit
+ * the row (whose budget is not known here: jsonb_toaster.inline_budget
+ * stands for it); the document then goes to the general path, which
+ * shares the other parts with the old value.  *whole tells which.
+ */
+struct varlena *
+jt_patch_pointer(const JtPatch *patch, int32 rawsize, bool *whole)
+{
+	JtRefRange	oldrange;
+	struct varlena *result;
+
+	*whole = false;
+	if (patch->part == NULL || patch->base == NULL)
+		return NULL;
+	memcpy(&oldrange, VARDATA_CUSTOM(patch->old_pointer) + patch->range_offset,
+		   sizeof(oldrange));
+	if (part_outgrown(VARSIZE(patch->part),
+					  Max((uint32) oldrange.rawsize, patch->largest_sibling)))
+		return NULL;
+	result = patch_as_delta(patch, rawsize, Max(jt_inline_budget, 0));
+	if (result != NULL)
+	{
+		if (patch->carried_len == 0)
+			remember_same_parts(result, patch->old_pointer);
+		return result;
+	}
+	result = patch_as_replacement(patch, rawsize, Max(jt_inline_budget, 0));
+	*whole = result != NULL;
+	return result;
+}

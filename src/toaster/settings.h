@@ -1,0 +1,21 @@
+/*-------------------------------------------------------------------------
+ *
+ * settings.h
+ *	  The toaster's settings: how large a skeleton a row keeps, and the
+ *	  size of the ranges wide containers are cut into.
+ *
+ * Copyright (c) 2026, jsonb_toaster developers
+ *
+ * src/toaster/settings.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef JSONB_TOASTER_SETTINGS_H
+#define JSONB_TOASTER_SETTINGS_H
+
+extern PGDLLIMPORT int jt_inline_budget;
+extern PGDLLIMPORT int jt_range_size;
+
+extern void jt_toaster_settings_init(void);
+
+#endif							/* JSONB_TOASTER_SETTINGS_H */
