@@ -50,14 +50,7 @@
 #include "jsonb/jsonb_writer.h"
 #include "update/partial_update.h"
 #include "update/partial_update_int.h"
-
-/* What the functions here can do with their first argument. */
-typedef enum StoredShape
-{
-	SHAPE_OTHER,				/* not stored by the toaster, or no object */
-	SHAPE_SPLIT_ROOT,			/* the root object is split into parts */
-	SHAPE_TREE_ROOT,			/* the root object is in the tree */
-} StoredShape;
+#include "update/stored_value.h"
 
 /* What change_path() does at the end of its path. */
 typedef enum PathChange
@@ -66,25 +59,6 @@ typedef enum PathChange
 	PATH_DELETE,				/* #- */
 	PATH_INSERT,				/* jsonb_insert() */
 } PathChange;
-
-/* Parse a value stored by the toaster into skel (and ref, if split). */
-static StoredShape
-open_stored(Datum value, JtSkeleton *skel, JtRef *ref)
-{
-	struct varlena *attr = (struct varlena *) DatumGetPointer(value);
-
-	if (!VARATT_IS_EXTERNAL_CUSTOM(attr) ||
-		custom_toaster_id(attr) != JSONB_TOASTER_ID)
-		return SHAPE_OTHER;
-	jt_parse_pointer(attr, skel);
-	if (!jt_node_is_object(&skel->root))
-		return SHAPE_OTHER;
-	if (skel->root.kind == JT_NODE_CONTAINER)
-		return SHAPE_TREE_ROOT;
-	jt_skeleton_read_ref(skel, &skel->root, ref);
-	/* the root's parts are the only ones, in directory order */
-	return skel->hdr.nparts == ref->nranges ? SHAPE_SPLIT_ROOT : SHAPE_OTHER;
-}
 
 /* The value of a jsonb datum as a node: a raw scalar's element, or the root. */
 static void
@@ -99,42 +73,6 @@ jsonb_value_node(Jsonb *value, JtSource *src, JtNode *node)
 		jt_nav_entry(src, &root, 0, node);
 	else
 		*node = root;
-}
-
-/* The site of a split root's reference. */
-static inline JtRefSite
-root_site(const JtSkeleton *skel)
-{
-	JtRefSite	site = {true, skel->root.offset, 0};
-
-	return site;
-}
-
-/*
- * Set, add or remove one key of the root object of a stored value: in its
- * part, or in its tree.  NULL if the skeleton cannot stay as it is.
- */
-static struct varlena *
-change_key(struct varlena *pointer, StoredShape shape, JtSkeleton *skel,
-		   JtRef *ref, const char *key, uint32 keylen, JtSource *vsrc,
-		   const JtNode *vnode, bool create)
-{
-	uint32		r;
-	JtFetchedPart old;
-	JtSplice	splice;
-	JtRefSite	site;
-	struct varlena *newpart;
-
-	if (shape == SHAPE_TREE_ROOT)
-		return jt_apply_tree_patch(pointer, skel, 1, &key, &keylen, vsrc,
-								   vnode, create);
-	r = jt_ref_range_for_key(ref, key, keylen);
-	jt_fetch_part(skel, ref, r, ref->layouts == NULL, &old);
-	newpart = jt_splice_part(old.content, key, keylen, vsrc, vnode, create,
-							 &splice);
-	site = root_site(skel);
-	return jt_apply_patch(pointer, skel, ref, &site, r, &old, newpart,
-						  newpart == old.content ? NULL : &splice);
 }
 
 /*
@@ -366,7 +304,7 @@ change_path(FunctionCallInfo fcinfo, PGFunction builtin, PathChange how)
 	JtRefSite	site;
 	struct varlena *result;
 
-	shape = open_stored(PG_GETARG_DATUM(0), &skel, &ref);
+	shape = jt_open_stored(PG_GETARG_DATUM(0), &skel, &ref);
 	if (shape == SHAPE_OTHER)
 		return builtin(fcinfo);
 	path = PG_GETARG_ARRAYTYPE_P(1);
@@ -378,8 +316,8 @@ change_path(FunctionCallInfo fcinfo, PGFunction builtin, PathChange how)
 	key = DatumGetTextPP(elems[0]);
 
 	if (npath == 1 && deleting)
-		result = change_key(pointer, shape, &skel, &ref, VARDATA_ANY(key),
-							VARSIZE_ANY_EXHDR(key), NULL, NULL, false);
+		result = jt_change_key(pointer, shape, &skel, &ref, VARDATA_ANY(key),
+							   VARSIZE_ANY_EXHDR(key), NULL, NULL, false);
 	else if (npath == 1 &&
 			 (how == PATH_SET ||
 			  (shape == SHAPE_TREE_ROOT &&
@@ -396,9 +334,9 @@ change_path(FunctionCallInfo fcinfo, PGFunction builtin, PathChange how)
 		JtNode		vnode;
 
 		jsonb_value_node(value, &vsrc, &vnode);
-		result = change_key(pointer, shape, &skel, &ref, VARDATA_ANY(key),
-							VARSIZE_ANY_EXHDR(key), &vsrc, &vnode,
-							how == PATH_INSERT || PG_GETARG_BOOL(3));
+		result = jt_change_key(pointer, shape, &skel, &ref, VARDATA_ANY(key),
+							   VARSIZE_ANY_EXHDR(key), &vsrc, &vnode,
+							   how == PATH_INSERT || PG_GETARG_BOOL(3));
 	}
 	else if (shape == SHAPE_SPLIT_ROOT)
 	{
@@ -410,7 +348,7 @@ change_path(FunctionCallInfo fcinfo, PGFunction builtin, PathChange how)
 		jt_fetch_part(&skel, &ref, r, true, &old);
 		newpart = builtin_on(fcinfo, builtin, deleting, old.content,
 							 PG_GETARG_DATUM(1));
-		site = root_site(&skel);
+		site = jt_root_site(&skel);
 		result = jt_apply_patch(pointer, &skel, &ref, &site, r, &old, newpart,
 								NULL);
 	}
@@ -452,248 +390,14 @@ jt_jsonb_delete(PG_FUNCTION_ARGS)
 	text	   *key;
 	struct varlena *result;
 
-	shape = open_stored(PG_GETARG_DATUM(0), &skel, &ref);
+	shape = jt_open_stored(PG_GETARG_DATUM(0), &skel, &ref);
 	if (shape == SHAPE_OTHER)
 		return jsonb_delete(fcinfo);
 	key = PG_GETARG_TEXT_PP(1);
-	result = change_key((struct varlena *) PG_GETARG_POINTER(0), shape,
-						&skel, &ref, VARDATA_ANY(key), VARSIZE_ANY_EXHDR(key),
-						NULL, NULL, false);
+	result = jt_change_key((struct varlena *) PG_GETARG_POINTER(0), shape,
+						   &skel, &ref, VARDATA_ANY(key), VARSIZE_ANY_EXHDR(key),
+						   NULL, NULL, false);
 	if (result == NULL)
 		return jsonb_delete(fcinfo);
-	PG_RETURN_POINTER(result);
-}
-
-/*
- * Pairs [first, first + n) of object (a node of src), as a jsonb object of
- * their own.
- */
-static Jsonb *
-object_slice(JtSource *src, const JtNode *object, uint32 first, uint32 n)
-{
-	uint32		count = jt_node_count(object);
-	JtWriter	w;
-	StringInfoData buf;
-
-	initStringInfo(&buf);
-	appendStringInfoSpaces(&buf, VARHDRSZ);
-	jt_writer_begin(&w, &buf, (object->header & ~JT_CONTAINER_COUNT_MASK) | n);
-	jt_copy_entries(&w, src, object, first, n);
-	jt_copy_entries(&w, src, object, count + first, n);
-	jt_writer_end(&w);
-	SET_VARSIZE(buf.data, buf.len);
-	return (Jsonb *) buf.data;
-}
-
-/*
- * Keys of a root object to set (to values, nodes of vsrc) or to remove
- * (values NULL): the right operand of ||, or the array of jsonb - text[].
- * Sorted as jsonb sorts keys, and distinct.
- */
-typedef struct KeyedChange
-{
-	uint32		count;
-	const char **keys;
-	uint32	   *keylens;
-	JtSource   *vsrc;
-	JtNode	   *values;
-	JtNode		object;			/* for ||: the right operand, in vsrc */
-} KeyedChange;
-
-/* The builtin's doc with keys [first, first + n) of kc set or removed. */
-static struct varlena *
-builtin_change(const KeyedChange *kc, struct varlena *doc, uint32 first,
-			   uint32 n)
-{
-	Datum	   *names;
-
-	if (kc->values)
-		return (struct varlena *) DatumGetPointer(
-												  DirectFunctionCall2(jsonb_concat, PointerGetDatum(doc),
-																	  PointerGetDatum(object_slice(kc->vsrc, &kc->object,
-																								   first, n))));
-	names = palloc(n * sizeof(Datum));
-	for (uint32 i = 0; i < n; i++)
-		names[i] = PointerGetDatum(cstring_to_text_with_len(kc->keys[first + i],
-															kc->keylens[first + i]));
-	return (struct varlena *) DatumGetPointer(
-											  DirectFunctionCall2(jsonb_delete_array, PointerGetDatum(doc),
-																  PointerGetDatum(construct_array_builtin(names, n,
-																										  TEXTOID))));
-}
-
-/*
- * The keys of kc set or removed in pointer, as jsonb_set() or jsonb - text
- * on the stored value would do it: in a split root, one change for the
- * keys that fall in one range (the builtin run on that part, or the splice
- * for a lone key), each change made on the pointer the one before
- * returned; in a root kept in the tree, all keys at once.  The keys are
- * distinct, so the changes commute, and together they do what the builtin
- * does.  skel, ref and shape describe pointer.  NULL when the first change
- * cannot be made so; a later change that cannot is left to the builtin, on
- * the document the changes before it made.
- */
-static struct varlena *
-change_keys(struct varlena *pointer, StoredShape shape, JtSkeleton *skel,
-			JtRef *ref, const KeyedChange *kc)
-{
-	uint32		i = 0;
-
-	if (shape == SHAPE_TREE_ROOT)
-		return jt_apply_tree_patch(pointer, skel, kc->count, kc->keys,
-								   kc->keylens, kc->vsrc, kc->values, true);
-	for (;;)
-	{
-		uint32		end = i + 1;
-		uint32		r = jt_ref_range_for_key(ref, kc->keys[i], kc->keylens[i]);
-		struct varlena *result;
-
-		while (end < kc->count &&
-			   jt_ref_range_for_key(ref, kc->keys[end], kc->keylens[end]) == r)
-			end++;
-		if (end - i == 1)
-			result = change_key(pointer, shape, skel, ref, kc->keys[i],
-								kc->keylens[i], kc->vsrc,
-								kc->values ? &kc->values[i] : NULL, true);
-		else
-		{
-			JtFetchedPart old;
-			JtRefSite	site = root_site(skel);
-
-			jt_fetch_part(skel, ref, r, true, &old);
-			result = jt_apply_patch(pointer, skel, ref, &site, r, &old,
-									builtin_change(kc, old.content, i,
-												   end - i),
-									NULL);
-		}
-		if (result == NULL && i == 0)
-			return NULL;
-		if (result != NULL)
-		{
-			if (end == kc->count)
-				return result;
-			pointer = result;
-			i = end;
-			shape = open_stored(PointerGetDatum(pointer), skel, ref);
-			if (shape != SHAPE_OTHER)
-				continue;
-		}
-
-		/* the builtin goes on from the last document made, with the rest */
-		return builtin_change(kc, pointer, i, kc->count - i);
-	}
-}
-
-/* jsonb || jsonb, when the right operand is an object */
-Datum
-jt_jsonb_concat(PG_FUNCTION_ARGS)
-{
-	JtSkeleton	skel;
-	JtRef		ref;
-	StoredShape shape;
-	Jsonb	   *right;
-	JtSource	src;
-	KeyedChange kc;
-	struct varlena *result;
-
-	shape = open_stored(PG_GETARG_DATUM(0), &skel, &ref);
-	if (shape == SHAPE_OTHER)
-		return jsonb_concat(fcinfo);
-	right = PG_GETARG_JSONB_P(1);
-	if (!JB_ROOT_IS_OBJECT(right) || JB_ROOT_COUNT(right) == 0)
-		return jsonb_concat(fcinfo);
-
-	/* an object's keys are sorted and distinct already */
-	jt_memory_source(&src, (const char *) &right->root,
-					 VARSIZE(right) - VARHDRSZ, false);
-	jt_nav_root(&src, &kc.object);
-	kc.count = jt_node_count(&kc.object);
-	kc.keys = palloc(kc.count * sizeof(char *));
-	kc.keylens = palloc(kc.count * sizeof(uint32));
-	kc.values = palloc(kc.count * sizeof(JtNode));
-	kc.vsrc = &src;
-	for (uint32 i = 0; i < kc.count; i++)
-	{
-		JtNode		key;
-
-		jt_nav_entry(&src, &kc.object, i, &key);
-		kc.keys[i] = jt_source_read(&src, key.offset, key.length);
-		kc.keylens[i] = key.length;
-		jt_nav_entry(&src, &kc.object, kc.count + i, &kc.values[i]);
-	}
-	result = change_keys((struct varlena *) PG_GETARG_POINTER(0), shape,
-						 &skel, &ref, &kc);
-	if (result == NULL)
-		return jsonb_concat(fcinfo);
-	PG_RETURN_POINTER(result);
-}
-
-/* qsort() comparator of text pointers, in the order of jsonb's keys */
-static int
-text_key_cmp(const void *a, const void *b)
-{
-	const text *x = *(const text *const *) a;
-	const text *y = *(const text *const *) b;
-
-	return jt_key_cmp(VARDATA_ANY(x), VARSIZE_ANY_EXHDR(x),
-					  VARDATA_ANY(y), VARSIZE_ANY_EXHDR(y));
-}
-
-/*
- * The keys a text[] names, NULLs left out (as the builtin does), into
- * kc: sorted as jsonb sorts keys, each once.  False if it names none.
- */
-static bool
-keys_to_remove(ArrayType *names, KeyedChange *kc)
-{
-	Datum	   *elems;
-	bool	   *nulls;
-	int			nelems;
-	text	  **sorted;
-	uint32		n = 0;
-
-	deconstruct_array_builtin(names, TEXTOID, &elems, &nulls, &nelems);
-	sorted = palloc(Max(nelems, 1) * sizeof(text *));
-	for (int i = 0; i < nelems; i++)
-		if (!nulls[i])
-			sorted[n++] = DatumGetTextPP(elems[i]);
-	qsort(sorted, n, sizeof(text *), text_key_cmp);
-	kc->keys = palloc(Max(n, 1) * sizeof(char *));
-	kc->keylens = palloc(Max(n, 1) * sizeof(uint32));
-	kc->count = 0;
-	for (uint32 i = 0; i < n; i++)
-	{
-		if (i > 0 && text_key_cmp(&sorted[i - 1], &sorted[i]) == 0)
-			continue;
-		kc->keys[kc->count] = VARDATA_ANY(sorted[i]);
-		kc->keylens[kc->count] = VARSIZE_ANY_EXHDR(sorted[i]);
-		kc->count++;
-	}
-	kc->vsrc = NULL;
-	kc->values = NULL;
-	return kc->count > 0;
-}
-
-/* jsonb - text[] */
-Datum
-jt_jsonb_delete_array(PG_FUNCTION_ARGS)
-{
-	JtSkeleton	skel;
-	JtRef		ref;
-	StoredShape shape;
-	ArrayType  *names;
-	KeyedChange kc;
-	struct varlena *result;
-
-	shape = open_stored(PG_GETARG_DATUM(0), &skel, &ref);
-	if (shape == SHAPE_OTHER)
-		return jsonb_delete_array(fcinfo);
-	names = PG_GETARG_ARRAYTYPE_P(1);
-	if (ARR_NDIM(names) > 1 || !keys_to_remove(names, &kc))
-		return jsonb_delete_array(fcinfo);	/* which reports a bad array */
-	result = change_keys((struct varlena *) PG_GETARG_POINTER(0), shape,
-						 &skel, &ref, &kc);
-	if (result == NULL)
-		return jsonb_delete_array(fcinfo);
 	PG_RETURN_POINTER(result);
 }
