@@ -227,7 +227,7 @@ enum
 
 #ifdef JT_CUSTOM_TOAST
 static int32
-part_chunks(const JtRefRange *range)
+part_chunks(const JtPartEntry *range)
 {
 	uint32		extsize = range->extinfo & VARLENA_EXTSIZE_MASK;
 
@@ -270,8 +270,8 @@ emit_parts(void *arg, const JtRef *ref, List *path)
 
 	for (uint32 r = 0; r < ref->nranges; r++)
 	{
-		const JtRefRange *range = &ref->ranges[r];
-		JtRefRange	stored = jt_stored_range(skel, range);
+		const JtPartEntry *range = &ref->ranges[r];
+		JtPartEntry stored = jt_stored_range(skel, range);
 		uint32		extsize = stored.extinfo & VARLENA_EXTSIZE_MASK;
 		bool		compressed = jt_stored_compressed(&stored);
 		Datum		values[PARTS_NATTS];

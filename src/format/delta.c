@@ -77,10 +77,10 @@ jt_delta_for(const JtSkeleton *skel, Oid valueid)
  * The directory entry of what is stored for a part: the entry itself, or
  * for a part kept as a delta, its base's.
  */
-JtRefRange
-jt_stored_range(const JtSkeleton *skel, const JtRefRange *range)
+JtPartEntry
+jt_stored_range(const JtSkeleton *skel, const JtPartEntry *range)
 {
-	JtRefRange	stored = *range;
+	JtPartEntry stored = *range;
 	const JtDelta *d;
 
 	if (skel->ndeltas > 0 && (d = jt_delta_for(skel, range->valueid)) != NULL)
@@ -98,10 +98,10 @@ jt_stored_range(const JtSkeleton *skel, const JtRefRange *range)
  * (range: its kind and count); lsrc gets the literal, for errors.
  */
 static struct varlena *
-delta_build(const JtDelta *delta, const JtRefRange *range,
+delta_build(const JtDelta *delta, const JtPartEntry *range,
 			const struct varlena *base, JtSource *lsrc)
 {
-	JtRefRange	stored = *range;
+	JtPartEntry stored = *range;
 	JtSource	bsrc;
 	JtNode		broot;
 	JtNode		lroot;
@@ -160,7 +160,7 @@ delta_build(const JtDelta *delta, const JtRefRange *range,
  * checked against both entries.
  */
 struct varlena *
-jt_delta_apply(const JtDelta *delta, const JtRefRange *range,
+jt_delta_apply(const JtDelta *delta, const JtPartEntry *range,
 			   const struct varlena *base, uint32 version)
 {
 	JtSource	lsrc;
@@ -251,7 +251,7 @@ delta_gives_back(const struct varlena *base, const struct varlena *target,
 				 StringInfo literal, uint32 first, uint32 removed)
 {
 	JtDelta		delta;
-	JtRefRange	range = {0};
+	JtPartEntry range = {0};
 	JtSource	src;
 	JtSource	lsrc;
 	JtNode		root;
@@ -371,7 +371,7 @@ jt_delta_make(const struct varlena *base, const JtNode *base_entries,
 
 /* Append a record to a delta area: base is the stored part's entry. */
 void
-jt_delta_append(StringInfo area, const JtRefRange *base, uint32 first,
+jt_delta_append(StringInfo area, const JtPartEntry *base, uint32 first,
 				uint32 removed, const char *literal, uint32 literal_len)
 {
 	JtDeltaHeader hdr;
@@ -417,7 +417,7 @@ jt_delta_area_copy_except(const JtSkeleton *skel, const Oid *except,
 	for (uint32 i = 0; i < skel->ndeltas; i++)
 	{
 		const JtDelta *d = &skel->deltas[i];
-		JtRefRange	base = {0};
+		JtPartEntry base = {0};
 		bool		excepted = false;
 
 		for (uint32 e = 0; e < nexcept && !excepted; e++)

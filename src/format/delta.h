@@ -50,6 +50,9 @@
 /* literals of at most this many bytes: a quarter of a range */
 #define JT_DELTA_BUDGET(range_size)	((range_size) / 4)
 
+/* The most a delta record takes besides its literal: header and padding. */
+#define JT_DELTA_RECORD_OVERHEAD	(sizeof(JtDeltaHeader) + sizeof(uint32) - 1)
+
 typedef struct JtDeltaHeader
 {
 	Oid			valueid;		/* the base, a part of this skeleton */
@@ -71,10 +74,10 @@ typedef struct JtDelta
 extern void jt_delta_parse_area(JtSkeleton *skel, const char *area,
 								uint32 len);
 extern const JtDelta *jt_delta_for(const JtSkeleton *skel, Oid valueid);
-extern JtRefRange jt_stored_range(const JtSkeleton *skel,
-								  const JtRefRange *range);
+extern JtPartEntry jt_stored_range(const JtSkeleton *skel,
+								   const JtPartEntry *range);
 extern struct varlena *jt_delta_apply(const JtDelta *delta,
-									  const JtRefRange *range,
+									  const JtPartEntry *range,
 									  const struct varlena *base,
 									  uint32 version);
 extern bool jt_delta_make(const struct varlena *base,
@@ -84,7 +87,7 @@ extern bool jt_delta_make(const struct varlena *base,
 						  uint32 same_tail, uint32 budget,
 						  StringInfo literal, uint32 *first,
 						  uint32 *removed);
-extern void jt_delta_append(StringInfo area, const JtRefRange *base,
+extern void jt_delta_append(StringInfo area, const JtPartEntry *base,
 							uint32 first, uint32 removed,
 							const char *literal, uint32 literal_len);
 extern void jt_delta_area_copy(const JtSkeleton *skel, Oid except,

@@ -135,7 +135,7 @@ static void
 fetch_with_deltas(Flattener *f, LoadedRef *lr)
 {
 	JtRef	   *ref = &lr->ref;
-	JtRefRange *stored = palloc(ref->nranges * sizeof(JtRefRange));
+	JtPartEntry *stored = palloc(ref->nranges * sizeof(JtPartEntry));
 
 	for (uint32 r = 0; r < ref->nranges; r++)
 		stored[r] = jt_stored_range(f->skel, &ref->ranges[r]);

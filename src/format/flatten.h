@@ -29,10 +29,10 @@
 typedef struct JtPartFetcher
 {
 	void		(*fetch) (void *arg, uint32 first, uint32 n,
-						  const JtRefRange *ranges, Oid toastrelid,
+						  const JtPartEntry *ranges, Oid toastrelid,
 						  struct varlena **raws, bool *should_free);
 	void		(*decompress) (const struct varlena *stored,
-							   const JtRefRange *range, Oid toastrelid,
+							   const JtPartEntry *range, Oid toastrelid,
 							   struct varlena *raw);
 	void	   *arg;
 } JtPartFetcher;

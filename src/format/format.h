@@ -22,7 +22,7 @@
  * container's) is a reference:
  *
  *		JtRefHeader			the value's container header, range count
- *		JtRefRange[n]		one per part, in document order
+ *		JtPartEntry[n]		one per part, in document order
  *		key bytes			objects split into several parts: the first
  *							key of each part after the first
  *		layout bytes		format version 3, when the range count has
@@ -65,12 +65,17 @@
 #include "jsonb/navigator.h"
 
 /*
- * Format versions (varatt_custom.va_version): 1, the first; 2, pointers of
- * version 1 holding deltas (delta.h); 3, deltas or not, and references may
- * have layout bytes; 4, the one written now: version 3 with parts' content
- * hashes taken by CRC-32C instead of hash_bytes() (jt_part_hash()).  All
- * four are read.  A pointer made from a stored one by changing one part
- * keeps its version (the other parts' hashes are not recomputed); one
+ * Format versions (varatt_custom.va_version), all read:
+ *
+ *	version  what it adds
+ *	1        skeleton, references, parts (hashes by hash_bytes())
+ *	2        version 1 with a delta area; only pointers holding deltas
+ *	3        deltas or not, and references may have layout bytes
+ *	4        version 3 with parts' hashes by CRC-32C (jt_part_hash());
+ *	         the one written now
+ *
+ * A pointer made from a stored one by changing one part keeps its version
+ * (the other parts' hashes are not recomputed), but 1 and 2 become 3; one
  * built from a whole document is of the latest.
  */
 #define JT_SKELETON_VERSION_FIRST	1
@@ -103,6 +108,12 @@ jt_layout_byte(uint64 key_bytes, bool aligned, uint64 lead)
 					 ((lead & 3) << JT_LAYOUT_LEAD_SHIFT) : 0));
 }
 
+/*
+ * The stored structures.  Only src/format/ names them: other code reads and
+ * edits payloads with the functions below, in the in-memory forms
+ * JtSkeletonInfo and JtPartEntry, so that a change of the stored layout
+ * touches this folder alone.
+ */
 typedef struct JtSkeletonHeader
 {
 	Oid			toastrelid;		/* TOAST relation holding the parts */
@@ -127,17 +138,121 @@ typedef struct JtRefRange
 	uint32		key_length;		/* of the reference; 0/0 if not stored */
 } JtRefRange;
 
+/* A skeleton's header, as read from its payload. */
+typedef struct JtSkeletonInfo
+{
+	Oid			toastrelid;
+	uint32		nparts;
+	uint32		tree_size;
+} JtSkeletonInfo;
+
+/* A part's directory entry, as read from a reference (JtRefRange). */
+typedef struct JtPartEntry
+{
+	int32		rawsize;
+	uint32		extinfo;
+	Oid			valueid;
+	uint32		header;
+	uint32		hash;
+	uint32		key_offset;
+	uint32		key_length;
+} JtPartEntry;
+
+/* Where the tree starts in a payload, and the size of a directory entry. */
+#define JT_PAYLOAD_TREE_OFFSET	((uint32) sizeof(JtSkeletonHeader))
+#define JT_ENTRY_SIZE			((uint32) sizeof(JtRefRange))
+
+static inline void
+jt_payload_read_info(const char *payload, JtSkeletonInfo *info)
+{
+	JtSkeletonHeader hdr;
+
+	memcpy(&hdr, payload, sizeof(hdr));
+	info->toastrelid = hdr.toastrelid;
+	info->nparts = hdr.nparts;
+	info->tree_size = hdr.tree_size;
+}
+
+static inline void
+jt_payload_write_info(char *payload, const JtSkeletonInfo *info)
+{
+	JtSkeletonHeader hdr;
+
+	hdr.toastrelid = info->toastrelid;
+	hdr.nparts = info->nparts;
+	hdr.tree_size = info->tree_size;
+	memcpy(payload, &hdr, sizeof(hdr));
+}
+
+/* Entry r of the reference whose header lies at ref_offset. */
+static inline uint64
+jt_entry_offset(uint64 ref_offset, uint32 r)
+{
+	return ref_offset + sizeof(JtRefHeader) + (uint64) r * JT_ENTRY_SIZE;
+}
+
+static inline void
+jt_entry_read(const char *at, JtPartEntry *entry)
+{
+	JtRefRange	stored;
+
+	memcpy(&stored, at, sizeof(stored));
+	entry->rawsize = stored.rawsize;
+	entry->extinfo = stored.extinfo;
+	entry->valueid = stored.valueid;
+	entry->header = stored.header;
+	entry->hash = stored.hash;
+	entry->key_offset = stored.key_offset;
+	entry->key_length = stored.key_length;
+}
+
+static inline void
+jt_entry_write(char *at, const JtPartEntry *entry)
+{
+	JtRefRange	stored;
+
+	stored.rawsize = entry->rawsize;
+	stored.extinfo = entry->extinfo;
+	stored.valueid = entry->valueid;
+	stored.header = entry->header;
+	stored.hash = entry->hash;
+	stored.key_offset = entry->key_offset;
+	stored.key_length = entry->key_length;
+	memcpy(at, &stored, sizeof(stored));
+}
+
+/* Set the element count of the reference whose header lies at ref. */
+static inline void
+jt_ref_set_count(char *ref, uint32 count)
+{
+	JtRefHeader rh;
+
+	memcpy(&rh, ref, sizeof(rh));
+	rh.header = (rh.header & ~JT_CONTAINER_COUNT_MASK) | count;
+	memcpy(ref, &rh, sizeof(rh));
+}
+
 /* A reference, checked and copied out of the tree. */
 typedef struct JtRef
 {
 	uint32		header;			/* container header (JT_CONTAINER_SCALAR for a
 								 * long scalar) */
 	uint32		nranges;
-	const JtRefRange *ranges;	/* aligned copies */
+	const JtPartEntry *ranges;	/* aligned copies */
 	const char *refdata;		/* the reference's bytes, for keys */
 	uint32		reflen;
 	const uint8 *layouts;		/* one per range, in refdata; or NULL */
 } JtRef;
+
+/*
+ * Where part r's layout byte lies in a payload, for ref read from the
+ * reference at ref_offset: the layout bytes end the reference.
+ */
+static inline uint64
+jt_layout_byte_offset(uint64 ref_offset, const JtRef *ref, uint32 r)
+{
+	return ref_offset + ref->reflen - ref->nranges + r;
+}
 
 /*
  * A parsed skeleton: an aligned copy of the payload and a byte source over
@@ -145,7 +260,7 @@ typedef struct JtRef
  */
 typedef struct JtSkeleton
 {
-	JtSkeletonHeader hdr;
+	JtSkeletonInfo hdr;
 	const char *tree;			/* in the pointer: caller keeps it alive */
 	JtSource	src;
 	JtNode		root;			/* a container or a reference */
@@ -166,7 +281,7 @@ jt_hashes_as_latest(uint32 version)
  * jt_stored_range()) compressed?  Stored in fewer bytes than it holds.
  */
 static inline bool
-jt_stored_compressed(const JtRefRange *stored)
+jt_stored_compressed(const JtPartEntry *stored)
 {
 	return (int64) (stored->extinfo & VARLENA_EXTSIZE_MASK) <
 		(int64) stored->rawsize - VARHDRSZ;

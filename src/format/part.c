@@ -118,7 +118,7 @@ jt_part_layout(JtSource *src, const JtNode *root)
  * sharing (src/toaster/sharing.c), which compares bytes.
  */
 void
-jt_part_check(JtSource *partsrc, const JtRefRange *range, int layout,
+jt_part_check(JtSource *partsrc, const JtPartEntry *range, int layout,
 			  const struct varlena *raw, JtNode *root)
 {
 	uint32		len;

@@ -22,7 +22,7 @@ extern void jt_memory_source(JtSource *src, const char *data, uint32 len,
 extern bool jt_root_header_ok(uint32 header);
 extern uint32 jt_part_hash(uint32 version, const char *data, uint32 len);
 extern uint8 jt_part_layout(JtSource *src, const JtNode *root);
-extern void jt_part_check(JtSource *partsrc, const JtRefRange *range,
+extern void jt_part_check(JtSource *partsrc, const JtPartEntry *range,
 						  int layout, const struct varlena *raw,
 						  JtNode *root);
 extern void jt_copy_entries(JtWriter *w, JtSource *src, const JtNode *root,

@@ -62,7 +62,7 @@ jt_parse_pointer(struct varlena *attr, JtSkeleton *skel)
  * version.
  */
 struct varlena *
-jt_make_pointer(const JtSkeletonHeader *hdr, const char *tree,
+jt_make_pointer(const JtSkeletonInfo *hdr, const char *tree,
 				const char *deltas, uint32 deltas_len, int32 rawsize,
 				uint64 stored_outside, uint8 version)
 {
@@ -80,7 +80,7 @@ jt_make_pointer(const JtSkeletonHeader *hdr, const char *tree,
 	result = palloc(size);
 	SET_VARTAG_EXTERNAL(result, VARTAG_CUSTOM);
 	memcpy(VARDATA_EXTERNAL(result), &header, offsetof(varatt_custom, va_data));
-	memcpy(VARDATA_CUSTOM(result), hdr, sizeof(JtSkeletonHeader));
+	jt_payload_write_info(VARDATA_CUSTOM(result), hdr);
 	memcpy(VARDATA_CUSTOM(result) + sizeof(JtSkeletonHeader), tree,
 		   hdr->tree_size);
 	if (deltas_len > 0)
@@ -112,7 +112,7 @@ jt_patched_version(const struct varlena *old)
  */
 struct varlena *
 jt_pointer_over_fewer(const struct varlena *old_pointer,
-					  const JtSkeletonHeader *hdr, const char *tree,
+					  const JtSkeletonInfo *hdr, const char *tree,
 					  const char *deltas, uint32 deltas_len, int32 rawsize,
 					  uint64 dropped_stored)
 {
@@ -133,7 +133,7 @@ jt_pointer_over_fewer(const struct varlena *old_pointer,
 
 /* The same, referring to every part of old_pointer. */
 struct varlena *
-jt_pointer_over(const struct varlena *old_pointer, const JtSkeletonHeader *hdr,
+jt_pointer_over(const struct varlena *old_pointer, const JtSkeletonInfo *hdr,
 				const char *tree, const char *deltas, uint32 deltas_len,
 				int32 rawsize)
 {
@@ -141,12 +141,24 @@ jt_pointer_over(const struct varlena *old_pointer, const JtSkeletonHeader *hdr,
 								 rawsize, 0);
 }
 
+/*
+ * The payload of one of our pointers (JtSkeletonHeader, tree, delta area),
+ * unaligned as stored, and its length.
+ */
+const char *
+jt_pointer_payload(const struct varlena *pointer, uint32 *len)
+{
+	if (len)
+		*len = VARSIZE_EXTERNAL(pointer) - VARHDRSZ_CUSTOM;
+	return VARDATA_CUSTOM(pointer);
+}
+
 /* The TOAST relation holding the parts of one of our pointers. */
 Oid
 jt_pointer_toastrelid(const struct varlena *pointer)
 {
-	JtSkeletonHeader hdr;
+	JtSkeletonInfo info;
 
-	memcpy(&hdr, VARDATA_CUSTOM(pointer), sizeof(hdr));
-	return hdr.toastrelid;
+	jt_payload_read_info(VARDATA_CUSTOM(pointer), &info);
+	return info.toastrelid;
 }

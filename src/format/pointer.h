@@ -48,20 +48,22 @@ jt_is_pointer(struct varlena *attr)
 }
 
 extern void jt_parse_pointer(struct varlena *attr, JtSkeleton *skel);
+extern const char *jt_pointer_payload(const struct varlena *pointer,
+									  uint32 *len);
 extern Oid	jt_pointer_toastrelid(const struct varlena *pointer);
-extern struct varlena *jt_make_pointer(const JtSkeletonHeader *hdr,
+extern struct varlena *jt_make_pointer(const JtSkeletonInfo *hdr,
 									   const char *tree, const char *deltas,
 									   uint32 deltas_len, int32 rawsize,
 									   uint64 stored_outside, uint8 version);
 extern uint8 jt_patched_version(const struct varlena *old);
 extern struct varlena *jt_pointer_over_fewer(const struct varlena *old_pointer,
-											 const JtSkeletonHeader *hdr,
+											 const JtSkeletonInfo *hdr,
 											 const char *tree,
 											 const char *deltas,
 											 uint32 deltas_len, int32 rawsize,
 											 uint64 dropped_stored);
 extern struct varlena *jt_pointer_over(const struct varlena *old_pointer,
-									   const JtSkeletonHeader *hdr,
+									   const JtSkeletonInfo *hdr,
 									   const char *tree, const char *deltas,
 									   uint32 deltas_len, int32 rawsize);
 

@@ -52,7 +52,7 @@ jt_skeleton_parse(JtSkeleton *skel, const char *payload, uint32 payload_len,
 	skel->version = version;
 	if (payload_len < sizeof(JtSkeletonHeader))
 		jt_nav_corrupt(&skel->src, "the pointer is shorter than its header");
-	memcpy(&skel->hdr, payload, sizeof(JtSkeletonHeader));
+	jt_payload_read_info(payload, &skel->hdr);
 	if (skel->hdr.tree_size > payload_len - sizeof(JtSkeletonHeader))
 		jt_nav_corrupt(&skel->src, "the tree size does not match the pointer size");
 	if (skel->hdr.tree_size < 2 * sizeof(uint32))
@@ -108,7 +108,7 @@ jt_skeleton_read_ref(JtSkeleton *skel, const JtNode *node, JtRef *ref)
 	JtSource   *src = &skel->src;
 	const char *p;
 	JtRefHeader rh;
-	JtRefRange *ranges;
+	JtPartEntry *ranges;
 	uint32		nranges;
 	bool		has_layouts;
 	uint64		dirsize;
@@ -126,19 +126,20 @@ jt_skeleton_read_ref(JtSkeleton *skel, const JtNode *node, JtRef *ref)
 	nranges = rh.nranges & ~JT_REF_HAS_LAYOUTS;
 	if (has_layouts && skel->version < JT_SKELETON_VERSION_LAYOUTS)
 		jt_nav_corrupt(src, "a reference has layout bytes in a format that has none");
-	dirsize = sizeof(JtRefHeader) + (uint64) nranges * sizeof(JtRefRange);
+	dirsize = jt_entry_offset(0, nranges);
 	keys_end = node->length - (has_layouts ? nranges : 0);
 	if (nranges == 0 || dirsize > keys_end || keys_end > node->length)
 		jt_nav_corrupt(src, "a reference's ranges do not fit in it");
 	if ((rh.header & JT_CONTAINER_SCALAR) && nranges != 1)
 		jt_nav_corrupt(src, "a long scalar is split into several parts");
 
-	ranges = palloc(nranges * sizeof(JtRefRange));
-	memcpy(ranges, p + sizeof(JtRefHeader), nranges * sizeof(JtRefRange));
+	ranges = palloc(nranges * sizeof(JtPartEntry));
+	for (uint32 i = 0; i < nranges; i++)
+		jt_entry_read(p + jt_entry_offset(0, i), &ranges[i]);
 	for (uint32 r = 0; r < nranges; r++)
 	{
-		JtRefRange *range = &ranges[r];
-		JtRefRange	stored = jt_stored_range(skel, range);
+		JtPartEntry *range = &ranges[r];
+		JtPartEntry stored = jt_stored_range(skel, range);
 		uint32		extsize = stored.extinfo & VARLENA_EXTSIZE_MASK;
 		uint32		method = stored.extinfo >> VARLENA_EXTSIZE_BITS;
 
@@ -200,7 +201,7 @@ jt_ref_range_for_key(const JtRef *ref, const char *key, uint32 keylen)
 	while (lo < hi)
 	{
 		uint32		mid = lo + (hi - lo) / 2;
-		const JtRefRange *r = &ref->ranges[mid];
+		const JtPartEntry *r = &ref->ranges[mid];
 
 		if (jt_key_cmp(ref->refdata + r->key_offset, r->key_length,
 					   key, keylen) <= 0)
@@ -433,7 +434,7 @@ collect_ranges(void *arg, const JtRef *ref, List *path)
  * base's).
  */
 uint32
-jt_skeleton_list_parts(JtSkeleton *skel, JtRefRange **ranges)
+jt_skeleton_list_parts(JtSkeleton *skel, JtPartEntry **ranges)
 {
 	List	   *list = NIL;
 	uint32		n;
@@ -444,11 +445,11 @@ jt_skeleton_list_parts(JtSkeleton *skel, JtRefRange **ranges)
 	n = list_length(list);
 	if (n != skel->hdr.nparts)
 		jt_nav_corrupt(&skel->src, "the tree's parts differ from its header's count");
-	*ranges = palloc(Max(n, 1) * sizeof(JtRefRange));
+	*ranges = palloc(Max(n, 1) * sizeof(JtPartEntry));
 	n = 0;
 	foreach(lc, list)
 	{
-		const JtRefRange *range = lfirst(lc);
+		const JtPartEntry *range = lfirst(lc);
 
 		if (jt_delta_for(skel, range->valueid) != NULL)
 			deltas_used++;

@@ -34,6 +34,6 @@ extern void jt_skeleton_walk(JtSkeleton *skel, JtRefVisitor visit,
 							 void *arg);
 extern void jt_skeleton_walk_below(JtSkeleton *skel, const JtNode *node,
 								   JtRefVisitor visit, void *arg);
-extern uint32 jt_skeleton_list_parts(JtSkeleton *skel, JtRefRange **ranges);
+extern uint32 jt_skeleton_list_parts(JtSkeleton *skel, JtPartEntry **ranges);
 
 #endif							/* JSONB_TOASTER_SKELETON_H */

@@ -15,7 +15,7 @@
  * A container that leaves and is larger than the range size is split into
  * ranges of consecutive entries, each stored as a jsonb of its own, so
  * that a reader fetches one range instead of the whole container.  The
- * directory costs sizeof(JtRefRange) per range in the skeleton, so when
+ * directory costs JT_ENTRY_SIZE per range in the skeleton, so when
  * the wanted range size would make the skeleton outgrow its target the
  * ranges grow instead.  Boundaries depend on the entries' contents (see
  * ends_range()), so that an edit moves only the boundaries near it.
@@ -66,7 +66,7 @@ typedef struct Builder
 
 /* a reference's header, directory and layout bytes, and padding */
 #define REF_SIZE(nranges) \
-	(sizeof(JtRefHeader) + (nranges) * (sizeof(JtRefRange) + 1) + 3)
+	(jt_entry_offset(0, nranges) + (nranges) + 3)
 
 /* Find the values of a container (and below) long enough to leave. */
 static void
@@ -326,12 +326,12 @@ write_ref(Builder *b, StringInfo tree, BuildNode *n)
 		(JT_CONTAINER_SCALAR | JT_CONTAINER_ARRAY | 1);
 	rh.nranges = n->nranges | JT_REF_HAS_LAYOUTS;
 	appendBinaryStringInfo(tree, (const char *) &rh, sizeof(rh));
-	appendStringInfoSpaces(tree, n->nranges * sizeof(JtRefRange));
+	appendStringInfoSpaces(tree, n->nranges * JT_ENTRY_SIZE);
 
 	for (uint32 r = 0; r < n->nranges; r++)
 	{
-		JtRefRange	range = {0};
-		int			at = start + sizeof(JtRefHeader) + r * sizeof(JtRefRange);
+		JtPartEntry range = {0};
+		int			at = (int) jt_entry_offset(start, r);
 		struct varlena *raw = build_part(b, n, r, &range.header);
 		JtSource	partsrc;
 		JtNode		partroot;
@@ -354,7 +354,7 @@ write_ref(Builder *b, StringInfo tree, BuildNode *n)
 								   jt_source_read(&b->src, key.offset, key.length),
 								   key.length);
 		}
-		memcpy(tree->data + at, &range, sizeof(range));
+		jt_entry_write(tree->data + at, &range);
 		add_part(b->result, raw, at);
 	}
 	appendBinaryStringInfo(tree, (const char *) layouts, n->nranges);
@@ -620,11 +620,39 @@ void
 jt_build_set_stored(JtBuildResult *result, uint32 i, uint32 extinfo,
 					Oid valueid)
 {
-	JtRefRange	range;
+	JtPartEntry range;
 	char	   *at = result->tree.data + result->parts[i].range_offset;
 
-	memcpy(&range, at, sizeof(range));
+	jt_entry_read(at, &range);
 	range.extinfo = extinfo;
 	range.valueid = valueid;
-	memcpy(at, &range, sizeof(range));
+	jt_entry_write(at, &range);
+}
+
+/* The directory entry planned for part i. */
+void
+jt_build_entry(const JtBuildResult *result, uint32 i, JtPartEntry *entry)
+{
+	jt_entry_read(result->tree.data + result->parts[i].range_offset, entry);
+}
+
+/*
+ * The payload of the skeleton planned (header and tree), for parts kept in
+ * toastrelid: palloc'd, *len bytes.
+ */
+char *
+jt_build_payload(const JtBuildResult *result, Oid toastrelid, uint32 *len)
+{
+	JtSkeletonInfo info;
+	char	   *payload;
+
+	info.toastrelid = toastrelid;
+	info.nparts = result->nparts;
+	info.tree_size = result->tree.len;
+	*len = JT_PAYLOAD_TREE_OFFSET + result->tree.len;
+	payload = palloc(*len);
+	jt_payload_write_info(payload, &info);
+	memcpy(payload + JT_PAYLOAD_TREE_OFFSET, result->tree.data,
+		   result->tree.len);
+	return payload;
 }

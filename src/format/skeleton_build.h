@@ -24,7 +24,7 @@
 typedef struct JtBuildPart
 {
 	struct varlena *raw;		/* the part's content, a jsonb datum */
-	int			range_offset;	/* its JtRefRange in the tree */
+	int			range_offset;	/* its JtPartEntry in the tree */
 } JtBuildPart;
 
 typedef struct JtBuildResult
@@ -39,5 +39,9 @@ extern bool jt_build_skeleton(const struct varlena *doc, int32 target,
 							  uint32 range_size, JtBuildResult *result);
 extern void jt_build_set_stored(JtBuildResult *result, uint32 i,
 								uint32 extinfo, Oid valueid);
+extern void jt_build_entry(const JtBuildResult *result, uint32 i,
+						   JtPartEntry *entry);
+extern char *jt_build_payload(const JtBuildResult *result, Oid toastrelid,
+							  uint32 *len);
 
 #endif							/* JSONB_TOASTER_SKELETON_BUILD_H */

@@ -34,7 +34,7 @@
 
 /* Open a part of a skeleton as the current source; describe its root. */
 static JtDatumSource *
-open_part(JtDatumSource *skelsrc, const JtRefRange *range, JtNode *root)
+open_part(JtDatumSource *skelsrc, const JtPartEntry *range, JtNode *root)
 {
 	JtDatumSource *part;
 	struct varlena *ptr;

@@ -49,7 +49,7 @@ typedef struct PartRead
 {
 	Oid			valueid;
 	uint32		index;			/* in the caller's arrays */
-	const JtRefRange *range;
+	const JtPartEntry *range;
 	int32		extsize;		/* stored size */
 	int32		nchunks;
 	int32		next_chunk;
@@ -60,12 +60,12 @@ typedef struct PartRead
 } PartRead;
 
 static void decompress_stream(const char *stream, int32 extsize,
-							  const JtRefRange *range, Oid toastrelid,
+							  const JtPartEntry *range, Oid toastrelid,
 							  struct varlena *raw);
 
 /* A standard on-disk TOAST pointer to a part, as a palloc'd datum. */
 struct varlena *
-jt_part_pointer(const JtRefRange *range, Oid toastrelid)
+jt_part_pointer(const JtPartEntry *range, Oid toastrelid)
 {
 	varatt_external ext;
 	struct varlena *ptr = palloc(TOAST_POINTER_SIZE);
@@ -205,7 +205,7 @@ scan_chunks(Oid toastrelid, PartRead *parts, uint32 n)
  * fewer, longer steps.
  */
 void
-jt_part_decompress(const struct varlena *stored, const JtRefRange *range,
+jt_part_decompress(const struct varlena *stored, const JtPartEntry *range,
 				   Oid toastrelid, struct varlena *raw)
 {
 	decompress_stream(VARDATA(stored), VARSIZE(stored) - VARHDRSZ, range,
@@ -214,7 +214,7 @@ jt_part_decompress(const struct varlena *stored, const JtRefRange *range,
 
 /* The same, from the stored stream (extsize bytes) where it lies. */
 static void
-decompress_stream(const char *stream, int32 extsize, const JtRefRange *range,
+decompress_stream(const char *stream, int32 extsize, const JtPartEntry *range,
 				  Oid toastrelid, struct varlena *raw)
 {
 	uint32		info;
@@ -271,7 +271,7 @@ decompress_stream(const char *stream, int32 extsize, const JtRefRange *range,
  * is decompressed unless keep_compressed.
  */
 static void
-fetch_stored_parts(uint32 n, const JtRefRange *ranges, Oid toastrelid,
+fetch_stored_parts(uint32 n, const JtPartEntry *ranges, Oid toastrelid,
 				   struct varlena **raws, bool *should_free,
 				   bool keep_compressed)
 {
@@ -329,7 +329,7 @@ fetch_stored_parts(uint32 n, const JtRefRange *ranges, Oid toastrelid,
 	for (uint32 i = 0; i < n; i++)
 	{
 		PartRead   *part = &parts[i];
-		const JtRefRange *range = part->range;
+		const JtPartEntry *range = part->range;
 
 		if (part->raw != NULL)
 			raws[part->index] = part->raw;
@@ -359,7 +359,7 @@ fetch_stored_parts(uint32 n, const JtRefRange *ranges, Oid toastrelid,
 /* Part fetcher: every part comes back decompressed. */
 void
 jt_fetch_stored_parts(void *arg, uint32 first, uint32 n,
-					  const JtRefRange *ranges, Oid toastrelid,
+					  const JtPartEntry *ranges, Oid toastrelid,
 					  struct varlena **raws, bool *should_free)
 {
 	fetch_stored_parts(n, ranges, toastrelid, raws, should_free, false);
@@ -371,7 +371,7 @@ jt_fetch_stored_parts(void *arg, uint32 first, uint32 n,
  */
 void
 jt_fetch_stored_parts_compressed(void *arg, uint32 first, uint32 n,
-								 const JtRefRange *ranges, Oid toastrelid,
+								 const JtPartEntry *ranges, Oid toastrelid,
 								 struct varlena **raws, bool *should_free)
 {
 	fetch_stored_parts(n, ranges, toastrelid, raws, should_free, true);
@@ -379,7 +379,7 @@ jt_fetch_stored_parts_compressed(void *arg, uint32 first, uint32 n,
 
 /* One part's raw content. */
 struct varlena *
-jt_read_part(const JtRefRange *range, Oid toastrelid)
+jt_read_part(const JtPartEntry *range, Oid toastrelid)
 {
 	struct varlena *raw;
 	bool		should_free;
@@ -394,10 +394,10 @@ jt_read_part(const JtRefRange *range, Oid toastrelid)
  * gets what is stored: the base, or the content itself.
  */
 struct varlena *
-jt_read_part_content(const JtSkeleton *skel, const JtRefRange *range,
+jt_read_part_content(const JtSkeleton *skel, const JtPartEntry *range,
 					 struct varlena **base)
 {
-	JtRefRange	stored = jt_stored_range(skel, range);
+	JtPartEntry stored = jt_stored_range(skel, range);
 	const JtDelta *d = jt_delta_for(skel, range->valueid);
 	struct varlena *raw = jt_read_part(&stored, skel->hdr.toastrelid);
 	struct varlena *content;

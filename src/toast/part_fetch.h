@@ -14,15 +14,15 @@
 
 #include "format/flatten.h"
 
-extern struct varlena *jt_part_pointer(const JtRefRange *range,
+extern struct varlena *jt_part_pointer(const JtPartEntry *range,
 									   Oid toastrelid);
-extern struct varlena *jt_read_part(const JtRefRange *range, Oid toastrelid);
+extern struct varlena *jt_read_part(const JtPartEntry *range, Oid toastrelid);
 extern void jt_fetch_stored_parts(void *arg, uint32 first, uint32 n,
-								  const JtRefRange *ranges, Oid toastrelid,
+								  const JtPartEntry *ranges, Oid toastrelid,
 								  struct varlena **raws, bool *should_free);
 extern void jt_fetch_stored_parts_compressed(void *arg, uint32 first,
 											 uint32 n,
-											 const JtRefRange *ranges,
+											 const JtPartEntry *ranges,
 											 Oid toastrelid,
 											 struct varlena **raws,
 											 bool *should_free);
@@ -30,10 +30,10 @@ extern PGDLLIMPORT const JtPartFetcher jt_stored_parts;
 extern PGDLLIMPORT const JtPartFetcher jt_stored_parts_compressed;
 
 extern struct varlena *jt_read_part_content(const JtSkeleton *skel,
-											const JtRefRange *range,
+											const JtPartEntry *range,
 											struct varlena **base);
 extern void jt_part_decompress(const struct varlena *stored,
-							   const JtRefRange *range, Oid toastrelid,
+							   const JtPartEntry *range, Oid toastrelid,
 							   struct varlena *raw);
 
 #endif							/* JSONB_TOASTER_PART_FETCH_H */

@@ -58,10 +58,9 @@ find_replaced_ranges(void *arg, const JtRef *ref, List *path)
 			if (d->hdr.valueid != ref->ranges[r].valueid ||
 				!jt_delta_is_replacement(d))
 				continue;
-			offset = (uint64) (ref->refdata - rr->payload) +
-				sizeof(JtRefHeader) + (uint64) r * sizeof(JtRefRange);
+			offset = jt_entry_offset(ref->refdata - rr->payload, r);
 			if (ref->refdata < rr->payload ||
-				offset + sizeof(JtRefRange) > rr->payload_len)
+				offset + JT_ENTRY_SIZE > rr->payload_len)
 				elog(ERROR, "jsonb_toaster: a reference lies outside its pointer");
 			rr->offsets[i] = (uint32) offset;
 			rr->matches[i]++;
@@ -80,7 +79,8 @@ write_replaced_parts(Relation rel, Form_pg_attribute att, struct varlena *value,
 					 const JtSkeleton *skel, const uint32 *offsets)
 {
 	varatt_custom header;
-	JtSkeletonHeader hdr;
+	JtSkeletonInfo hdr;
+	const char *stored_payload = jt_pointer_payload(value, NULL);
 	char	   *payload;
 	uint64		stored_outside;
 	StringInfoData deltas;
@@ -88,15 +88,15 @@ write_replaced_parts(Relation rel, Form_pg_attribute att, struct varlena *value,
 
 	VARATT_CUSTOM_GET_HEADER(header, value);
 	stored_outside = header.va_storedsize - header.va_size;
-	memcpy(&hdr, VARDATA_CUSTOM(value), sizeof(hdr));
-	payload = palloc(sizeof(hdr) + hdr.tree_size);
-	memcpy(payload, VARDATA_CUSTOM(value), sizeof(hdr) + hdr.tree_size);
+	jt_payload_read_info(stored_payload, &hdr);
+	payload = palloc(JT_PAYLOAD_TREE_OFFSET + hdr.tree_size);
+	memcpy(payload, stored_payload, JT_PAYLOAD_TREE_OFFSET + hdr.tree_size);
 
 	for (uint32 i = 0; i < skel->ndeltas; i++)
 	{
 		const JtDelta *d = &skel->deltas[i];
-		JtRefRange	range;
-		JtRefRange	stored;
+		JtPartEntry range;
+		JtPartEntry stored;
 		struct varlena *part;
 		varatt_external ext;
 
@@ -105,7 +105,7 @@ write_replaced_parts(Relation rel, Form_pg_attribute att, struct varlena *value,
 		part = palloc(VARHDRSZ + d->hdr.literal_len);
 		SET_VARSIZE(part, VARHDRSZ + d->hdr.literal_len);
 		memcpy(VARDATA(part), d->literal, d->hdr.literal_len);
-		memcpy(&range, payload + offsets[i], sizeof(range));
+		jt_entry_read(payload + offsets[i], &range);
 		stored = jt_stored_range(skel, &range);
 		/* an UPDATE, whose TOAST writes take no options */
 		jt_store_part(rel, part, cmethod, jt_stored_compressed(&stored), 0, &ext);
@@ -116,11 +116,12 @@ write_replaced_parts(Relation rel, Form_pg_attribute att, struct varlena *value,
 		stored_outside += VARATT_EXTERNAL_GET_EXTSIZE(ext);
 		range.extinfo = ext.va_extinfo;
 		range.valueid = ext.va_valueid;
-		memcpy(payload + offsets[i], &range, sizeof(range));
+		jt_entry_write(payload + offsets[i], &range);
 	}
 	initStringInfo(&deltas);
 	jt_delta_area_copy(skel, InvalidOid, false, &deltas);
-	return jt_make_pointer(&hdr, payload + sizeof(hdr), deltas.data, deltas.len,
+	return jt_make_pointer(&hdr, payload + JT_PAYLOAD_TREE_OFFSET,
+						   deltas.data, deltas.len,
 						   header.va_rawsize, stored_outside,
 						   jt_patched_version(value));
 }
@@ -168,22 +169,22 @@ adopted_pointer(Relation rel, Form_pg_attribute att, struct varlena *value,
 
 	/* the directory entries lie in the tree, which the payload starts with */
 	rr.skel = &skel;
-	rr.payload = VARDATA_CUSTOM(value);
-	rr.payload_len = sizeof(JtSkeletonHeader) + skel.hdr.tree_size;
+	rr.payload = jt_pointer_payload(value, NULL);
+	rr.payload_len = JT_PAYLOAD_TREE_OFFSET + skel.hdr.tree_size;
 	rr.offsets = palloc0(skel.ndeltas * sizeof(uint32));
 	rr.matches = palloc0(skel.ndeltas * sizeof(uint32));
 	jt_skeleton_walk(&skel, find_replaced_ranges, &rr);
 	for (uint32 i = 0; i < skel.ndeltas; i++)
 	{
 		const JtDelta *d = &skel.deltas[i];
-		JtRefRange	range;
+		JtPartEntry range;
 
 		if (!jt_delta_is_replacement(d))
 			continue;
 		/* one entry, or the pointer is damaged: leave it to be read back */
 		if (rr.matches[i] != 1)
 			return NULL;
-		memcpy(&range, rr.payload + rr.offsets[i], sizeof(range));
+		jt_entry_read(rr.payload + rr.offsets[i], &range);
 		if ((uint64) range.rawsize != VARHDRSZ + (uint64) d->hdr.literal_len)
 			return NULL;
 	}
@@ -238,7 +239,7 @@ adopt_listed(Relation rel, Form_pg_attribute att, struct varlena *value,
 	Oid			toastrelid = CustomToastPointerRelid(rel);
 	MemoryContext caller = CurrentMemoryContext;
 	MemoryContext work;
-	JtRefRange *ranges;
+	JtPartEntry *ranges;
 	JtKeptParts *owned;
 	Oid			its_toastrelid;
 	uint32		n;

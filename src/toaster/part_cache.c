@@ -48,7 +48,7 @@
 
 typedef struct CachedPart
 {
-	JtRefRange	range;			/* as the skeleton's directory has it */
+	JtPartEntry range;			/* as the skeleton's directory has it */
 	struct varlena *raw;
 } CachedPart;
 
@@ -79,7 +79,7 @@ cache_clear(void)
  * limit.
  */
 static void
-keep_part(const JtRefRange *range, const struct varlena *raw)
+keep_part(const JtPartEntry *range, const struct varlena *raw)
 {
 	Size		size = VARSIZE(raw);
 	CachedPart *part;
@@ -117,7 +117,7 @@ typedef struct FlattenParts
 /* Read stored parts first .. first + n - 1, keeping them if asked. */
 static void
 fetch_stored(FlattenParts *fp, uint32 first, uint32 n,
-			 const JtRefRange *ranges, Oid toastrelid,
+			 const JtPartEntry *ranges, Oid toastrelid,
 			 struct varlena **raws, bool *should_free)
 {
 	if (n == 0)
@@ -138,12 +138,12 @@ fetch_stored(FlattenParts *fp, uint32 first, uint32 n,
 /* Part fetcher: the changed part, and the stored ones, kept if asked. */
 static void
 fetch_changed_or_stored(void *arg, uint32 first, uint32 n,
-						const JtRefRange *ranges, Oid toastrelid,
+						const JtPartEntry *ranges, Oid toastrelid,
 						struct varlena **raws, bool *should_free)
 {
 	FlattenParts *fp = (FlattenParts *) arg;
 	uint32		changed;
-	JtRefRange *others;
+	JtPartEntry *others;
 
 	if (fp->raw == NULL || fp->partno < first || fp->partno - first >= n)
 	{
@@ -153,10 +153,10 @@ fetch_changed_or_stored(void *arg, uint32 first, uint32 n,
 
 	/* the stored parts around the changed one, read together */
 	changed = fp->partno - first;
-	others = palloc(Max(n - 1, 1) * sizeof(JtRefRange));
-	memcpy(others, ranges, changed * sizeof(JtRefRange));
+	others = palloc(Max(n - 1, 1) * sizeof(JtPartEntry));
+	memcpy(others, ranges, changed * sizeof(JtPartEntry));
 	memcpy(others + changed, ranges + changed + 1,
-		   (n - changed - 1) * sizeof(JtRefRange));
+		   (n - changed - 1) * sizeof(JtPartEntry));
 	fetch_stored(fp, first, n - 1, others, toastrelid, raws, should_free);
 	pfree(others);
 	/* make room for the changed part in document order */
@@ -297,13 +297,13 @@ jt_part_cache_holds(struct varlena *attr)
  * next call into this file.
  */
 const struct varlena *
-jt_part_cache_lookup(uint64 token, const JtRefRange *range)
+jt_part_cache_lookup(uint64 token, const JtPartEntry *range)
 {
 	if (token == 0 || token != cache_generation)
 		return NULL;
 	for (uint32 i = 0; i < cache_nparts; i++)
 	{
-		const JtRefRange *r = &cache_parts[i].range;
+		const JtPartEntry *r = &cache_parts[i].range;
 
 		if (r->valueid == range->valueid && r->extinfo == range->extinfo &&
 			r->rawsize == range->rawsize)

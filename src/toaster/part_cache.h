@@ -21,6 +21,6 @@ extern struct varlena *jt_flatten_changed(struct varlena *pointer,
 										  struct varlena *raw, bool keep);
 extern uint64 jt_part_cache_holds(struct varlena *attr);
 extern const struct varlena *jt_part_cache_lookup(uint64 token,
-												  const JtRefRange *range);
+												  const JtPartEntry *range);
 
 #endif							/* JSONB_TOASTER_PART_CACHE_H */

@@ -71,19 +71,19 @@ static struct varlena *
 pointer_at_base(const JtPatch *patch, const char *area, uint32 area_len,
 				int32 rawsize)
 {
-	JtSkeletonHeader hdr;
-	JtRefRange	range;
+	JtSkeletonInfo hdr;
+	JtPartEntry range;
 	char	   *payload;
 
-	memcpy(&hdr, patch->payload, sizeof(hdr));
-	payload = palloc(sizeof(hdr) + hdr.tree_size);
-	memcpy(payload, patch->payload, sizeof(hdr) + hdr.tree_size);
-	memcpy(&range, payload + patch->range_offset, sizeof(range));
+	jt_payload_read_info(patch->payload, &hdr);
+	payload = palloc(JT_PAYLOAD_TREE_OFFSET + hdr.tree_size);
+	memcpy(payload, patch->payload, JT_PAYLOAD_TREE_OFFSET + hdr.tree_size);
+	jt_entry_read(payload + patch->range_offset, &range);
 	range.extinfo = patch->base_range.extinfo;
 	range.valueid = patch->base_range.valueid;
-	memcpy(payload + patch->range_offset, &range, sizeof(range));
+	jt_entry_write(payload + patch->range_offset, &range);
 	return jt_pointer_over(patch->old_pointer, &hdr,
-						   payload + sizeof(JtSkeletonHeader), area, area_len,
+						   payload + JT_PAYLOAD_TREE_OFFSET, area, area_len,
 						   rawsize);
 }
 
@@ -129,7 +129,7 @@ remember_same_parts(const struct varlena *newptr, const struct varlena *oldptr)
 }
 
 /*
- * A pointer to payload (JtSkeletonHeader, tree, delta area): the skeleton
+ * A pointer to payload (header, tree, delta area): the skeleton
  * of old_pointer with its tree changed in place, flattening to rawsize
  * bytes.  NULL if it does not fit the row's budget.  When every part and
  * delta is kept (same_parts), it names the old pointer's parts, like a
@@ -142,15 +142,16 @@ jt_tree_patch_pointer(const char *payload, uint32 payload_len,
 					  const struct varlena *old_pointer, int32 rawsize,
 					  uint64 dropped_stored, bool same_parts)
 {
-	JtSkeletonHeader hdr;
+	JtSkeletonInfo hdr;
 	struct varlena *result;
 
-	memcpy(&hdr, payload, sizeof(hdr));
-	if (!jt_patch_may_be_taken(payload_len - sizeof(hdr), 0, 0))
+	jt_payload_read_info(payload, &hdr);
+	if (!jt_patch_may_be_taken(payload_len - JT_PAYLOAD_TREE_OFFSET, 0, 0))
 		return NULL;
-	result = jt_pointer_over_fewer(old_pointer, &hdr, payload + sizeof(hdr),
-								   payload + sizeof(hdr) + hdr.tree_size,
-								   payload_len - sizeof(hdr) - hdr.tree_size,
+	result = jt_pointer_over_fewer(old_pointer, &hdr,
+								   payload + JT_PAYLOAD_TREE_OFFSET,
+								   payload + JT_PAYLOAD_TREE_OFFSET + hdr.tree_size,
+								   payload_len - JT_PAYLOAD_TREE_OFFSET - hdr.tree_size,
 								   rawsize, dropped_stored);
 	if (same_parts)
 		remember_same_parts(result, old_pointer);
@@ -214,13 +215,14 @@ jt_patch_may_be_taken(uint32 skeleton_size, uint32 part_size,
 static struct varlena *
 patch_as_delta(const JtPatch *patch, int32 rawsize, int32 target)
 {
-	JtSkeletonHeader hdr;
+	JtSkeletonInfo hdr;
 	struct varlena *delta;
 
-	memcpy(&hdr, patch->payload, sizeof(hdr));
+	jt_payload_read_info(patch->payload, &hdr);
 	/* parts carried whole are written when adopted: they take no room */
-	delta = keep_as_delta(patch, patch->payload + sizeof(hdr) + hdr.tree_size,
-						  patch->payload_len - sizeof(hdr) - hdr.tree_size,
+	delta = keep_as_delta(patch,
+						  patch->payload + JT_PAYLOAD_TREE_OFFSET + hdr.tree_size,
+						  patch->payload_len - JT_PAYLOAD_TREE_OFFSET - hdr.tree_size,
 						  (int64) target - hdr.tree_size + patch->carried_len);
 	if (delta == NULL)
 		return NULL;
@@ -238,17 +240,18 @@ patch_as_delta(const JtPatch *patch, int32 rawsize, int32 target)
 static struct varlena *
 patch_as_replacement(const JtPatch *patch, int32 rawsize, int32 target)
 {
-	JtSkeletonHeader hdr;
+	JtSkeletonInfo hdr;
 	uint32		deltas_len;
 	StringInfoData area;
 
-	memcpy(&hdr, patch->payload, sizeof(hdr));
-	deltas_len = patch->payload_len - sizeof(hdr) - hdr.tree_size;
+	jt_payload_read_info(patch->payload, &hdr);
+	deltas_len = patch->payload_len - JT_PAYLOAD_TREE_OFFSET - hdr.tree_size;
 	if ((int64) hdr.tree_size + deltas_len - patch->carried_len > target)
 		return NULL;
 
 	initStringInfo(&area);
-	appendBinaryStringInfo(&area, patch->payload + sizeof(hdr) + hdr.tree_size,
+	appendBinaryStringInfo(&area,
+						   patch->payload + JT_PAYLOAD_TREE_OFFSET + hdr.tree_size,
 						   deltas_len);
 	jt_delta_append(&area, &patch->base_range, 0,
 					patch->base_range.header & JT_CONTAINER_COUNT_MASK,
@@ -270,14 +273,14 @@ patch_as_replacement(const JtPatch *patch, int32 rawsize, int32 target)
 struct varlena *
 jt_patch_pointer(const JtPatch *patch, int32 rawsize, bool *whole)
 {
-	JtRefRange	oldrange;
+	JtPartEntry oldrange;
 	struct varlena *result;
 
 	*whole = false;
 	if (patch->part == NULL || patch->base == NULL)
 		return NULL;
-	memcpy(&oldrange, VARDATA_CUSTOM(patch->old_pointer) + patch->range_offset,
-		   sizeof(oldrange));
+	jt_entry_read(jt_pointer_payload(patch->old_pointer, NULL) +
+				  patch->range_offset, &oldrange);
 	if (part_outgrown(VARSIZE(patch->part),
 					  Max((uint32) oldrange.rawsize, patch->largest_sibling)))
 		return NULL;

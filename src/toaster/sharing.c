@@ -48,7 +48,7 @@ struct JtOldParts
 {
 	Oid			toastrelid;
 	uint32		version;		/* the old value's format version */
-	JtRefRange *ranges;
+	JtPartEntry *ranges;
 	bool	   *taken;
 	struct varlena **read;		/* parts read ahead by jt_old_parts_prefetch */
 	uint32		nranges;
@@ -63,8 +63,8 @@ struct JtOldParts
 static int
 range_hash_cmp(const void *a, const void *b)
 {
-	const JtRefRange *ra = (const JtRefRange *) a;
-	const JtRefRange *rb = (const JtRefRange *) b;
+	const JtPartEntry *ra = (const JtPartEntry *) a;
+	const JtPartEntry *rb = (const JtPartEntry *) b;
 
 	if (ra->hash != rb->hash)
 		return ra->hash < rb->hash ? -1 : 1;
@@ -76,7 +76,7 @@ range_hash_cmp(const void *a, const void *b)
 static int
 position_hash_cmp(const void *a, const void *b, void *arg)
 {
-	const JtRefRange *ranges = (const JtRefRange *) arg;
+	const JtPartEntry *ranges = (const JtPartEntry *) arg;
 
 	return range_hash_cmp(&ranges[*(const uint32 *) a],
 						  &ranges[*(const uint32 *) b]);
@@ -89,14 +89,14 @@ position_hash_cmp(const void *a, const void *b, void *arg)
 static void
 sort_keeping_positions(JtOldParts *old)
 {
-	JtRefRange *in_order = old->ranges;
+	JtPartEntry *in_order = old->ranges;
 	uint32	   *order = palloc(old->nranges * sizeof(uint32));
 
 	for (uint32 p = 0; p < old->nranges; p++)
 		order[p] = p;
 	qsort_arg(order, old->nranges, sizeof(uint32), position_hash_cmp,
 			  in_order);
-	old->ranges = palloc(old->nranges * sizeof(JtRefRange));
+	old->ranges = palloc(old->nranges * sizeof(JtPartEntry));
 	old->at_position = palloc(old->nranges * sizeof(uint32));
 	old->position = palloc(old->nranges * sizeof(uint32));
 	for (uint32 i = 0; i < old->nranges; i++)
@@ -161,13 +161,13 @@ jt_old_parts_rehash(const JtOldParts *old, const struct varlena *raw,
  * range: [*first, *end) in old->ranges.  False if there are none.
  */
 static bool
-candidates(JtOldParts *old, const JtRefRange *range, uint32 *first,
+candidates(JtOldParts *old, const JtPartEntry *range, uint32 *first,
 		   uint32 *end)
 {
-	JtRefRange *found;
+	JtPartEntry *found;
 	uint32		i;
 
-	found = bsearch(range, old->ranges, old->nranges, sizeof(JtRefRange),
+	found = bsearch(range, old->ranges, old->nranges, sizeof(JtPartEntry),
 					range_hash_cmp);
 	if (found == NULL)
 		return false;
@@ -192,9 +192,9 @@ candidates(JtOldParts *old, const JtRefRange *range, uint32 *first,
  * that changed one value sends one such part, and one old part is left).
  */
 void
-jt_old_parts_prefetch(JtOldParts *old, const JtRefRange *ranges, uint32 n)
+jt_old_parts_prefetch(JtOldParts *old, const JtPartEntry *ranges, uint32 n)
 {
-	JtRefRange *wanted;
+	JtPartEntry *wanted;
 	uint32	   *index;
 	struct varlena **raws;
 	bool	   *should_free;
@@ -202,7 +202,7 @@ jt_old_parts_prefetch(JtOldParts *old, const JtRefRange *ranges, uint32 n)
 	uint32		unmatched = 0;
 	uint32		unnamed = 0;
 
-	wanted = palloc(old->nranges * sizeof(JtRefRange));
+	wanted = palloc(old->nranges * sizeof(JtPartEntry));
 	index = palloc(old->nranges * sizeof(uint32));
 	for (uint32 k = 0; k < n; k++)
 	{
@@ -285,7 +285,7 @@ take(JtOldParts *old, uint32 i)
  * stored location.
  */
 bool
-jt_old_parts_take(JtOldParts *old, const JtRefRange *range,
+jt_old_parts_take(JtOldParts *old, const JtPartEntry *range,
 				  const struct varlena *raw, uint32 *extinfo, Oid *valueid)
 {
 	uint32		first;
@@ -329,7 +329,7 @@ jt_old_parts_take(JtOldParts *old, const JtRefRange *range,
 bool
 jt_old_parts_take_as_delta(JtOldParts *old, const struct varlena *raw,
 						   uint32 budget, StringInfo literal, uint32 *first,
-						   uint32 *removed, JtRefRange *base)
+						   uint32 *removed, JtPartEntry *base)
 {
 	uint32		i;
 	bool		should_free;
@@ -382,7 +382,7 @@ typedef struct ListedPointer
 	struct varlena *pointer;	/* NULL if the slot is empty */
 	Oid			toastrelid;
 	uint32		nparts;
-	JtRefRange *ranges;
+	JtPartEntry *ranges;
 } ListedPointer;
 
 static MemoryContext listed_cxt = NULL;
@@ -396,12 +396,12 @@ static int	listed_next = 0;
  */
 uint32
 jt_pointer_parts(struct varlena *pointer, Oid *toastrelid,
-				 JtRefRange **ranges)
+				 JtPartEntry **ranges)
 {
 	Size		size = VARSIZE_EXTERNAL(pointer);
 	JtSkeleton	skel;
-	JtRefRange *listed_ranges;
-	JtRefRange *copied_ranges;
+	JtPartEntry *listed_ranges;
+	JtPartEntry *copied_ranges;
 	struct varlena *copied_pointer;
 	uint32		n;
 	ListedPointer *slot;
@@ -414,8 +414,8 @@ jt_pointer_parts(struct varlena *pointer, Oid *toastrelid,
 			memcmp(slot->pointer, pointer, size) == 0)
 		{
 			*toastrelid = slot->toastrelid;
-			*ranges = palloc(Max(slot->nparts, 1) * sizeof(JtRefRange));
-			memcpy(*ranges, slot->ranges, slot->nparts * sizeof(JtRefRange));
+			*ranges = palloc(Max(slot->nparts, 1) * sizeof(JtPartEntry));
+			memcpy(*ranges, slot->ranges, slot->nparts * sizeof(JtPartEntry));
 			return slot->nparts;
 		}
 	}
@@ -433,8 +433,8 @@ jt_pointer_parts(struct varlena *pointer, Oid *toastrelid,
 										   ALLOCSET_SMALL_SIZES);
 	/* the copies first: should palloc fail, the slot is left as it was */
 	old = MemoryContextSwitchTo(listed_cxt);
-	copied_ranges = palloc(Max(n, 1) * sizeof(JtRefRange));
-	memcpy(copied_ranges, listed_ranges, n * sizeof(JtRefRange));
+	copied_ranges = palloc(Max(n, 1) * sizeof(JtPartEntry));
+	memcpy(copied_ranges, listed_ranges, n * sizeof(JtPartEntry));
 	copied_pointer = palloc(size);
 	memcpy(copied_pointer, pointer, size);
 	MemoryContextSwitchTo(old);
@@ -461,7 +461,7 @@ jt_pointer_parts(struct varlena *pointer, Oid *toastrelid,
 JtKeptParts *
 jt_kept_parts(struct varlena *replacement, Oid toastrelid)
 {
-	JtRefRange *ranges;
+	JtPartEntry *ranges;
 	JtKeptParts *kept;
 	Oid			its_toastrelid;
 	uint32		n;

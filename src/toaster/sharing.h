@@ -22,16 +22,16 @@ typedef struct JtOldParts JtOldParts;
 extern JtOldParts *jt_old_parts_open(Relation rel, struct varlena *oldvalue);
 extern void jt_old_parts_rehash(const JtOldParts *old,
 								const struct varlena *raw, uint32 *hash);
-extern void jt_old_parts_prefetch(JtOldParts *old, const JtRefRange *ranges,
+extern void jt_old_parts_prefetch(JtOldParts *old, const JtPartEntry *ranges,
 								  uint32 n);
-extern bool jt_old_parts_take(JtOldParts *old, const JtRefRange *range,
+extern bool jt_old_parts_take(JtOldParts *old, const JtPartEntry *range,
 							  const struct varlena *raw,
 							  uint32 *extinfo, Oid *valueid);
 extern bool jt_old_parts_take_as_delta(JtOldParts *old,
 									   const struct varlena *raw,
 									   uint32 budget, StringInfo literal,
 									   uint32 *first, uint32 *removed,
-									   JtRefRange *base);
+									   JtPartEntry *base);
 
 /* The parts a new row version took over from the old one. */
 typedef struct JtKeptParts
@@ -41,7 +41,7 @@ typedef struct JtKeptParts
 } JtKeptParts;
 
 extern uint32 jt_pointer_parts(struct varlena *pointer, Oid *toastrelid,
-							   JtRefRange **ranges);
+							   JtPartEntry **ranges);
 extern JtKeptParts *jt_kept_parts(struct varlena *replacement, Oid toastrelid);
 extern bool jt_part_is_kept(const JtKeptParts *kept, Oid valueid);
 

@@ -87,7 +87,7 @@ jt_toaster_init(void)
 /* Part fetcher: the parts a build has planned, still in memory. */
 static void
 fetch_planned_parts(void *arg, uint32 first, uint32 n,
-					const JtRefRange *ranges, Oid toastrelid,
+					const JtPartEntry *ranges, Oid toastrelid,
 					struct varlena **raws, bool *should_free)
 {
 	JtBuildResult *res = (JtBuildResult *) arg;
@@ -105,7 +105,7 @@ fetch_planned_parts(void *arg, uint32 first, uint32 n,
 /* Part fetcher: the parts logical decoding rebuilt from WAL. */
 static void
 fetch_decoded_parts(void *arg, uint32 first, uint32 n,
-					const JtRefRange *ranges, Oid toastrelid,
+					const JtPartEntry *ranges, Oid toastrelid,
 					struct varlena **raws, bool *should_free)
 {
 	struct varlena **part_values = (struct varlena **) arg;
@@ -124,19 +124,13 @@ skeleton_gives_back(JtBuildResult *res, const struct varlena *doc,
 {
 	JtSkeleton	skel;
 	JtPartFetcher fetcher;
-	JtSkeletonHeader hdr;
 	char	   *payload;
+	uint32		payload_len;
 	struct varlena *flat;
 	bool		same;
 
-	hdr.toastrelid = toastrelid;
-	hdr.nparts = res->nparts;
-	hdr.tree_size = res->tree.len;
-	payload = palloc(sizeof(hdr) + res->tree.len);
-	memcpy(payload, &hdr, sizeof(hdr));
-	memcpy(payload + sizeof(hdr), res->tree.data, res->tree.len);
-	jt_skeleton_parse(&skel, payload, sizeof(hdr) + res->tree.len,
-					  JT_SKELETON_VERSION_LATEST);
+	payload = jt_build_payload(res, toastrelid, &payload_len);
+	jt_skeleton_parse(&skel, payload, payload_len, JT_SKELETON_VERSION_LATEST);
 	fetcher.fetch = fetch_planned_parts;
 	fetcher.decompress = NULL;
 	fetcher.arg = res;
@@ -184,9 +178,9 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	JtBuildResult res;
 	int32		target;
 	uint64		stored_outside = 0;
-	JtSkeletonHeader hdr;
+	JtSkeletonInfo hdr;
 	JtOldParts *old;
-	JtRefRange *planned = NULL;
+	JtPartEntry *planned = NULL;
 	StringInfoData deltas;
 	StringInfoData literal;
 	uint32		nkept = 0;
@@ -219,11 +213,10 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	if (old != NULL)
 	{
 		/* the new parts' directory entries, read ahead against the old */
-		planned = palloc(res.nparts * sizeof(JtRefRange));
+		planned = palloc(res.nparts * sizeof(JtPartEntry));
 		for (uint32 i = 0; i < res.nparts; i++)
 		{
-			memcpy(&planned[i], res.tree.data + res.parts[i].range_offset,
-				   sizeof(JtRefRange));
+			jt_build_entry(&res, i, &planned[i]);
 			/* looked up by the hash the old value's format takes */
 			jt_old_parts_rehash(old, res.parts[i].raw, &planned[i].hash);
 		}
@@ -235,7 +228,7 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	{
 		struct varlena *raw = res.parts[i].raw;
 		varatt_external ext;
-		JtRefRange	base;
+		JtPartEntry base;
 		uint32		first;
 		uint32		removed;
 		int64		room;
@@ -253,7 +246,7 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 
 		/* a small edit of an old part, if the row has room for it */
 		room = (int64) target - res.tree.len - deltas.len -
-			(int64) sizeof(JtDeltaHeader) - (sizeof(uint32) - 1);
+			(int64) JT_DELTA_RECORD_OVERHEAD;
 		if (old != NULL && room > 0 &&
 			jt_old_parts_take_as_delta(old, raw,
 									   (uint32) Min(JT_DELTA_BUDGET((int64) jt_range_size),
@@ -325,7 +318,7 @@ static void
 jt_delete(Relation rel, struct varlena *attr, struct varlena *replacement,
 		  bool is_speculative)
 {
-	JtRefRange *ranges;
+	JtPartEntry *ranges;
 	JtKeptParts *kept;
 	Oid			toastrelid;
 	uint32		n;
@@ -375,7 +368,7 @@ jt_get_parts(struct varlena *attr, varatt_external **parts)
 	MemoryContext caller = CurrentMemoryContext;
 	MemoryContext work;
 	JtSkeleton	skel;
-	JtRefRange *ranges;
+	JtPartEntry *ranges;
 	varatt_external *result;
 	uint32		n;
 

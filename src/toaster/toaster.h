@@ -27,12 +27,12 @@
  */
 typedef struct JtPatch
 {
-	const char *payload;		/* JtSkeletonHeader, tree, delta area */
+	const char *payload;		/* header, tree, delta area */
 	uint32		payload_len;
-	uint32		range_offset;	/* the changed JtRefRange, in the payload */
+	uint32		range_offset;	/* the changed part's entry, in the payload */
 	const struct varlena *part; /* its new content, a jsonb datum; or NULL */
 	const struct varlena *base; /* what the old value stores for it */
-	JtRefRange	base_range;		/* and that stored part's entry */
+	JtPartEntry base_range;		/* and that stored part's entry */
 	const struct varlena *old_pointer;	/* the value it was made from */
 	/* the entries of base's and part's roots, when at hand; or NULL */
 	const JtNode *base_entries;

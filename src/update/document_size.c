@@ -207,11 +207,11 @@ bool
 jt_patched_document_size(struct varlena *pointer, JtSkeleton *skel,
 						 const JtRef *ref, uint32 r, const JtFetchedPart *old,
 						 const JtPartLayout *new, uint8 new_byte,
-						 const JtRefRange *range, int32 *rawsize)
+						 const JtPartEntry *range, int32 *rawsize)
 {
 	varatt_custom header;
 	JtRef		patched = *ref;
-	JtRefRange *ranges;
+	JtPartEntry *ranges;
 	uint8	   *layouts;
 	uint64		size;
 
@@ -223,8 +223,8 @@ jt_patched_document_size(struct varlena *pointer, JtSkeleton *skel,
 		size + VARHDRSZ != (uint64) header.va_rawsize)
 		jt_nav_corrupt(&skel->src, "a reference's layout bytes do not add up to the value's raw size");
 
-	ranges = palloc(ref->nranges * sizeof(JtRefRange));
-	memcpy(ranges, ref->ranges, ref->nranges * sizeof(JtRefRange));
+	ranges = palloc(ref->nranges * sizeof(JtPartEntry));
+	memcpy(ranges, ref->ranges, ref->nranges * sizeof(JtPartEntry));
 	ranges[r] = *range;
 	layouts = palloc(ref->nranges);
 	memcpy(layouts, ref->layouts, ref->nranges);

@@ -25,7 +25,7 @@ extern bool jt_patched_document_size(struct varlena *pointer, JtSkeleton *skel,
 									 const JtRef *ref, uint32 r,
 									 const JtFetchedPart *old,
 									 const JtPartLayout *new, uint8 new_byte,
-									 const JtRefRange *range, int32 *rawsize);
+									 const JtPartEntry *range, int32 *rawsize);
 extern bool jt_tree_document_size(JtSkeleton *patched, int32 *rawsize);
 
 #endif							/* JSONB_TOASTER_DOCUMENT_SIZE_H */

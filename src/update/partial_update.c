@@ -54,6 +54,7 @@
 #include "utils/memutils.h"
 
 #include "format/delta.h"
+#include "format/pointer.h"
 #include "jsonb/jsonb_writer.h"
 #include "toast/part_fetch.h"
 #include "toaster/part_cache.h"
@@ -260,8 +261,7 @@ jt_apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	JtSource	src;
 	JtNode		root;
 	JtSkeleton	patched;
-	JtRefHeader rh;
-	JtRefRange	range;
+	JtPartEntry range;
 	char	   *payload;
 	uint32		payload_len;
 	uint32		ref_offset;
@@ -271,7 +271,7 @@ jt_apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	bool		taken;
 	struct varlena *document;
 	StringInfoData buf;
-	JtRefRange	base_range;
+	JtPartEntry base_range;
 	JtPartLayout new_layout;
 	uint8		new_byte = 0;
 	uint32		largest = 0;
@@ -296,7 +296,7 @@ jt_apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	if (r > 0 && jt_node_is_object(&root))
 	{
 		JtNode		key;
-		const JtRefRange *old = &ref->ranges[r];
+		const JtPartEntry *old = &ref->ranges[r];
 
 		jt_nav_entry(&src, &root, 0, &key);
 		if (jt_key_cmp(jt_source_read(&src, key.offset, key.length), key.length,
@@ -340,20 +340,18 @@ jt_apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	 */
 	base_range = jt_stored_range(skel, &ref->ranges[r]);
 	initStringInfo(&buf);
-	appendBinaryStringInfo(&buf, VARDATA_CUSTOM(pointer),
-						   sizeof(JtSkeletonHeader) + skel->hdr.tree_size);
+	appendBinaryStringInfo(&buf, jt_pointer_payload(pointer, NULL),
+						   JT_PAYLOAD_TREE_OFFSET + skel->hdr.tree_size);
 	jt_delta_area_copy(skel, base_range.valueid, true, &buf);
 	payload = buf.data;
 	payload_len = buf.len;
 	/* parts carried whole by a pointer this was made from: not kept */
 	carried_len = jt_delta_carried_len(skel, base_range.valueid);
-	ref_offset = sizeof(JtSkeletonHeader) + site->offset;
-	memcpy(&rh, payload + ref_offset, sizeof(rh));
-	rh.header = (rh.header & ~JT_CONTAINER_COUNT_MASK) | count;
-	memcpy(payload + ref_offset, &rh, sizeof(rh));
+	ref_offset = JT_PAYLOAD_TREE_OFFSET + site->offset;
+	jt_ref_set_count(payload + ref_offset, count);
 
-	range_offset = ref_offset + sizeof(JtRefHeader) + r * sizeof(JtRefRange);
-	memcpy(&range, payload + range_offset, sizeof(range));
+	range_offset = (uint32) jt_entry_offset(ref_offset, r);
+	jt_entry_read(payload + range_offset, &range);
 	range.rawsize = VARSIZE(newpart);
 	/* not stored yet: sized as an uncompressed value, with no value id */
 	range.extinfo = VARSIZE(newpart) - VARHDRSZ;
@@ -361,12 +359,11 @@ jt_apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	range.header = root.header;
 	range.hash = jt_part_hash(skel->version, VARDATA(newpart),
 							  VARSIZE(newpart) - VARHDRSZ);
-	memcpy(payload + range_offset, &range, sizeof(range));
+	jt_entry_write(payload + range_offset, &range);
 	if (ref->layouts)
 	{
-		/* the layout bytes end the reference (format.h) */
 		new_byte = jt_part_layout(&src, &root);
-		payload[ref_offset + ref->reflen - ref->nranges + r] = (char) new_byte;
+		payload[jt_layout_byte_offset(ref_offset, ref, r)] = (char) new_byte;
 	}
 
 	/*
@@ -380,7 +377,7 @@ jt_apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	jt_skeleton_parse(&patched, payload, payload_len, skel->version);
 	for (uint32 q = 0; q < ref->nranges; q++)
 		largest = Max(largest, (uint32) ref->ranges[q].rawsize);
-	taken = jt_patch_may_be_taken(payload_len - sizeof(JtSkeletonHeader) -
+	taken = jt_patch_may_be_taken(payload_len - JT_PAYLOAD_TREE_OFFSET -
 								  carried_len, VARSIZE(newpart), largest);
 	if (taken && base != NULL)
 	{

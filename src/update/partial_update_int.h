@@ -62,7 +62,7 @@ typedef struct JtFetchedPart
 typedef struct JtRefSite
 {
 	bool		is_root;
-	uint32		offset;			/* of its JtRefHeader, in the tree */
+	uint32		offset;			/* of the reference, in the tree */
 	uint32		parts_before;	/* parts flattened before its first */
 } JtRefSite;
 

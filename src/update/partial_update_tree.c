@@ -74,7 +74,7 @@ splice_tree(JtSkeleton *skel, const char *key, uint32 keylen, JtSource *vsrc,
 			char **payload, uint32 *payload_len, DroppedParts *dropped)
 {
 	JtNode		current;
-	JtSkeletonHeader hdr;
+	JtSkeletonInfo hdr;
 	JtSplice	splice;
 	char	   *tree;
 	uint32		tree_len;
@@ -99,7 +99,8 @@ splice_tree(JtSkeleton *skel, const char *key, uint32 keylen, JtSource *vsrc,
 	hdr.tree_size = tree_len;
 	hdr.nparts -= list_length(here.valueids);
 	initStringInfo(&buf);
-	appendBinaryStringInfo(&buf, (const char *) &hdr, sizeof(hdr));
+	appendStringInfoSpaces(&buf, JT_PAYLOAD_TREE_OFFSET);
+	jt_payload_write_info(buf.data, &hdr);
 	appendBinaryStringInfo(&buf, tree, tree_len);
 	/* the other parts stay, with their deltas */
 	except = palloc(Max(list_length(here.valueids), 1) * sizeof(Oid));
@@ -255,7 +256,7 @@ jt_apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, uint32 n,
 		pfree(payload);
 		return NULL;
 	}
-	taken = jt_patch_may_be_taken(payload_len - sizeof(JtSkeletonHeader),
+	taken = jt_patch_may_be_taken(payload_len - JT_PAYLOAD_TREE_OFFSET,
 								  0, 0);
 	document = jt_flatten_changed(pointer, skel, 0, NULL, !taken);
 	elog(DEBUG1, "jsonb_toaster: changed the skeleton's tree, returned the document");
