@@ -21,7 +21,6 @@
 #include "format/skeleton_build.h"
 #include "toaster/patch_pointer.h"
 #include "toaster/settings.h"
-#include "toaster/toaster.h"
 
 /*
  * The delta area of a patch that keeps the changed part's old stored part

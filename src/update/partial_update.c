@@ -58,9 +58,9 @@
 #include "jsonb/jsonb_writer.h"
 #include "toast/part_fetch.h"
 #include "toaster/part_cache.h"
-#include "toaster/toaster.h"
-#include "update/partial_update.h"
+#include "toaster/patch_pointer.h"
 #include "update/document_size.h"
+#include "update/partial_update.h"
 #include "update/partial_update_int.h"
 
 

@@ -25,7 +25,7 @@
 
 #include "format/delta.h"
 #include "toaster/part_cache.h"
-#include "toaster/toaster.h"
+#include "toaster/patch_pointer.h"
 #include "update/partial_update_int.h"
 
 /* What splice_tree() did. */
