@@ -63,11 +63,11 @@ OBJS += \
 	src/toaster/sharing.o \
 	src/toaster/toaster.o \
 	src/update/document_size.o \
-	src/update/partial_update.o \
-	src/update/partial_update_funcs.o \
-	src/update/partial_update_keys.o \
+	src/update/key_funcs.o \
+	src/update/part_change.o \
+	src/update/path_funcs.o \
 	src/update/stored_value.o \
-	src/update/partial_update_tree.o \
+	src/update/tree_change.o \
 	src/overrides.o
 REGRESS += toaster sharing partial_update deltas update_random toaster_corruption rewrite column_privileges override_results convert_ownership
 # Isolation specs (specs/, several sessions) run with the pg_regress files,

@@ -35,7 +35,8 @@
 #include "overrides.h"
 #include "read/accessors.h"
 #include "support/names.h"
-#include "update/partial_update.h"
+#include "update/key_funcs.h"
+#include "update/path_funcs.h"
 
 static bool jt_override_builtins = true;
 

@@ -255,7 +255,7 @@ jt_flatten_pointer(struct varlena *attr)
 /*
  * Flatten skel, a copy of the stored pointer "pointer" with its tree
  * changed, or the directory entry of part partno and that part (raw), in
- * memory (partial_update*.c); partno is ignored when raw is NULL.  With
+ * memory (update/); partno is ignored when raw is NULL.  With
  * keep, the stored parts read are kept as jt_flatten_pointer() keeps them,
  * for the general path that follows when the toaster turns the change
  * down; without, they are decompressed straight into the result.

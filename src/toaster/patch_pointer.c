@@ -192,7 +192,7 @@ part_outgrown(uint32 part_size, uint32 largest_sibling)
  * jt_tree_patch_pointer())?  skeleton_size is the patched tree's and delta
  * area's, part_size the changed part's raw size (0 when only the tree
  * changed) and largest_sibling the largest raw size of its reference's
- * parts, as stored.  partial_update*.c ask so as to keep copies of the
+ * parts, as stored.  update/ ask so as to keep copies of the
  * other parts only for the general path that follows a refusal: a wrong
  * guess costs time, never correctness.
  */

@@ -13,7 +13,7 @@
 #ifndef JSONB_TOASTER_DOCUMENT_SIZE_H
 #define JSONB_TOASTER_DOCUMENT_SIZE_H
 
-#include "update/partial_update_int.h"
+#include "update/part_change.h"
 
 extern void jt_lay_out_part_root(JtSource *src, const JtNode *root,
 								 JtPartLayout *layout);

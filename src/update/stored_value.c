@@ -14,8 +14,9 @@
 #include "postgres.h"
 
 #include "format/pointer.h"
-#include "update/partial_update_int.h"
+#include "update/part_change.h"
 #include "update/stored_value.h"
+#include "update/tree_change.h"
 
 /* Parse a value stored by the toaster into skel (and ref, if split). */
 StoredShape

@@ -13,7 +13,7 @@
 #ifndef JSONB_TOASTER_STORED_VALUE_H
 #define JSONB_TOASTER_STORED_VALUE_H
 
-#include "update/partial_update_int.h"
+#include "update/part_change.h"
 
 /* What jsonb_set() and the like can do with their first argument. */
 typedef enum StoredShape

@@ -1,14 +1,15 @@
 /*-------------------------------------------------------------------------
  *
- * partial_update_funcs.c
- *	  jsonb_set(), jsonb_insert(), #-, - and || as SQL-callable functions:
- *	  what each changes in a stored document (patched servers only).
+ * path_funcs.c
+ *	  jsonb_set(), jsonb_insert(), #- and jsonb - text as SQL-callable
+ *	  functions: what each changes in a stored document (patched servers
+ *	  only); || and jsonb - text[] are in key_funcs.c.
  *
  * They serve in place of the builtins of the same names (overrides.c).  On
  * a value stored by the toaster whose root object is split into ranges of
- * keys, they change the part that holds the key (partial_update.c); on one
+ * keys, they change the part that holds the key (part_change.c); on one
  * whose root object is kept in the skeleton's tree, the tree
- * (partial_update_tree.c).
+ * (tree_change.c).
  *
  * Why the result is the builtin's: the root's keys are sorted, and each
  * range holds the keys from its first key (kept in the skeleton's
@@ -34,7 +35,7 @@
  *
  * Copyright (c) 2026, jsonb_toaster developers
  *
- * src/update/partial_update_funcs.c
+ * src/update/path_funcs.c
  *
  *-------------------------------------------------------------------------
  */
@@ -48,8 +49,8 @@
 
 #include "format/pointer.h"
 #include "jsonb/jsonb_writer.h"
-#include "update/partial_update.h"
-#include "update/partial_update_int.h"
+#include "update/part_change.h"
+#include "update/path_funcs.h"
 #include "update/stored_value.h"
 
 /* What change_path() does at the end of its path. */

@@ -1,9 +1,9 @@
 /*-------------------------------------------------------------------------
  *
- * partial_update.c
+ * part_change.c
  *	  jsonb_set(), jsonb_insert(), #-, - and || on a stored document, run
  *	  on the parts they change (patched servers only): the change of one
- *	  part, and the patch kept for the toaster.
+ *	  part, returned as a pointer or a document.
  *
  * "UPDATE t SET js = jsonb_set(js, '{k}', v)" on a document whose root
  * object the toaster split into ranges of keys changes one range.  The
@@ -18,8 +18,8 @@
  * (jt_fetch_part()), a key spliced into an object (jt_splice_object()),
  * the new document's size, the patched skeleton (jt_apply_patch()) and the
  * patch kept for the toaster.  A root object kept in the skeleton's tree
- * is changed by partial_update_tree.c; the SQL-callable functions, which
- * find what a call changes, are in partial_update_funcs.c.
+ * is changed by tree_change.c; the SQL-callable functions, which
+ * find what a call changes, are in path_funcs.c.
  *
  * When the new document's raw size is known without the other parts (from
  * the directory's layout bytes, format version 3; for a value written
@@ -45,7 +45,7 @@
  *
  * Copyright (c) 2026, jsonb_toaster developers
  *
- * src/update/partial_update.c
+ * src/update/part_change.c
  *
  *-------------------------------------------------------------------------
  */
@@ -60,8 +60,7 @@
 #include "toaster/part_cache.h"
 #include "toaster/patch_pointer.h"
 #include "update/document_size.h"
-#include "update/partial_update.h"
-#include "update/partial_update_int.h"
+#include "update/part_change.h"
 
 
 /*

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * partial_update_tree.c
+ * tree_change.c
  *	  jsonb_set(), #-, - and || on a stored document whose root object is
  *	  kept in the skeleton's tree, made on the tree (patched servers only).
  *
@@ -13,11 +13,11 @@
  * bytes give the document's size (not for a reference written before
  * format version 3), the document when no part is left.  (A path of two
  * steps or more whose first key names a value kept in parts changes that
- * value's part instead: partial_update_funcs.c.)
+ * value's part instead: path_funcs.c.)
  *
  * Copyright (c) 2026, jsonb_toaster developers
  *
- * src/update/partial_update_tree.c
+ * src/update/tree_change.c
  *
  *-------------------------------------------------------------------------
  */
@@ -26,7 +26,8 @@
 #include "format/delta.h"
 #include "toaster/part_cache.h"
 #include "toaster/patch_pointer.h"
-#include "update/partial_update_int.h"
+#include "update/part_change.h"
+#include "update/tree_change.h"
 
 /* What splice_tree() did. */
 typedef enum TreeSplice

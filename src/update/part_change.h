@@ -1,21 +1,18 @@
 /*-------------------------------------------------------------------------
  *
- * partial_update_int.h
- *	  What partial_update.c, partial_update_tree.c and partial_update_funcs.c
- *	  share: a part read and changed, a key spliced into an object, the
- *	  patch kept for the toaster (patched servers only).
- *
- * Private to these three files; the rest of the extension includes
- * partial_update.h.
+ * part_change.h
+ *	  The change of one part of a stored document: the part read and
+ *	  changed, a key spliced into an object, the patched skeleton returned
+ *	  (patched servers only).  update/'s other files use it.
  *
  * Copyright (c) 2026, jsonb_toaster developers
  *
- * src/update/partial_update_int.h
+ * src/update/part_change.h
  *
  *-------------------------------------------------------------------------
  */
-#ifndef JSONB_TOASTER_PARTIAL_UPDATE_INT_H
-#define JSONB_TOASTER_PARTIAL_UPDATE_INT_H
+#ifndef JSONB_TOASTER_PART_CHANGE_H
+#define JSONB_TOASTER_PART_CHANGE_H
 
 #include "format/skeleton.h"
 
@@ -66,7 +63,7 @@ typedef struct JtRefSite
 	uint32		parts_before;	/* parts flattened before its first */
 } JtRefSite;
 
-/* partial_update.c */
+/* part_change.c */
 
 /* read part r of ref for a change, checked (and laid out if describe) */
 extern void jt_fetch_part(JtSkeleton *skel, const JtRef *ref, uint32 r,
@@ -107,14 +104,7 @@ extern void jt_check_told_size(struct varlena *pointer, JtSkeleton *patched,
 							   uint64 rawsize, const char *what);
 #endif
 
-/* partial_update_tree.c */
+/* tree_change.c */
 
-/* set or remove n keys in the root object kept in a skeleton's tree */
-extern struct varlena *jt_apply_tree_patch(struct varlena *pointer,
-										   JtSkeleton *skel, uint32 n,
-										   const char *const *keys,
-										   const uint32 *keylens,
-										   JtSource *vsrc,
-										   const JtNode *vnodes, bool create);
 
-#endif							/* JSONB_TOASTER_PARTIAL_UPDATE_INT_H */
+#endif							/* JSONB_TOASTER_PART_CHANGE_H */

@@ -1,17 +1,17 @@
 /*-------------------------------------------------------------------------
  *
- * partial_update.h
- *	  jsonb_set(), #-, - and || on a stored document, run on the one part
- *	  they change (patched servers only).
+ * path_funcs.h
+ *	  jsonb_set(), jsonb_insert(), #- and jsonb - text on a stored document
+ *	  (patched servers only).
  *
  * Copyright (c) 2026, jsonb_toaster developers
  *
- * src/update/partial_update.h
+ * src/update/path_funcs.h
  *
  *-------------------------------------------------------------------------
  */
-#ifndef JSONB_TOASTER_PARTIAL_UPDATE_H
-#define JSONB_TOASTER_PARTIAL_UPDATE_H
+#ifndef JSONB_TOASTER_PATH_FUNCS_H
+#define JSONB_TOASTER_PATH_FUNCS_H
 
 #include "fmgr.h"
 
@@ -20,7 +20,5 @@ extern Datum jt_jsonb_set(PG_FUNCTION_ARGS);
 extern Datum jt_jsonb_delete_path(PG_FUNCTION_ARGS);
 extern Datum jt_jsonb_insert(PG_FUNCTION_ARGS);
 extern Datum jt_jsonb_delete(PG_FUNCTION_ARGS);
-extern Datum jt_jsonb_concat(PG_FUNCTION_ARGS);
-extern Datum jt_jsonb_delete_array(PG_FUNCTION_ARGS);
 
-#endif							/* JSONB_TOASTER_PARTIAL_UPDATE_H */
+#endif							/* JSONB_TOASTER_PATH_FUNCS_H */

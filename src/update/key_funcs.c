@@ -1,17 +1,17 @@
 /*-------------------------------------------------------------------------
  *
- * partial_update_keys.c
+ * key_funcs.c
  *	  jsonb || object and jsonb - text[] on a stored document, one range of
  *	  keys at a time (patched servers only).
  *
  * An object whose keys fall in several ranges of a split root object is
  * concatenated, and keys of several ranges are removed, one range at a
  * time, each change made on the result of the one before, as
- * jsonb_set(jsonb_set(...)) is (see partial_update_funcs.c).
+ * jsonb_set(jsonb_set(...)) is (see path_funcs.c).
  *
  * Copyright (c) 2026, jsonb_toaster developers
  *
- * src/update/partial_update_keys.c
+ * src/update/key_funcs.c
  *
  *-------------------------------------------------------------------------
  */
@@ -24,9 +24,10 @@
 #include "utils/jsonb.h"
 
 #include "jsonb/jsonb_writer.h"
-#include "update/partial_update.h"
-#include "update/partial_update_int.h"
+#include "update/key_funcs.h"
+#include "update/part_change.h"
 #include "update/stored_value.h"
+#include "update/tree_change.h"
 
 /*
  * Pairs [first, first + n) of object (a node of src), as a jsonb object of
