@@ -268,7 +268,7 @@ jt_apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	uint32		count;
 	uint32		carried_len;
 	bool		taken;
-	struct varlena *document;
+	struct varlena *document = NULL;
 	StringInfoData buf;
 	JtPartEntry base_range;
 	JtPartLayout new_layout;

@@ -141,7 +141,7 @@ jt_apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, uint32 n,
 	int64		growth = 0;
 	uint64		flat_size;
 	bool		taken;
-	struct varlena *document;
+	struct varlena *document = NULL;
 	DroppedParts dropped = {NIL, 0};
 
 	for (uint32 i = 0; i < n; i++)
