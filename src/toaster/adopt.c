@@ -23,7 +23,6 @@
 #include "format/pointer.h"
 #include "toaster/adopt.h"
 #include "toaster/part_write.h"
-#include "toaster/patch_pointer.h"
 #include "toaster/sharing.h"
 
 static struct varlena *adopt_listed(Relation rel, Form_pg_attribute att,
@@ -211,18 +210,7 @@ jt_adopt(Relation rel, int attnum, struct varlena *value,
 		custom_toaster_id(oldvalue) != JSONB_TOASTER_ID)
 		return NULL;
 
-	if (jt_names_same_parts(value, oldvalue))
-	{
-		/*
-		 * Made by jt_patch_pointer() from oldvalue: it names oldvalue's parts
-		 * and carries none whole, so it is stored as it is if it fits.
-		 */
-		if (jt_pointer_toastrelid(value) == toastrelid &&
-			fits_in_place(rel, VARSIZE_EXTERNAL(value), oldvalue))
-			result = value;
-	}
-	else
-		result = adopt_listed(rel, att, value, oldvalue);
+	result = adopt_listed(rel, att, value, oldvalue);
 	if (result != NULL)
 		elog(DEBUG1, "jsonb_toaster: stored the pointer jsonb_set() or the like returned");
 	return result;

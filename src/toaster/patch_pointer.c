@@ -14,7 +14,6 @@
  */
 #include "postgres.h"
 
-#include "utils/memutils.h"
 
 #include "format/delta.h"
 #include "format/pointer.h"
@@ -87,59 +86,16 @@ pointer_at_base(const JtPatch *patch, const char *area, uint32 area_len,
 }
 
 /*
- * The last pointer jt_patch_pointer() returned that names exactly the
- * parts of the pointer it was made from (the changed part kept as a delta
- * of its old one, no part carried whole), and that pointer.  Offered the
- * two again, jt_adopt() and jt_delete() know without listing them that
- * the new one names the old one's parts.  Which parts a pointer names
- * depends on its bytes alone, so the pair stays true across statements
- * and transactions, and is kept (one inline budget's worth, twice) until
- * the next.  The old pointer's directory is then not checked again as
- * listing it would (a delta naming none of its parts, a wrong count):
- * reads, a DELETE or the next rebuild of the value report such damage.
- */
-static MemoryContext same_parts_cxt = NULL;
-static struct varlena *same_parts_new = NULL;
-static struct varlena *same_parts_old = NULL;
-
-static void
-remember_same_parts(const struct varlena *newptr, const struct varlena *oldptr)
-{
-	struct varlena *newcopy;
-	struct varlena *oldcopy;
-
-	if (same_parts_cxt == NULL)
-		same_parts_cxt = AllocSetContextCreate(TopMemoryContext,
-											   "jsonb_toaster patched pointer",
-											   ALLOCSET_DEFAULT_SIZES);
-
-	/*
-	 * Forgotten first, set once both copies exist: should an allocation fail,
-	 * nothing stale or half made is left.
-	 */
-	same_parts_new = same_parts_old = NULL;
-	MemoryContextReset(same_parts_cxt);
-	newcopy = MemoryContextAlloc(same_parts_cxt, VARSIZE_EXTERNAL(newptr));
-	oldcopy = MemoryContextAlloc(same_parts_cxt, VARSIZE_EXTERNAL(oldptr));
-	memcpy(newcopy, newptr, VARSIZE_EXTERNAL(newptr));
-	memcpy(oldcopy, oldptr, VARSIZE_EXTERNAL(oldptr));
-	same_parts_new = newcopy;
-	same_parts_old = oldcopy;
-}
-
-/*
  * A pointer to payload (header, tree, delta area): the skeleton
  * of old_pointer with its tree changed in place, flattening to rawsize
- * bytes.  NULL if it does not fit the row's budget.  When every part and
- * delta is kept (same_parts), it names the old pointer's parts, like a
- * patch that keeps its changed part as a delta, and jt_adopt() and
- * jt_delete() are told so; otherwise the tree dropped parts that take
- * dropped_stored bytes, and the two list what the new pointer keeps.
+ * bytes.  NULL if it does not fit the row's budget.  The tree may have
+ * dropped parts that take dropped_stored bytes: jt_adopt() and jt_delete()
+ * list what the new pointer keeps.
  */
 struct varlena *
 jt_tree_patch_pointer(const char *payload, uint32 payload_len,
 					  const struct varlena *old_pointer, int32 rawsize,
-					  uint64 dropped_stored, bool same_parts)
+					  uint64 dropped_stored)
 {
 	JtSkeletonInfo hdr;
 	struct varlena *result;
@@ -152,24 +108,7 @@ jt_tree_patch_pointer(const char *payload, uint32 payload_len,
 								   payload + JT_PAYLOAD_TREE_OFFSET + hdr.tree_size,
 								   payload_len - JT_PAYLOAD_TREE_OFFSET - hdr.tree_size,
 								   rawsize, dropped_stored);
-	if (same_parts)
-		remember_same_parts(result, old_pointer);
 	return result;
-}
-
-/*
- * Is newptr the last pointer remembered above, made from oldptr?  Then it
- * names exactly oldptr's parts.
- */
-bool
-jt_names_same_parts(const struct varlena *newptr, const struct varlena *oldptr)
-{
-	return same_parts_new != NULL && newptr != NULL && oldptr != NULL &&
-		VARATT_IS_EXTERNAL_CUSTOM(newptr) && VARATT_IS_EXTERNAL_CUSTOM(oldptr) &&
-		VARSIZE_EXTERNAL(newptr) == VARSIZE_EXTERNAL(same_parts_new) &&
-		VARSIZE_EXTERNAL(oldptr) == VARSIZE_EXTERNAL(same_parts_old) &&
-		memcmp(newptr, same_parts_new, VARSIZE_EXTERNAL(newptr)) == 0 &&
-		memcmp(oldptr, same_parts_old, VARSIZE_EXTERNAL(oldptr)) == 0;
 }
 
 /*
@@ -285,11 +224,7 @@ jt_patch_pointer(const JtPatch *patch, int32 rawsize, bool *whole)
 		return NULL;
 	result = patch_as_delta(patch, rawsize, Max(jt_inline_budget, 0));
 	if (result != NULL)
-	{
-		if (patch->carried_len == 0)
-			remember_same_parts(result, patch->old_pointer);
 		return result;
-	}
 	result = patch_as_replacement(patch, rawsize, Max(jt_inline_budget, 0));
 	*whole = result != NULL;
 	return result;

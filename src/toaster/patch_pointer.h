@@ -1,9 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * patch_pointer.h
- *	  The pointers jsonb_set() and the like return in place of a document,
- *	  and what jt_adopt() and jt_delete() learn from them (patched servers
- *	  only).
+ *	  The pointers jsonb_set() and the like return in place of a document (patched
+ *	  servers only).
  *
  * Copyright (c) 2026, jsonb_toaster developers
  *
@@ -54,9 +53,6 @@ extern struct varlena *jt_tree_patch_pointer(const char *payload,
 											 uint32 payload_len,
 											 const struct varlena *old_pointer,
 											 int32 rawsize,
-											 uint64 dropped_stored,
-											 bool same_parts);
-extern bool jt_names_same_parts(const struct varlena *newptr,
-								const struct varlena *oldptr);
+											 uint64 dropped_stored);
 
 #endif							/* JSONB_TOASTER_PATCH_POINTER_H */

@@ -49,7 +49,6 @@
 #include "toaster/adopt.h"
 #include "toaster/part_cache.h"
 #include "toaster/part_write.h"
-#include "toaster/patch_pointer.h"
 #include "toaster/settings.h"
 #include "toaster/sharing.h"
 #include "toaster/toaster.h"
@@ -325,15 +324,10 @@ jt_delete(Relation rel, struct varlena *attr, struct varlena *replacement,
 	MemoryContext work;
 	MemoryContext caller;
 
-	/*
-	 * The same pointer is kept in the new row version, or one that names the
-	 * same parts: it owns them
-	 */
+	/* the same pointer is kept in the new row version: it owns them */
 	if (replacement != NULL && VARATT_IS_EXTERNAL_CUSTOM(replacement) &&
 		VARSIZE_EXTERNAL(replacement) == VARSIZE_EXTERNAL(attr) &&
 		memcmp(replacement, attr, VARSIZE_EXTERNAL(attr)) == 0)
-		return;
-	if (jt_names_same_parts(replacement, attr))
 		return;
 
 	/* once per row: what is allocated here goes when it is done */

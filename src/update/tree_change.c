@@ -222,8 +222,7 @@ jt_apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, uint32 n,
 		if (flat_size + VARHDRSZ <= JT_JENTRY_OFFLEN_MASK)
 			result = jt_tree_patch_pointer(payload, payload_len, pointer,
 										   (int32) (flat_size + VARHDRSZ),
-										   dropped.stored,
-										   dropped.valueids == NIL);
+										   dropped.stored);
 		if (result != NULL)
 		{
 #ifdef USE_ASSERT_CHECKING
