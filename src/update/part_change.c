@@ -268,7 +268,13 @@ jt_apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	uint32		count;
 	uint32		carried_len;
 	bool		taken;
-	struct varlena *document = NULL;
+	bool		try_pointer;
+	bool		known = false;
+	JtPatch		patch = {0};
+	int32		rawsize;
+	struct varlena *result;
+	bool		whole = false;
+	struct varlena *document;
 	StringInfoData buf;
 	JtPartEntry base_range;
 	JtPartLayout new_layout;
@@ -378,28 +384,22 @@ jt_apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 		largest = Max(largest, (uint32) ref->ranges[q].rawsize);
 	taken = jt_patch_may_be_taken(payload_len - JT_PAYLOAD_TREE_OFFSET -
 								  carried_len, VARSIZE(newpart), largest);
-	if (taken && base != NULL)
+	try_pointer = taken && base != NULL;
+	if (try_pointer)
 	{
 		/* the entries walked, and the pairs the splice kept, serve the delta */
-		JtPatch		patch = {
-			.payload = payload,
-			.payload_len = payload_len,
-			.range_offset = range_offset,
-			.part = newpart,
-			.base = base,
-			.base_range = base_range,
-			.old_pointer = pointer,
-			.base_entries = base == oldpart && old->described ?
-			old->layout.entries : NULL,
-			.part_entries = new_layout.entries,
-			.carried_len = carried_len,
-			.largest_sibling = largest,
-		};
-		int32		rawsize;
-		bool		known;
-		struct varlena *result;
-		bool		whole = false;
-
+		patch.payload = payload;
+		patch.payload_len = payload_len;
+		patch.range_offset = range_offset;
+		patch.part = newpart;
+		patch.base = base;
+		patch.base_range = base_range;
+		patch.old_pointer = pointer;
+		patch.base_entries = base == oldpart && old->described ?
+			old->layout.entries : NULL;
+		patch.part_entries = new_layout.entries;
+		patch.carried_len = carried_len;
+		patch.largest_sibling = largest;
 		if (splice && base == oldpart)
 		{
 			patch.same_head = splice->index;
@@ -410,42 +410,17 @@ jt_apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 			jt_patched_document_size(pointer, skel, ref, r, old, &new_layout,
 									 new_byte, &range, &rawsize) :
 			jt_tree_document_size(&patched, &rawsize);
-		if (!known)
-		{
-			/*
-			 * The directories do not tell the document's size (values written
-			 * before layout bytes): flattening does.  Checked as below, since
-			 * the document may yet be returned.
-			 */
-			if (!old->described)
-				jt_check_part_entries(newpart);
-			document = jt_flatten_changed(pointer, &patched,
-										  site->parts_before + r, newpart,
-										  false);
-			rawsize = (int32) VARSIZE(document);
-		}
-		result = jt_patch_pointer(&patch, rawsize, &whole);
-		if (result != NULL)
+		if (known && (result = jt_patch_pointer(&patch, rawsize, &whole)) != NULL)
 		{
 #ifdef USE_ASSERT_CHECKING
-			if (known)
-				jt_check_told_size(pointer, &patched, site->parts_before + r,
-								   newpart, (uint64) rawsize,
-								   "the layout bytes of the parts give another size than flattening");
+			jt_check_told_size(pointer, &patched, site->parts_before + r,
+							   newpart, (uint64) rawsize,
+							   "the layout bytes of the parts give another size than flattening");
 #endif
 			elog(DEBUG1, "jsonb_toaster: changed part %u of %u, returned %s",
 				 r + 1, ref->nranges, whole ? "whole" : "as a delta");
-			if (!known)
-				pfree(document);
 			pfree(payload);
 			return result;
-		}
-		if (!known)
-		{
-			elog(DEBUG1, "jsonb_toaster: changed part %u of %u, returned the document",
-				 r + 1, ref->nranges);
-			pfree(payload);
-			return document;
 		}
 	}
 
@@ -461,6 +436,21 @@ jt_apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 		jt_check_part_entries(newpart);
 	document = jt_flatten_changed(pointer, &patched, site->parts_before + r,
 								  newpart, !taken);
+
+	/*
+	 * When the directories did not tell the document's size (values written
+	 * before layout bytes), flattening did: the pointer may yet be returned.
+	 */
+	if (try_pointer && !known &&
+		(result = jt_patch_pointer(&patch, (int32) VARSIZE(document),
+								   &whole)) != NULL)
+	{
+		elog(DEBUG1, "jsonb_toaster: changed part %u of %u, returned %s",
+			 r + 1, ref->nranges, whole ? "whole" : "as a delta");
+		pfree(document);
+		pfree(payload);
+		return result;
+	}
 	elog(DEBUG1, "jsonb_toaster: changed part %u of %u, returned the document",
 		 r + 1, ref->nranges);
 	pfree(payload);
