@@ -168,6 +168,11 @@ if want core; then
 		[ -e "$m" ] || continue
 		core_suites="$core_suites $(sed -n 's|^+++ b/\(src/test/modules/[^/]*\)/Makefile$|\1|p' "$m")"
 	done
+	msg "PostgreSQL 18 (patched): what binary modules built against stock headers see"
+	if ! "$JT_TOP/tools/check-abi.sh" "$coretree" >"$work/abi.log" 2>&1; then
+		failed+=("binary compatibility of the headers")
+	fi
+	tail -n 20 "$work/abi.log"
 	# a module touched by several patches is run once
 	core_suites=$(printf '%s\n' $core_suites | awk '!seen[$0]++')
 	for suite in $core_suites; do
