@@ -121,6 +121,26 @@ splice_tree(JtSkeleton *skel, const char *key, uint32 keylen, JtSource *vsrc,
 }
 
 /*
+ * The changed tree as a pointer whose rawsize is flat_size (with header),
+ * or NULL if it cannot be one.
+ */
+static struct varlena *
+tree_pointer(struct varlena *pointer, char *payload, uint32 payload_len,
+			 uint64 flat_size, DroppedParts *dropped)
+{
+	struct varlena *result;
+
+	if (flat_size > JT_JENTRY_OFFLEN_MASK)
+		return NULL;
+	result = jt_tree_patch_pointer(payload, payload_len, pointer,
+								   (int32) flat_size, dropped->stored);
+	if (result != NULL)
+		elog(DEBUG1, "jsonb_toaster: changed the skeleton's tree, returned it%s",
+			 dropped->valueids ? " without the parts of the values removed" : "");
+	return result;
+}
+
+/*
  * The document made by setting n keys (keys[i] to vnodes[i], nodes of
  * vsrc; added if create and missing), or removing them (vnodes NULL), in
  * the root object kept in a skeleton's tree: the parts stay as they are,
@@ -141,7 +161,10 @@ jt_apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, uint32 n,
 	int64		growth = 0;
 	uint64		flat_size;
 	bool		taken;
+	bool		try_pointer;
+	bool		known = false;
 	struct varlena *document = NULL;
+	struct varlena *result;
 	DroppedParts dropped = {NIL, 0};
 
 	for (uint32 i = 0; i < n; i++)
@@ -205,60 +228,54 @@ jt_apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, uint32 n,
 	 * A pointer in place of the document, when the value carries no part
 	 * whole (a pointer made by another change, whose parts the toaster writes
 	 * when it adopts it).  Its size is told by the tree and the directories,
-	 * or else by flattening.
+	 * or else by flattening, below.
 	 */
-	if (jt_delta_carried_len(skel, InvalidOid) == 0)
+	try_pointer = jt_delta_carried_len(skel, InvalidOid) == 0;
+	if (try_pointer)
 	{
-		struct varlena *result;
-		bool		known;
-
 		known = jt_skeleton_flat_size(skel, &flat_size);
-		if (!known)
-		{
-			document = jt_flatten_changed(pointer, skel, 0, NULL, false);
-			flat_size = VARSIZE(document) - VARHDRSZ;
-		}
-		result = NULL;
-		if (flat_size + VARHDRSZ <= JT_JENTRY_OFFLEN_MASK)
-			result = jt_tree_patch_pointer(payload, payload_len, pointer,
-										   (int32) (flat_size + VARHDRSZ),
-										   dropped.stored);
-		if (result != NULL)
+		if (known &&
+			(result = tree_pointer(pointer, payload, payload_len,
+								   flat_size + VARHDRSZ, &dropped)) != NULL)
 		{
 #ifdef USE_ASSERT_CHECKING
-			if (known)
-				jt_check_told_size(pointer, skel, 0, NULL, flat_size + VARHDRSZ,
-								   "the tree and the layout bytes give another size than flattening");
+			jt_check_told_size(pointer, skel, 0, NULL, flat_size + VARHDRSZ,
+							   "the tree and the layout bytes give another size than flattening");
 #endif
-			elog(DEBUG1, "jsonb_toaster: changed the skeleton's tree, returned it%s",
-				 dropped.valueids ? " without the parts of the values removed" : "");
-			if (!known)
-				pfree(document);
 			pfree(payload);
 			return result;
 		}
-		if (!known && dropped.valueids == NIL)
-		{
-			elog(DEBUG1, "jsonb_toaster: changed the skeleton's tree, returned the document");
-			pfree(payload);
-			return document;
-		}
-		if (!known)
-			pfree(document);
 	}
 
 	/*
 	 * With parts dropped, the builtin's document goes to the toaster's
-	 * general path, which lists what it keeps.
+	 * general path, which lists what it keeps; only a size unknown yet makes
+	 * flattening here worth it.
 	 */
-	if (dropped.valueids != NIL)
+	if (dropped.valueids != NIL && !(try_pointer && !known))
 	{
 		pfree(payload);
 		return NULL;
 	}
+
+	/*
+	 * The stored parts read are kept for the general path (part_cache.c) when
+	 * the change is too large for a pointer.
+	 */
 	taken = jt_patch_may_be_taken(payload_len - JT_PAYLOAD_TREE_OFFSET,
 								  0, 0);
 	document = jt_flatten_changed(pointer, skel, 0, NULL, !taken);
+	if (try_pointer && !known)
+	{
+		result = tree_pointer(pointer, payload, payload_len,
+							  VARSIZE(document), &dropped);
+		if (result != NULL || dropped.valueids != NIL)
+		{
+			pfree(document);
+			pfree(payload);
+			return result;
+		}
+	}
 	elog(DEBUG1, "jsonb_toaster: changed the skeleton's tree, returned the document");
 	pfree(payload);
 	return document;
