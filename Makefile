@@ -30,6 +30,7 @@ OBJS = \
 	src/toast/toast_iterator.o \
 	src/read/accessors.o \
 	src/read/datum_source.o \
+	src/read/jsonpath_funcs.o \
 	src/read/skeleton_read.o \
 	src/admin/introspect.o \
 	src/admin/uninstall.o \
@@ -68,8 +69,9 @@ OBJS += \
 	src/update/path_funcs.o \
 	src/update/stored_value.o \
 	src/update/tree_change.o \
+	src/subscripting.o \
 	src/overrides.o
-REGRESS += toaster sharing partial_update deltas update_random toaster_corruption rewrite column_privileges override_results convert_ownership
+REGRESS += toaster sharing partial_update deltas update_random syntaxes_random toaster_corruption rewrite column_privileges override_results convert_ownership
 # Isolation specs (specs/, several sessions) run with the pg_regress files,
 # not when REGRESS is emptied to run only the TAP tests, which start
 # clusters of their own.

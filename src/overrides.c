@@ -34,6 +34,8 @@
 
 #include "overrides.h"
 #include "read/accessors.h"
+#include "read/jsonpath_funcs.h"
+#include "subscripting.h"
 #include "support/names.h"
 #include "update/key_funcs.h"
 #include "update/path_funcs.h"
@@ -66,6 +68,27 @@ JT_OVERRIDE(jsonb_insert, jt_jsonb_insert)
 JT_OVERRIDE(jsonb_delete, jt_jsonb_delete)
 JT_OVERRIDE(jsonb_concat, jt_jsonb_concat)
 JT_OVERRIDE(jsonb_delete_array, jt_jsonb_delete_array)
+JT_OVERRIDE(jsonb_path_exists, jt_jsonb_path_exists)
+JT_OVERRIDE(jsonb_path_exists_tz, jt_jsonb_path_exists_tz)
+JT_OVERRIDE(jsonb_path_exists_opr, jt_jsonb_path_exists_opr)
+JT_OVERRIDE(jsonb_path_match, jt_jsonb_path_match)
+JT_OVERRIDE(jsonb_path_match_tz, jt_jsonb_path_match_tz)
+JT_OVERRIDE(jsonb_path_match_opr, jt_jsonb_path_match_opr)
+JT_OVERRIDE(jsonb_path_query, jt_jsonb_path_query)
+JT_OVERRIDE(jsonb_path_query_tz, jt_jsonb_path_query_tz)
+JT_OVERRIDE(jsonb_path_query_array, jt_jsonb_path_query_array)
+JT_OVERRIDE(jsonb_path_query_array_tz, jt_jsonb_path_query_array_tz)
+JT_OVERRIDE(jsonb_path_query_first, jt_jsonb_path_query_first)
+JT_OVERRIDE(jsonb_path_query_first_tz, jt_jsonb_path_query_first_tz)
+
+/* the handler returns routines: ours are chosen as an expression is set up */
+static Datum
+override_jsonb_subscript_handler(PG_FUNCTION_ARGS)
+{
+	if (!jt_override_builtins)
+		return jsonb_subscript_handler(fcinfo);
+	PG_RETURN_POINTER(jt_subscript_routines());
+}
 
 static const struct
 {
@@ -88,6 +111,19 @@ static const struct
 	{F_JSONB_DELETE_JSONB_TEXT, override_jsonb_delete},
 	{F_JSONB_CONCAT, override_jsonb_concat},
 	{F_JSONB_DELETE_JSONB__TEXT, override_jsonb_delete_array},
+	{F_JSONB_SUBSCRIPT_HANDLER, override_jsonb_subscript_handler},
+	{F_JSONB_PATH_EXISTS, override_jsonb_path_exists},
+	{F_JSONB_PATH_EXISTS_TZ, override_jsonb_path_exists_tz},
+	{F_JSONB_PATH_EXISTS_OPR, override_jsonb_path_exists_opr},
+	{F_JSONB_PATH_MATCH, override_jsonb_path_match},
+	{F_JSONB_PATH_MATCH_TZ, override_jsonb_path_match_tz},
+	{F_JSONB_PATH_MATCH_OPR, override_jsonb_path_match_opr},
+	{F_JSONB_PATH_QUERY, override_jsonb_path_query},
+	{F_JSONB_PATH_QUERY_TZ, override_jsonb_path_query_tz},
+	{F_JSONB_PATH_QUERY_ARRAY, override_jsonb_path_query_array},
+	{F_JSONB_PATH_QUERY_ARRAY_TZ, override_jsonb_path_query_array_tz},
+	{F_JSONB_PATH_QUERY_FIRST, override_jsonb_path_query_first},
+	{F_JSONB_PATH_QUERY_FIRST_TZ, override_jsonb_path_query_first_tz},
 };
 
 void

@@ -189,12 +189,12 @@ jsonb_datum_to_text(Datum value)
 }
 
 /*
- * Return a found node of the current source cur as jsonb or text, or NULL
- * when not found, and close the sources (src is the argument's).
+ * A found node of the current source cur as jsonb or text, or *isnull when
+ * not found; closes the sources (src is the argument's).
  */
 static Datum
-return_node(FunctionCallInfo fcinfo, JtDatumSource *src, JtDatumSource *cur,
-			JtNode *node, bool found, bool as_text)
+node_result(JtDatumSource *src, JtDatumSource *cur, JtNode *node, bool found,
+			bool as_text, bool *isnull)
 {
 	Datum		result = (Datum) 0;
 
@@ -224,9 +224,16 @@ return_node(FunctionCallInfo fcinfo, JtDatumSource *src, JtDatumSource *cur,
 		result = PointerGetDatum(node_to_jsonb(&cur->pub, node));
 
 	jt_datum_source_close(src);
-	if (!found)
-		PG_RETURN_NULL();
-	PG_RETURN_DATUM(result);
+	*isnull = !found;
+	return result;
+}
+
+/* node_result() as a function's result */
+static Datum
+return_node(FunctionCallInfo fcinfo, JtDatumSource *src, JtDatumSource *cur,
+			JtNode *node, bool found, bool as_text)
+{
+	return node_result(src, cur, node, found, as_text, &fcinfo->isnull);
 }
 
 #ifdef JT_CUSTOM_TOAST
@@ -340,27 +347,22 @@ array_element(FunctionCallInfo fcinfo, bool as_text)
 	return return_node(fcinfo, &src, cur, &value, found, as_text);
 }
 
-/* jsonb #> text[], jsonb #>> text[] (jsonb_get_element's rules) */
-static Datum
-extract_path(FunctionCallInfo fcinfo, PGFunction builtin, bool as_text)
+/*
+ * doc #> path, or #>> if as_text, with the path as npath (> 0) text datums
+ * none of which is NULL: jsonb_get_element()'s rules.  *isnull when
+ * nothing is found.
+ */
+Datum
+jt_get_path(Datum doc, const Datum *path, int npath, bool as_text,
+			bool *isnull)
 {
-	ArrayType  *path = PG_GETARG_ARRAYTYPE_P(1);
-	Datum	   *elems;
-	bool	   *nulls;
-	int			npath;
 	JtDatumSource src;
 	JtDatumSource *cur = &src;
 	JtNode		node;
 	bool		found = true;
 
-	if (array_contains_nulls(path))
-		PG_RETURN_NULL();
-	deconstruct_array(path, TEXTOID, -1, false, TYPALIGN_INT,
-					  &elems, &nulls, &npath);
-	if (npath <= 0)
-		return builtin(fcinfo); /* the whole document is the answer */
-
-	jt_datum_source_open(&src, PG_GETARG_DATUM(0), jt_scratch());
+	Assert(npath > 0);
+	jt_datum_source_open(&src, doc, jt_scratch());
 	jt_datum_source_root(&src, &node);
 	for (int i = 0; i < npath && found; i++)
 	{
@@ -368,14 +370,14 @@ extract_path(FunctionCallInfo fcinfo, PGFunction builtin, bool as_text)
 
 		if (jt_node_is_object(&node))
 		{
-			text	   *key = DatumGetTextPP(elems[i]);
+			text	   *key = DatumGetTextPP(path[i]);
 
 			found = jt_step_key(&cur, &node, VARDATA_ANY(key),
 								VARSIZE_ANY_EXHDR(key), &next);
 		}
 		else if (jt_node_is_array(&node) && !jt_node_is_scalar_root(&node))
 		{
-			char	   *indextext = TextDatumGetCString(elems[i]);
+			char	   *indextext = TextDatumGetCString(path[i]);
 			char	   *endptr;
 			int			lindex;
 			uint32		index;
@@ -394,7 +396,79 @@ extract_path(FunctionCallInfo fcinfo, PGFunction builtin, bool as_text)
 		if (found)
 			node = next;
 	}
-	return return_node(fcinfo, &src, cur, &node, found, as_text);
+	return node_result(&src, cur, &node, found, as_text, isnull);
+}
+
+/*
+ * Follow steps from doc's root as far as they lead: into objects by key,
+ * into arrays (not raw scalars) by index.  *taken is the number of steps
+ * followed.  When the next step names a key its object lacks, or an index
+ * past its array's end, *missing is set (with the array's size in *count)
+ * and nothing is returned; otherwise the node reached is returned as jsonb.
+ */
+Datum
+jt_follow_steps(Datum doc, const JtPathStep *steps, int nsteps, int *taken,
+				bool *missing, uint32 *count)
+{
+	JtDatumSource src;
+	JtDatumSource *cur = &src;
+	JtNode		node;
+	bool		isnull;
+
+	*taken = 0;
+	*missing = false;
+	jt_datum_source_open(&src, doc, jt_scratch());
+	jt_datum_source_root(&src, &node);
+	for (int i = 0; i < nsteps; i++)
+	{
+		JtNode		next;
+
+		if (steps[i].key != NULL && jt_node_is_object(&node))
+		{
+			if (!jt_step_key(&cur, &node, steps[i].key, steps[i].keylen,
+							 &next))
+				*missing = true;
+		}
+		else if (steps[i].key == NULL && jt_node_is_array(&node) &&
+				 !jt_node_is_scalar_root(&node))
+		{
+			*count = jt_node_count(&node);
+			if (steps[i].index >= *count)
+				*missing = true;
+			else if (!jt_step_index(&cur, &node, steps[i].index, &next))
+				elog(ERROR, "array element %u of %u not found",
+					 steps[i].index, *count);
+		}
+		else
+			break;
+		if (*missing)
+		{
+			jt_datum_source_close(&src);
+			return (Datum) 0;
+		}
+		node = next;
+		(*taken)++;
+	}
+	return node_result(&src, cur, &node, true, false, &isnull);
+}
+
+/* jsonb #> text[], jsonb #>> text[] */
+static Datum
+extract_path(FunctionCallInfo fcinfo, PGFunction builtin, bool as_text)
+{
+	ArrayType  *path = PG_GETARG_ARRAYTYPE_P(1);
+	Datum	   *elems;
+	bool	   *nulls;
+	int			npath;
+
+	if (array_contains_nulls(path))
+		PG_RETURN_NULL();
+	deconstruct_array(path, TEXTOID, -1, false, TYPALIGN_INT,
+					  &elems, &nulls, &npath);
+	if (npath <= 0)
+		return builtin(fcinfo); /* the whole document is the answer */
+	return jt_get_path(PG_GETARG_DATUM(0), elems, npath, as_text,
+					   &fcinfo->isnull);
 }
 
 /* Is key a key of the root object, or a string element of the root array? */

@@ -25,4 +25,19 @@ extern PGDLLEXPORT Datum jt_exists(PG_FUNCTION_ARGS);
 extern PGDLLEXPORT Datum jt_exists_any(PG_FUNCTION_ARGS);
 extern PGDLLEXPORT Datum jt_exists_all(PG_FUNCTION_ARGS);
 
+/* one step of a path: a key (key != NULL) or an array index */
+typedef struct JtPathStep
+{
+	const char *key;
+	uint32		keylen;
+	uint32		index;
+} JtPathStep;
+
+extern Datum jt_follow_steps(Datum doc, const JtPathStep *steps, int nsteps,
+							 int *taken, bool *missing, uint32 *count);
+
+/* doc #> path (#>> if as_text), the path as text datums, not empty */
+extern Datum jt_get_path(Datum doc, const Datum *path, int npath,
+						 bool as_text, bool *isnull);
+
 #endif							/* JSONB_TOASTER_ACCESSORS_H */

@@ -23,6 +23,12 @@
  * time, each change made on the result of the one before, as
  * jsonb_set(jsonb_set(...)) is.
  *
+ * Subscripting assignment (jb['a']['b'] = v) is jsonb_set_element(), which
+ * differs from jsonb_set(..., true) only where a step is missing or names
+ * no existing array element (it creates, pads with nulls or raises an
+ * error): on a part, it is run where jsonb_set() would be, with every
+ * array index into parts in range; other indexes go to the builtin.
+ *
  * In a root object kept in the tree, a path of two steps or more whose
  * first key names a value kept in parts runs the builtin on the part that
  * holds its second step, as a longer path does on a split root.
@@ -59,6 +65,7 @@ typedef enum PathChange
 	PATH_SET,					/* jsonb_set() */
 	PATH_DELETE,				/* #- */
 	PATH_INSERT,				/* jsonb_insert() */
+	PATH_SUBSCRIPT,				/* jb[...] = value (jsonb_set_element()) */
 } PathChange;
 
 /* The value of a jsonb datum as a node: a raw scalar's element, or the root. */
@@ -134,10 +141,13 @@ canonical_index(text *step, int32 *index)
  * array): false for an index the builtin must read itself.  An index past
  * the end names the last part, past its own end, and one before the start
  * the first, before its own: the builtins append or prepend there (or
- * change nothing) as they would on the whole array.
+ * change nothing) as they would on the whole array.  Subscripting pads an
+ * array with nulls up to an index past its end (and refuses one before its
+ * start): with in_range_only, such an index is left to the builtin.
  */
 static bool
-part_for_step(const JtRef *ref, text *step, uint32 *r, int32 *local)
+part_for_step(const JtRef *ref, text *step, bool in_range_only, uint32 *r,
+			  int32 *local)
 {
 	uint32		count = ref->header & JT_CONTAINER_COUNT_MASK;
 	int32		index;
@@ -150,6 +160,9 @@ part_for_step(const JtRef *ref, text *step, uint32 *r, int32 *local)
 		return true;
 	}
 	if (!canonical_index(step, &index))
+		return false;
+	if (in_range_only && (index < 0 ? -(int64) index > count :
+						  (uint32) index >= count))
 		return false;
 	if (index < 0 && -(int64) index > count)
 	{
@@ -190,10 +203,11 @@ part_for_step(const JtRef *ref, text *step, uint32 *r, int32 *local)
  * document.
  */
 static struct varlena *
-change_below_ref(FunctionCallInfo fcinfo, PGFunction builtin, bool deleting,
+change_below_ref(FunctionCallInfo fcinfo, PGFunction builtin, PathChange how,
 				 struct varlena *pointer, JtSkeleton *skel, Datum *elems,
 				 int npath)
 {
+	bool		deleting = how == PATH_DELETE;
 	text	   *first = DatumGetTextPP(elems[0]);
 	text	   *step = DatumGetTextPP(elems[1]);
 	uint32		n = jt_node_count(&skel->root);
@@ -221,7 +235,7 @@ change_below_ref(FunctionCallInfo fcinfo, PGFunction builtin, bool deleting,
 		return NULL;
 	jt_skeleton_read_ref(skel, &value, &ref);
 	if ((ref.header & JT_CONTAINER_SCALAR) || ref.layouts == NULL ||
-		!part_for_step(&ref, step, &r, &local))
+		!part_for_step(&ref, step, how == PATH_SUBSCRIPT, &r, &local))
 		return NULL;
 
 	/* the parts of the values before it are flattened first */
@@ -320,7 +334,7 @@ change_path(FunctionCallInfo fcinfo, PGFunction builtin, PathChange how)
 		result = jt_change_key(pointer, shape, &skel, &ref, VARDATA_ANY(key),
 							   VARSIZE_ANY_EXHDR(key), NULL, NULL, false);
 	else if (npath == 1 &&
-			 (how == PATH_SET ||
+			 (how == PATH_SET || how == PATH_SUBSCRIPT ||
 			  (shape == SHAPE_TREE_ROOT &&
 			   !key_in_tree(&skel, VARDATA_ANY(key), VARSIZE_ANY_EXHDR(key)))))
 	{
@@ -354,7 +368,7 @@ change_path(FunctionCallInfo fcinfo, PGFunction builtin, PathChange how)
 								NULL);
 	}
 	else if (npath > 1)
-		result = change_below_ref(fcinfo, builtin, deleting, pointer, &skel,
+		result = change_below_ref(fcinfo, builtin, how, pointer, &skel,
 								  elems, npath);
 	else
 		result = NULL;			/* jsonb_insert() of a key of the tree */
@@ -379,6 +393,55 @@ Datum
 jt_jsonb_insert(PG_FUNCTION_ARGS)
 {
 	return change_path(fcinfo, jsonb_insert, PATH_INSERT);
+}
+
+/*
+ * jsonb_set_element() with jsonb_set()'s arguments (the fourth ignored):
+ * what subscripting assigns, as change_path() calls builtins.
+ */
+static Datum
+set_element(PG_FUNCTION_ARGS)
+{
+	Jsonb	   *doc = PG_GETARG_JSONB_P(0);
+	ArrayType  *path = PG_GETARG_ARRAYTYPE_P(1);
+	Jsonb	   *value = PG_GETARG_JSONB_P(2);
+	Datum	   *elems;
+	bool	   *nulls;
+	int			npath;
+	JsonbValue	v;
+
+	deconstruct_array_builtin(path, TEXTOID, &elems, &nulls, &npath);
+	JsonbToJsonbValue(value, &v);
+	return jsonb_set_element(doc, elems, npath, &v);
+}
+
+/*
+ * doc[path] = value, as jsonb subscripting assigns (jsonb_set_element()):
+ * the path as npath (> 0) text datums, none NULL.  A change that reads the
+ * same on the part holding it (an existing key, or an array index in
+ * range) is made there; anything else, on the whole document.
+ */
+Datum
+jt_subscript_set(Datum doc, const Datum *path, int npath, Datum value)
+{
+	LOCAL_FCINFO(fcinfo, 4);
+	Datum		result;
+
+	Assert(npath > 0);
+	InitFunctionCallInfoData(*fcinfo, NULL, 4, InvalidOid, NULL, NULL);
+	fcinfo->args[0].value = doc;
+	fcinfo->args[0].isnull = false;
+	fcinfo->args[1].value =
+		PointerGetDatum(construct_array_builtin((Datum *) path, npath,
+												TEXTOID));
+	fcinfo->args[1].isnull = false;
+	fcinfo->args[2].value = value;
+	fcinfo->args[2].isnull = false;
+	fcinfo->args[3].value = BoolGetDatum(true);
+	fcinfo->args[3].isnull = false;
+	result = change_path(fcinfo, set_element, PATH_SUBSCRIPT);
+	Assert(!fcinfo->isnull);
+	return result;
 }
 
 /* jsonb - text */

@@ -21,4 +21,8 @@ extern Datum jt_jsonb_delete_path(PG_FUNCTION_ARGS);
 extern Datum jt_jsonb_insert(PG_FUNCTION_ARGS);
 extern Datum jt_jsonb_delete(PG_FUNCTION_ARGS);
 
+/* doc[path] = value, as jsonb subscripting assigns */
+extern Datum jt_subscript_set(Datum doc, const Datum *path, int npath,
+							  Datum value);
+
 #endif							/* JSONB_TOASTER_PATH_FUNCS_H */
