@@ -30,7 +30,9 @@ OBJS = \
 	src/toast/toast_iterator.o \
 	src/read/accessors.o \
 	src/read/datum_source.o \
+	src/read/narrow.o \
 	src/read/jsonpath_funcs.o \
+	src/read/containment.o \
 	src/read/skeleton_read.o \
 	src/admin/introspect.o \
 	src/admin/uninstall.o \

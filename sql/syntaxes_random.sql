@@ -4,8 +4,10 @@
 -- toaster and in a standard table; random jsonpath expressions (lax and
 -- strict, chains of keys and indexes that exist or not, wildcards,
 -- filters, $ inside filters, last, item methods, variables, arithmetic and
--- predicates) and random subscripts are evaluated through every function
--- and operator, and random subscript assignments are made on both tables.
+-- predicates), random subscripts and random containment patterns (keys
+-- with their values, parts of them, changed values, missing keys) are
+-- evaluated through every function and operator, and random subscript
+-- assignments are made on both tables.
 -- Every result, or error, must be what the builtins give on the standard
 -- table with the overrides off.
 --
@@ -147,6 +149,29 @@ BEGIN
 	RETURN result;
 END $$;
 
+-- a containment pattern for doc: some of its keys, with their values
+-- (a part of them, for objects), a changed value or a missing key at times
+CREATE FUNCTION sx_pattern(doc jsonb) RETURNS jsonb LANGUAGE plpgsql AS $$
+DECLARE
+	result jsonb := '{}';
+	k text;
+BEGIN
+	IF jsonb_typeof(doc) <> 'object' OR random() < 0.1 THEN
+		RETURN CASE WHEN random() < 0.5 THEN doc ELSE sx_value(1, 3) END;
+	END IF;
+	FOR k IN SELECT key FROM jsonb_object_keys(doc) key
+			 ORDER BY random() LIMIT 1 + (random() * 2)::int LOOP
+		result := result || jsonb_build_object(k,
+			CASE WHEN random() < 0.1 THEN sx_scalar()
+				 WHEN random() < 0.5 THEN sx_pattern(doc -> k)
+				 ELSE doc -> k END);
+	END LOOP;
+	IF random() < 0.15 THEN
+		result := result || '{"missing": 1}';
+	END IF;
+	RETURN result;
+END $$;
+
 -- an expression evaluated on one row of tab, as text, or its error
 CREATE FUNCTION sx_eval(tab text, row_id int, expr text, overrides bool)
 RETURNS text LANGUAGE plpgsql AS $$
@@ -189,6 +214,10 @@ FROM (SELECT id, sx_path(jb) AS p, '{"x": 3, "i": 1}'::jsonb AS vars
 	  FROM sx, generate_series(1, 60)) c;
 INSERT INTO sx_cases
 SELECT id, 'jb' || sx_subscripts(jb) FROM sx, generate_series(1, 20);
+INSERT INTO sx_cases
+SELECT id, CASE WHEN random() < 0.7 THEN format('jb @> %L', sx_pattern(jb))
+				ELSE format('%L <@ jb', sx_pattern(jb)) END
+FROM sx, generate_series(1, 20);
 
 CREATE TABLE sx_results AS
 SELECT c.id, c.expr,
@@ -198,7 +227,8 @@ SELECT c.id, c.expr,
 FROM sx_cases c;
 
 -- enough of every kind, and no difference
-SELECT count(*) >= 2000 AS enough,
+SELECT count(*) >= 2500 AS enough,
+	   count(*) FILTER (WHERE expr LIKE '%@>%' AND builtin = 'true') >= 100 AS contained_seen,
 	   count(*) FILTER (WHERE builtin LIKE 'ERROR%') >= 20 AS errors_seen,
 	   count(*) FILTER (WHERE builtin = '<null>') >= 50 AS nulls_seen,
 	   count(*) FILTER (WHERE builtin NOT LIKE 'ERROR%' AND builtin <> '<null>'

@@ -34,6 +34,7 @@
 
 #include "overrides.h"
 #include "read/accessors.h"
+#include "read/containment.h"
 #include "read/jsonpath_funcs.h"
 #include "subscripting.h"
 #include "support/names.h"
@@ -68,6 +69,8 @@ JT_OVERRIDE(jsonb_insert, jt_jsonb_insert)
 JT_OVERRIDE(jsonb_delete, jt_jsonb_delete)
 JT_OVERRIDE(jsonb_concat, jt_jsonb_concat)
 JT_OVERRIDE(jsonb_delete_array, jt_jsonb_delete_array)
+JT_OVERRIDE(jsonb_contains, jt_jsonb_contains)
+JT_OVERRIDE(jsonb_contained, jt_jsonb_contained)
 JT_OVERRIDE(jsonb_path_exists, jt_jsonb_path_exists)
 JT_OVERRIDE(jsonb_path_exists_tz, jt_jsonb_path_exists_tz)
 JT_OVERRIDE(jsonb_path_exists_opr, jt_jsonb_path_exists_opr)
@@ -112,6 +115,8 @@ static const struct
 	{F_JSONB_CONCAT, override_jsonb_concat},
 	{F_JSONB_DELETE_JSONB__TEXT, override_jsonb_delete_array},
 	{F_JSONB_SUBSCRIPT_HANDLER, override_jsonb_subscript_handler},
+	{F_JSONB_CONTAINS, override_jsonb_contains},
+	{F_JSONB_CONTAINED, override_jsonb_contained},
 	{F_JSONB_PATH_EXISTS, override_jsonb_path_exists},
 	{F_JSONB_PATH_EXISTS_TZ, override_jsonb_path_exists_tz},
 	{F_JSONB_PATH_EXISTS_OPR, override_jsonb_path_exists_opr},

@@ -7,26 +7,24 @@
  * Every $ of a path (the root: the start of the path, or inside a
  * filter) is followed by a chain of member accessors (.key) and constant
  * array subscripts ([3]) naming one node before anything else happens.
- * PostgreSQL's own executor evaluates the path as it is, on a document
- * narrowed to those chains: the nodes they reach, complete, inside
- * containers that hold only the next steps of the chains.  Every item of
- * the path after a chain sees exactly what it would see in the whole
- * document, so results, errors, lax unwrapping, strict checks, variables,
- * filters, `last` and error suppression are the builtin's own; only the
- * bytes of the chains and of the nodes they reach are read.  So
- * '$.a.b ? (@ > $.c)' reads a.b and c, and '$.status == "active"' (a
+ * PostgreSQL's own executor evaluates the path as it is, on the document
+ * narrowed to those chains (narrow.c): the nodes they reach, complete,
+ * inside containers that hold only the next steps of the chains.  Every
+ * item of the path after a chain sees exactly what it would see in the
+ * whole document, so results, errors, lax unwrapping, strict checks,
+ * variables, filters, `last` and error suppression are the builtin's own.
+ * So '$.a.b ? (@ > $.c)' reads a.b and c, and '$.status == "active"' (a
  * predicate, as @@ takes) reads status.
  *
- * Where a chain meets a key its object lacks, the object keeps only what
- * other chains need (the step finds nothing, or raises the same error in
- * strict mode, whatever else it held); where it meets an index past its
- * array's end, the array keeps its size, in nulls but for what other
- * chains need.  A later item cannot see the nulls: the only items that
- * read an array's size (`last`, .size()) read that of the array they are
- * applied to, which is then a node reached, complete.
+ * A key a chain misses is missing from the narrowed object too, whatever
+ * else it held: the step finds nothing, or raises the same error in
+ * strict mode.  An index past an array's end is past the narrowed array's
+ * end too, which keeps its size in nulls.  No later item can see those
+ * nulls: the only items that read an array's size (`last`, .size()) read
+ * that of the array they are applied to, which is then a node reached.
  *
- * Paths that would see the difference get the whole document: a $ with
- * no chain after it (the whole document is what it reads), .keyvalue()
+ * Paths that could see the difference get the whole document: a $ with no
+ * chain after it (the whole document is what it reads), .keyvalue()
  * anywhere (its "id" is the position of an object in the document), and
  * item types this file does not know.  So does a plain (in-memory,
  * uncompressed) document, which has nothing to save.
@@ -46,29 +44,19 @@
 #include "utils/jsonb.h"
 #include "utils/jsonpath.h"
 
-#include "jsonb/jsonb_writer.h"
-#include "jsonb/navigator.h"
 #include "read/accessors.h"
 #include "read/datum_source.h"
 #include "read/jsonpath_funcs.h"
-
-/* bounds on what is narrowed: steps in all, chains, array index taken */
-#define MAX_STEPS		64
-#define MAX_CHAINS		16
-#define MAX_INDEX		10000
+#include "read/narrow.h"
 
 /* The chains of a path's $ items, as scan_path() finds them. */
 typedef struct PathChains
 {
-	JtPathStep	steps[MAX_STEPS];
-	int			nsteps;
-	int			start[MAX_CHAINS];	/* of each chain, in steps */
-	int			length[MAX_CHAINS];
-	int			nchains;
+	JtChains	chains;
 	bool		whole;			/* the path needs the whole document */
 } PathChains;
 
-/* A constant subscript that is a whole number from 0 to MAX_INDEX. */
+/* A constant subscript that is a whole number from 0 to JT_NARROW_MAX_INDEX. */
 static bool
 constant_index(JsonPathItem *subscript, uint32 *index)
 {
@@ -87,7 +75,7 @@ constant_index(JsonPathItem *subscript, uint32 *index)
 			return false;
 		value = value * 10 + (*c - '0');
 	}
-	if (value > MAX_INDEX)
+	if (value > JT_NARROW_MAX_INDEX)
 		return false;
 	*index = (uint32) value;
 	return true;
@@ -145,21 +133,21 @@ scan_path(JsonPathItem *v, PathChains *pc)
 		switch (item.type)
 		{
 			case jpiRoot:
-				if (pc->nchains == MAX_CHAINS)
 				{
-					pc->whole = true;
-					return;
+					JtPathStep	step;
+
+					if (!jt_chains_begin(&pc->chains))
+					{
+						pc->whole = true;
+						return;
+					}
+					while (jspGetNext(&item, &next) &&
+						   chain_step(&next, &step) &&
+						   jt_chains_add(&pc->chains, &step))
+						item = next;
+					if (jt_chains_end(&pc->chains) == 0)
+						pc->whole = true;
 				}
-				pc->start[pc->nchains] = pc->nsteps;
-				while (jspGetNext(&item, &next) && pc->nsteps < MAX_STEPS &&
-					   chain_step(&next, &pc->steps[pc->nsteps]))
-				{
-					pc->nsteps++;
-					item = next;
-				}
-				pc->length[pc->nchains] = pc->nsteps - pc->start[pc->nchains];
-				if (pc->length[pc->nchains++] == 0)
-					pc->whole = true;
 				break;
 			case jpiAnd:
 			case jpiOr:
@@ -247,134 +235,6 @@ scan_path(JsonPathItem *v, PathChains *pc)
 }
 
 /*
- * The narrowed document is built as a tree of the chains' steps: each node
- * is a container on some chain, or a node a chain reaches (complete), which
- * takes the place of anything below it.
- */
-typedef struct ChainNode
-{
-	JtPathStep	step;			/* that leads here from the parent */
-	Jsonb	   *complete;		/* a node reached, or NULL */
-	bool		is_array;		/* a container on a chain: which kind */
-	uint32		count;			/* an array: its size, if a step missed */
-	List	   *children;
-} ChainNode;
-
-static ChainNode *
-child_for(ChainNode *parent, const JtPathStep *step)
-{
-	ListCell   *lc;
-	ChainNode  *child;
-
-	foreach(lc, parent->children)
-	{
-		child = lfirst(lc);
-		if (step->key != NULL ?
-			child->step.key != NULL &&
-			jt_key_cmp(child->step.key, child->step.keylen,
-					   step->key, step->keylen) == 0 :
-			child->step.key == NULL && child->step.index == step->index)
-			return child;
-	}
-	child = palloc0(sizeof(ChainNode));
-	child->step = *step;
-	parent->children = lappend(parent->children, child);
-	return child;
-}
-
-/* The child, a jsonb datum, as an entry of a container being written. */
-static void
-write_jsonb_entry(JtWriter *w, Jsonb *child)
-{
-	JtSource	src;
-	JtNode		root;
-	JtNode		node;
-
-	jt_memory_source(&src, (const char *) &child->root,
-					 VARSIZE(child) - VARHDRSZ, false);
-	jt_nav_root(&src, &root);
-	if (jt_node_is_scalar_root(&root))
-		jt_nav_entry(&src, &root, 0, &node);
-	else
-		node = root;
-	jt_writer_entry(w, jt_node_entry_type(&node),
-					jt_source_read(&src, node.offset, node.length),
-					node.length);
-}
-
-/* jsonb's order of keys: shorter first, then bytewise */
-static int
-step_key_cmp(const ListCell *a, const ListCell *b)
-{
-	const ChainNode *x = lfirst(a);
-	const ChainNode *y = lfirst(b);
-
-	return jt_key_cmp(x->step.key, x->step.keylen, y->step.key, y->step.keylen);
-}
-
-static int
-step_index_cmp(const ListCell *a, const ListCell *b)
-{
-	const ChainNode *x = lfirst(a);
-	const ChainNode *y = lfirst(b);
-
-	return x->step.index < y->step.index ? -1 : x->step.index > y->step.index;
-}
-
-/* A node of the tree as a jsonb datum. */
-static Jsonb *
-build_node(ChainNode *node)
-{
-	StringInfoData buf;
-	JtWriter	w;
-	ListCell   *lc;
-
-	if (node->complete)
-		return node->complete;
-	initStringInfo(&buf);
-	appendStringInfoSpaces(&buf, VARHDRSZ);
-	if (!node->is_array)
-	{
-		list_sort(node->children, step_key_cmp);
-		jt_writer_begin(&w, &buf, JT_CONTAINER_OBJECT |
-						list_length(node->children));
-		foreach(lc, node->children)
-		{
-			ChainNode  *child = lfirst(lc);
-
-			jt_writer_entry(&w, JT_JENTRY_STRING, child->step.key,
-							child->step.keylen);
-		}
-		foreach(lc, node->children)
-			write_jsonb_entry(&w, build_node(lfirst(lc)));
-	}
-	else
-	{
-		uint32		size = node->count;
-		uint32		i = 0;
-
-		list_sort(node->children, step_index_cmp);
-		if (node->children != NIL)
-			size = Max(size, ((ChainNode *) llast(node->children))->step.index + 1);
-		jt_writer_begin(&w, &buf, JT_CONTAINER_ARRAY | size);
-		foreach(lc, node->children)
-		{
-			ChainNode  *child = lfirst(lc);
-
-			for (; i < child->step.index; i++)
-				jt_writer_entry(&w, JT_JENTRY_NULL, "", 0);
-			write_jsonb_entry(&w, build_node(child));
-			i++;
-		}
-		for (; i < size; i++)
-			jt_writer_entry(&w, JT_JENTRY_NULL, "", 0);
-	}
-	jt_writer_end(&w);
-	SET_VARSIZE(buf.data, buf.len);
-	return (Jsonb *) buf.data;
-}
-
-/*
  * doc narrowed to the chains of the path, or (Datum) 0 if the path needs
  * the whole document.
  */
@@ -383,48 +243,15 @@ narrow_for_path(Datum doc, JsonPath *jp)
 {
 	PathChains	pc;
 	JsonPathItem v;
-	ChainNode	root;
+	bool		missed;
 
-	pc.nsteps = 0;
-	pc.nchains = 0;
+	jt_chains_init(&pc.chains);
 	pc.whole = false;
 	jspInit(&v, jp);
 	scan_path(&v, &pc);
-	if (pc.whole || pc.nchains == 0)
+	if (pc.whole || pc.chains.nchains == 0)
 		return (Datum) 0;
-
-	memset(&root, 0, sizeof(root));
-	for (int c = 0; c < pc.nchains; c++)
-	{
-		const JtPathStep *steps = &pc.steps[pc.start[c]];
-		int			taken;
-		bool		missing;
-		uint32		count = 0;
-		Datum		reached;
-		ChainNode  *node = &root;
-
-		reached = jt_follow_steps(doc, steps, pc.length[c], &taken, &missing,
-								  &count);
-		if (taken == 0 && !missing)
-			return reached;		/* the root itself: the whole document */
-		for (int i = 0; i < taken; i++)
-		{
-			node->is_array = steps[i].key == NULL;
-			node = child_for(node, &steps[i]);
-		}
-		if (!missing)
-			node->complete = (Jsonb *) DatumGetPointer(reached);
-		else if (steps[taken].key == NULL)
-		{
-			if (count > MAX_INDEX)
-				return (Datum) 0;
-			node->is_array = true;
-			node->count = count;
-		}
-		else
-			node->is_array = false;
-	}
-	return PointerGetDatum(build_node(&root));
+	return jt_narrow(doc, &pc.chains, &missed);
 }
 
 /*

@@ -1,0 +1,245 @@
+/*-------------------------------------------------------------------------
+ *
+ * narrow.c
+ *	  A document narrowed to chains of steps: what a jsonpath expression or
+ *	  a containment pattern can see of it, and nothing more.
+ *
+ * Each chain is a list of steps (keys into objects, indexes into arrays)
+ * from the root.  The narrowed document holds the node each chain reaches,
+ * complete, inside containers that hold only the next steps of the
+ * chains; a node reached takes the place of anything other chains need
+ * below it.  A chain stops early where a step names a key its object
+ * lacks (the object keeps only what other chains need, and *missed is
+ * set), an index past its array's end (the array keeps its size, in nulls
+ * but for what other chains need), or a step of the wrong kind (the node
+ * there is reached, complete).  Only the bytes of the chains and of the
+ * nodes they reach are read: from a skeleton, only the parts that hold
+ * them.
+ *
+ * Copyright (c) 2026, jsonb_toaster developers
+ *
+ * src/read/narrow.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "nodes/pg_list.h"
+#include "utils/jsonb.h"
+
+#include "format/part.h"
+#include "jsonb/jsonb_writer.h"
+#include "jsonb/navigator.h"
+#include "read/accessors.h"
+#include "read/narrow.h"
+
+void
+jt_chains_init(JtChains *chains)
+{
+	chains->nsteps = 0;
+	chains->nchains = 0;
+}
+
+/* Start a chain; false if there is no room for another. */
+bool
+jt_chains_begin(JtChains *chains)
+{
+	if (chains->nchains == JT_NARROW_MAX_CHAINS)
+		return false;
+	chains->start[chains->nchains] = chains->nsteps;
+	return true;
+}
+
+/* Add a step to the chain begun; false if there is no room for it. */
+bool
+jt_chains_add(JtChains *chains, const JtPathStep *step)
+{
+	if (chains->nsteps == JT_NARROW_MAX_STEPS)
+		return false;
+	chains->steps[chains->nsteps++] = *step;
+	return true;
+}
+
+/* End the chain begun; returns its length. */
+int
+jt_chains_end(JtChains *chains)
+{
+	int			n = chains->nchains++;
+
+	chains->length[n] = chains->nsteps - chains->start[n];
+	return chains->length[n];
+}
+
+/*
+ * The narrowed document is built as a tree of the chains' steps: each node
+ * is a container on some chain, or a node a chain reaches (complete), which
+ * takes the place of anything below it.
+ */
+typedef struct ChainNode
+{
+	JtPathStep	step;			/* that leads here from the parent */
+	Jsonb	   *complete;		/* a node reached, or NULL */
+	bool		is_array;		/* a container on a chain: which kind */
+	uint32		count;			/* an array: its size, if a step missed */
+	List	   *children;
+} ChainNode;
+
+static ChainNode *
+child_for(ChainNode *parent, const JtPathStep *step)
+{
+	ListCell   *lc;
+	ChainNode  *child;
+
+	foreach(lc, parent->children)
+	{
+		child = lfirst(lc);
+		if (step->key != NULL ?
+			child->step.key != NULL &&
+			jt_key_cmp(child->step.key, child->step.keylen,
+					   step->key, step->keylen) == 0 :
+			child->step.key == NULL && child->step.index == step->index)
+			return child;
+	}
+	child = palloc0(sizeof(ChainNode));
+	child->step = *step;
+	parent->children = lappend(parent->children, child);
+	return child;
+}
+
+/* The child, a jsonb datum, as an entry of a container being written. */
+static void
+write_jsonb_entry(JtWriter *w, Jsonb *child)
+{
+	JtSource	src;
+	JtNode		root;
+	JtNode		node;
+
+	jt_memory_source(&src, (const char *) &child->root,
+					 VARSIZE(child) - VARHDRSZ, false);
+	jt_nav_root(&src, &root);
+	if (jt_node_is_scalar_root(&root))
+		jt_nav_entry(&src, &root, 0, &node);
+	else
+		node = root;
+	jt_writer_entry(w, jt_node_entry_type(&node),
+					jt_source_read(&src, node.offset, node.length),
+					node.length);
+}
+
+/* jsonb's order of keys: shorter first, then bytewise */
+static int
+step_key_cmp(const ListCell *a, const ListCell *b)
+{
+	const ChainNode *x = lfirst(a);
+	const ChainNode *y = lfirst(b);
+
+	return jt_key_cmp(x->step.key, x->step.keylen, y->step.key, y->step.keylen);
+}
+
+static int
+step_index_cmp(const ListCell *a, const ListCell *b)
+{
+	const ChainNode *x = lfirst(a);
+	const ChainNode *y = lfirst(b);
+
+	return x->step.index < y->step.index ? -1 : x->step.index > y->step.index;
+}
+
+/* A node of the tree as a jsonb datum. */
+static Jsonb *
+build_node(ChainNode *node)
+{
+	StringInfoData buf;
+	JtWriter	w;
+	ListCell   *lc;
+
+	if (node->complete)
+		return node->complete;
+	initStringInfo(&buf);
+	appendStringInfoSpaces(&buf, VARHDRSZ);
+	if (!node->is_array)
+	{
+		list_sort(node->children, step_key_cmp);
+		jt_writer_begin(&w, &buf, JT_CONTAINER_OBJECT |
+						list_length(node->children));
+		foreach(lc, node->children)
+		{
+			ChainNode  *child = lfirst(lc);
+
+			jt_writer_entry(&w, JT_JENTRY_STRING, child->step.key,
+							child->step.keylen);
+		}
+		foreach(lc, node->children)
+			write_jsonb_entry(&w, build_node(lfirst(lc)));
+	}
+	else
+	{
+		uint32		size = node->count;
+		uint32		i = 0;
+
+		list_sort(node->children, step_index_cmp);
+		if (node->children != NIL)
+			size = Max(size, ((ChainNode *) llast(node->children))->step.index + 1);
+		jt_writer_begin(&w, &buf, JT_CONTAINER_ARRAY | size);
+		foreach(lc, node->children)
+		{
+			ChainNode  *child = lfirst(lc);
+
+			for (; i < child->step.index; i++)
+				jt_writer_entry(&w, JT_JENTRY_NULL, "", 0);
+			write_jsonb_entry(&w, build_node(child));
+			i++;
+		}
+		for (; i < size; i++)
+			jt_writer_entry(&w, JT_JENTRY_NULL, "", 0);
+	}
+	jt_writer_end(&w);
+	SET_VARSIZE(buf.data, buf.len);
+	return (Jsonb *) buf.data;
+}
+
+/*
+ * doc narrowed to the chains; *missed is set if a chain met a key its
+ * object lacks or an index past its array's end.  (Datum) 0 if an array
+ * that would have to be kept is too large for it to pay.
+ */
+Datum
+jt_narrow(Datum doc, const JtChains *chains, bool *missed)
+{
+	ChainNode	root;
+
+	*missed = false;
+	memset(&root, 0, sizeof(root));
+	for (int c = 0; c < chains->nchains; c++)
+	{
+		const JtPathStep *steps = &chains->steps[chains->start[c]];
+		int			taken;
+		bool		missing;
+		uint32		count = 0;
+		Datum		reached;
+		ChainNode  *node = &root;
+
+		reached = jt_follow_steps(doc, steps, chains->length[c], &taken,
+								  &missing, &count);
+		if (taken == 0 && !missing)
+			return reached;		/* the root itself: the whole document */
+		for (int i = 0; i < taken; i++)
+		{
+			node->is_array = steps[i].key == NULL;
+			node = child_for(node, &steps[i]);
+		}
+		if (!missing)
+			node->complete = (Jsonb *) DatumGetPointer(reached);
+		else if (steps[taken].key == NULL)
+		{
+			if (count > JT_NARROW_MAX_INDEX)
+				return (Datum) 0;
+			node->is_array = true;
+			node->count = count;
+		}
+		else
+			node->is_array = false;
+		*missed |= missing;
+	}
+	return PointerGetDatum(build_node(&root));
+}

@@ -1,0 +1,37 @@
+/*-------------------------------------------------------------------------
+ *
+ * narrow.h
+ *	  A document narrowed to chains of steps.
+ *
+ * Copyright (c) 2026, jsonb_toaster developers
+ *
+ * src/read/narrow.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef JSONB_TOASTER_NARROW_H
+#define JSONB_TOASTER_NARROW_H
+
+#include "read/accessors.h"
+
+/* bounds on what is narrowed: steps in all, chains, array index taken */
+#define JT_NARROW_MAX_STEPS		64
+#define JT_NARROW_MAX_CHAINS	16
+#define JT_NARROW_MAX_INDEX		10000
+
+typedef struct JtChains
+{
+	JtPathStep	steps[JT_NARROW_MAX_STEPS];
+	int			nsteps;
+	int			start[JT_NARROW_MAX_CHAINS];	/* of each chain, in steps */
+	int			length[JT_NARROW_MAX_CHAINS];
+	int			nchains;
+} JtChains;
+
+extern void jt_chains_init(JtChains *chains);
+extern bool jt_chains_begin(JtChains *chains);
+extern bool jt_chains_add(JtChains *chains, const JtPathStep *step);
+extern int	jt_chains_end(JtChains *chains);
+extern Datum jt_narrow(Datum doc, const JtChains *chains, bool *missed);
+
+#endif							/* JSONB_TOASTER_NARROW_H */
