@@ -33,6 +33,8 @@ OBJS = \
 	src/read/narrow.o \
 	src/read/jsonpath_funcs.o \
 	src/read/containment.o \
+	src/read/record_funcs.o \
+	src/read/root_funcs.o \
 	src/read/skeleton_read.o \
 	src/admin/introspect.o \
 	src/admin/uninstall.o \

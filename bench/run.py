@@ -22,12 +22,12 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from jtbench import bench_i, bench_m, bench_p, bench_r, bench_s, bench_u, bench_y  # noqa: E402
+from jtbench import bench_i, bench_m, bench_p, bench_q, bench_r, bench_s, bench_u, bench_y  # noqa: E402
 from jtbench import configs, db, plots, report  # noqa: E402
 from jtbench.results import Results  # noqa: E402
 
 BENCHES = {"S": bench_s, "I": bench_i, "U": bench_u, "P": bench_p, "R": bench_r, "M": bench_m,
-           "Y": bench_y}
+           "Y": bench_y, "Q": bench_q}
 
 
 def machine_description():
@@ -89,6 +89,14 @@ def main():
                     help="S: measure every Nth row (plus the first and last); 1 = all 100")
     ap.add_argument("--s-target-ms", type=float, default=200.0,
                     help="S: aim for this much time per measured query")
+    ap.add_argument("--q-step", type=int, default=11,
+                    help="Q: measure every q-step-th row of S's table (and the last)")
+    ap.add_argument("--q-target-ms", type=float, default=50.0,
+                    help="Q: size the repetitions so that one query takes about this")
+    ap.add_argument("--q-runs", type=int, default=3,
+                    help="Q: runs per point, the fastest counting")
+    ap.add_argument("--q-assignments", type=int, default=20,
+                    help="Q: subscript assignments per row and configuration")
     ap.add_argument("--i-transactions", type=int, default=7,
                     help="I: timed runs per bucket and query (median kept)")
     ap.add_argument("--u-runs", type=int, default=3,

@@ -6,7 +6,9 @@
 -- filters, $ inside filters, last, item methods, variables, arithmetic and
 -- predicates), random subscripts and random containment patterns (keys
 -- with their values, parts of them, changed values, missing keys) are
--- evaluated through every function and operator, and random subscript
+-- evaluated through every function and operator (the SQL/JSON query
+-- functions and JSON_TABLE included), with records built from
+-- the documents and their roots' kinds and sizes, and random subscript
 -- assignments are made on both tables.
 -- Every result, or error, must be what the builtins give on the standard
 -- table with the overrides off.
@@ -188,6 +190,8 @@ BEGIN
 	RETURN coalesce(result, '<null>');
 END $$;
 
+CREATE TYPE sx_rec AS (k1 jsonb, k2 text, k3 int, big1 jsonb, missing bool);
+
 CREATE TABLE sx (id int PRIMARY KEY, jb jsonb);
 ALTER TABLE sx ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
 CREATE TABLE sx_plain (id int PRIMARY KEY, jb jsonb);
@@ -199,7 +203,11 @@ FROM sx;
 
 CREATE TABLE sx_cases (id int, expr text);
 INSERT INTO sx_cases
-SELECT id, CASE (random() * 9)::int
+SELECT id, CASE (random() * 13)::int
+	WHEN 9 THEN format('JSON_VALUE(jb, %L PASSING 3 AS x, 1 AS i)', p)
+	WHEN 10 THEN format('JSON_QUERY(jb, %L PASSING 3 AS x, 1 AS i WITH CONDITIONAL WRAPPER ERROR ON ERROR)', p)
+	WHEN 11 THEN format('JSON_EXISTS(jb, %L PASSING 3 AS x, 1 AS i ERROR ON ERROR)', p)
+	WHEN 12 THEN format('(SELECT array_agg(t.v::text) FROM JSON_TABLE(jb, %L PASSING 3 AS x, 1 AS i COLUMNS (v jsonb PATH ''$'', k text PATH ''$.k1'')) t)', p)
 	WHEN 0 THEN format('jsonb_path_exists(jb, %L, %L)', p, vars)
 	WHEN 1 THEN format('jsonb_path_query_array(jb, %L, %L)', p, vars)
 	WHEN 2 THEN format('jsonb_path_query_array(jb, %L, %L, true)', p, vars)
@@ -211,9 +219,18 @@ SELECT id, CASE (random() * 9)::int
 	ELSE format('jsonb_path_query_first_tz(jb, %L, %L, true)', p, vars)
 	END
 FROM (SELECT id, sx_path(jb) AS p, '{"x": 3, "i": 1}'::jsonb AS vars
-	  FROM sx, generate_series(1, 60)) c;
+	  FROM sx, generate_series(1, 80)) c;
 INSERT INTO sx_cases
 SELECT id, 'jb' || sx_subscripts(jb) FROM sx, generate_series(1, 20);
+-- records of some fields, the root's kind and size
+INSERT INTO sx_cases
+SELECT id, e FROM sx, unnest(ARRAY[
+	'(SELECT r::text FROM jsonb_to_record(jb) AS r(k1 jsonb, k2 text, k5 numeric, missing int))',
+	'(SELECT r::text FROM jsonb_to_record(jb) AS r(k1 int))',
+	'jsonb_populate_record(NULL::sx_rec, jb)',
+	'jsonb_populate_record(ROW(''{}'', ''x'', 1, NULL, true)::sx_rec, jb)',
+	'jsonb_populate_record_valid(NULL::sx_rec, jb)',
+	'jsonb_typeof(jb)', 'jsonb_array_length(jb)']) e;
 INSERT INTO sx_cases
 SELECT id, CASE WHEN random() < 0.7 THEN format('jb @> %L', sx_pattern(jb))
 				ELSE format('%L <@ jb', sx_pattern(jb)) END
@@ -227,7 +244,8 @@ SELECT c.id, c.expr,
 FROM sx_cases c;
 
 -- enough of every kind, and no difference
-SELECT count(*) >= 2500 AS enough,
+SELECT count(*) >= 3000 AS enough,
+	   count(*) FILTER (WHERE expr LIKE 'JSON_%' AND builtin NOT LIKE 'ERROR%') >= 200 AS sqljson_seen,
 	   count(*) FILTER (WHERE expr LIKE '%@>%' AND builtin = 'true') >= 100 AS contained_seen,
 	   count(*) FILTER (WHERE builtin LIKE 'ERROR%') >= 20 AS errors_seen,
 	   count(*) FILTER (WHERE builtin = '<null>') >= 50 AS nulls_seen,

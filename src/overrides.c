@@ -8,9 +8,15 @@
  * shared_preload_libraries supply another implementation of a builtin
  * function: same OID, same semantics.  Every call path reaches it: the
  * executor, constant folding, views, PL/pgSQL, expression indexes, JIT.
- * The accessors of accessors.c have exactly the builtins' semantics, and
+ * The accessors of read/ have exactly the builtins' semantics, and
  * read only the bytes they need from compressed, TOASTed and toaster-stored
  * values, so existing queries get faster without being changed.
+ *
+ * Two ways in are not function calls: jsonb subscripting, whose routines
+ * the executor gets from a handler that is a builtin (subscripting.c), and
+ * the SQL/JSON query functions (JSON_VALUE, JSON_QUERY, JSON_EXISTS,
+ * JSON_TABLE), whose context item reaches us through the series' hook on
+ * it.
  *
  * The overrides are registered at server start; whether they serve a call
  * is decided per call by jsonb_toaster.override_builtins, so a session can
@@ -36,12 +42,15 @@
 #include "read/accessors.h"
 #include "read/containment.h"
 #include "read/jsonpath_funcs.h"
+#include "read/record_funcs.h"
+#include "read/root_funcs.h"
 #include "subscripting.h"
 #include "support/names.h"
 #include "update/key_funcs.h"
 #include "update/path_funcs.h"
 
 static bool jt_override_builtins = true;
+static json_path_item_hook_type prev_json_path_item_hook = NULL;
 
 /*
  * One wrapper per builtin: ours while the setting is on, the builtin's own
@@ -71,6 +80,11 @@ JT_OVERRIDE(jsonb_concat, jt_jsonb_concat)
 JT_OVERRIDE(jsonb_delete_array, jt_jsonb_delete_array)
 JT_OVERRIDE(jsonb_contains, jt_jsonb_contains)
 JT_OVERRIDE(jsonb_contained, jt_jsonb_contained)
+JT_OVERRIDE(jsonb_to_record, jt_jsonb_to_record)
+JT_OVERRIDE(jsonb_populate_record, jt_jsonb_populate_record)
+JT_OVERRIDE(jsonb_populate_record_valid, jt_jsonb_populate_record_valid)
+JT_OVERRIDE(jsonb_typeof, jt_jsonb_typeof)
+JT_OVERRIDE(jsonb_array_length, jt_jsonb_array_length)
 JT_OVERRIDE(jsonb_path_exists, jt_jsonb_path_exists)
 JT_OVERRIDE(jsonb_path_exists_tz, jt_jsonb_path_exists_tz)
 JT_OVERRIDE(jsonb_path_exists_opr, jt_jsonb_path_exists_opr)
@@ -91,6 +105,20 @@ override_jsonb_subscript_handler(PG_FUNCTION_ARGS)
 	if (!jt_override_builtins)
 		return jsonb_subscript_handler(fcinfo);
 	PG_RETURN_POINTER(jt_subscript_routines());
+}
+
+/*
+ * The SQL/JSON query functions are evaluated by the executor, not through
+ * fmgr: their context item reaches us through the core series' hook.
+ */
+static Datum
+narrow_path_item(Datum item, JsonPath *path)
+{
+	if (prev_json_path_item_hook)
+		item = prev_json_path_item_hook(item, path);
+	if (jt_override_builtins)
+		item = jt_narrow_path_item(item, path);
+	return item;
 }
 
 static const struct
@@ -117,6 +145,11 @@ static const struct
 	{F_JSONB_SUBSCRIPT_HANDLER, override_jsonb_subscript_handler},
 	{F_JSONB_CONTAINS, override_jsonb_contains},
 	{F_JSONB_CONTAINED, override_jsonb_contained},
+	{F_JSONB_TO_RECORD, override_jsonb_to_record},
+	{F_JSONB_TYPEOF, override_jsonb_typeof},
+	{F_JSONB_ARRAY_LENGTH, override_jsonb_array_length},
+	{F_JSONB_POPULATE_RECORD, override_jsonb_populate_record},
+	{F_JSONB_POPULATE_RECORD_VALID, override_jsonb_populate_record_valid},
 	{F_JSONB_PATH_EXISTS, override_jsonb_path_exists},
 	{F_JSONB_PATH_EXISTS_TZ, override_jsonb_path_exists_tz},
 	{F_JSONB_PATH_EXISTS_OPR, override_jsonb_path_exists_opr},
@@ -136,14 +169,18 @@ jt_overrides_init(void)
 {
 	DefineCustomBoolVariable(JSONB_TOASTER_GUC_PREFIX ".override_builtins",
 							 "Serves the builtin jsonb accessors with jsonb_toaster's, which read only what they need.",
-							 "When on, ->, ->>, #>, #>>, ?, ?| and ?& (and their functions) "
-							 "are served by jsonb_toaster's accessors, and jsonb_set(), "
-							 "jsonb_insert(), #-, jsonb - text, jsonb - text[] and || change "
-							 "only the parts of a stored document they touch; the results "
-							 "are the same.  Works only with the library in "
+							 "When on, ->, ->>, #>, #>>, ?, ?|, ?&, @>, <@, subscripts, "
+							 "the jsonb_path_* functions, @?, @@ and the SQL/JSON query "
+							 "functions read only what they need of a stored document, and "
+							 "jsonb_set(), jsonb_insert(), #-, jsonb - text, jsonb - text[], "
+							 "|| and subscript assignment change only the parts they touch; "
+							 "the results are the same.  Works only with the library in "
 							 "shared_preload_libraries.",
 							 &jt_override_builtins, true, PGC_USERSET, 0,
 							 NULL, NULL, NULL);
+
+	prev_json_path_item_hook = json_path_item_hook;
+	json_path_item_hook = narrow_path_item;
 
 	/* overrides can be registered only while preloading */
 	if (!process_shared_preload_libraries_in_progress)

@@ -94,7 +94,7 @@ def copy_in(table, path, options=None):
     execute(f"\\copy {table} FROM '{path}'", options)
 
 
-def pgbench(script, variables, runs, options=None):
+def pgbench(script, variables, runs, options=None, transactions=1):
     """Run a pgbench custom script `runs` times, one transaction each;
     return the latency of each run in ms.
 
@@ -103,8 +103,9 @@ def pgbench(script, variables, runs, options=None):
     log is not used: for transactions that complete without the client
     waiting, it can record a latency of 0.)
 
-    options: a PGOPTIONS string (session settings of the configuration)."""
-    cmd = ["pgbench", "-n", "-t", "1", "-f", script]
+    options: a PGOPTIONS string (session settings of the configuration);
+    transactions: per run (pgbench -t), the latency being their average."""
+    cmd = ["pgbench", "-n", "-t", str(transactions), "-f", script]
     for k, v in variables.items():
         cmd += ["-D", f"{k}={v}"]
     lat = []

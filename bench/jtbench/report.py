@@ -101,6 +101,48 @@ def s_section(res, configs):
     return "\n".join(lines)
 
 
+def q_section(res, configs):
+    pts = res.select(bench="Q", metric="ms_per_call")
+    if not pts:
+        return None
+    from .bench_q import KEYS as Q_KEYS, READS
+    rows = sorted({p["row"] for p in pts})
+    first, last = rows[0], rows[-1]
+    lines = ["## Q: short-key access through every syntax", "",
+             f"Time of one evaluation (µs) on S's row {first} and row {last}, and "
+             f"their ratio (row {last} / row {first}): the largest document should "
+             "cost what the smallest does.  `subscript_assign` is an UPDATE "
+             "setting the key to its own value (ms), with the WAL it writes per row.",
+             ""]
+
+    def val(c, case, key, row, metric="ms_per_call"):
+        m = res.select(bench="Q", config=c, case=case, key=key, row=row, metric=metric)
+        return m[0]["value"] if m else None
+
+    for key in Q_KEYS:
+        body = []
+        for case in list(READS) + ["subscript_assign"]:
+            row = [f"`{case}`"]
+            for c in configs:
+                a, b = val(c, case, key, first), val(c, case, key, last)
+                if a is None or b is None:
+                    row.append("-")
+                    continue
+                scale = 1 if case == "subscript_assign" else 1000
+                row.append(f"{fmt_num(a * scale)} / {fmt_num(b * scale)} "
+                           f"(**{fmt_num(ratio(b, a))}x**)")
+            body.append(row)
+        row = ["`subscript_assign` WAL B/row"]
+        for c in configs:
+            a = val(c, "subscript_assign", key, first, "wal_bytes_per_row")
+            b = val(c, "subscript_assign", key, last, "wal_bytes_per_row")
+            row.append(f"{fmt_num(a)} / {fmt_num(b)}" if a is not None and b is not None
+                       else "-")
+        body.append(row)
+        lines += [f"**`{key}`**", "", table(["case"] + configs, body), ""]
+    return "\n".join(lines)
+
+
 def i_section(res, configs):
     pts = res.select(bench="I", metric="us_per_access")
     if not pts:
@@ -853,7 +895,7 @@ def issue6_section(res, configs):
 def render(res, configs, header):
     sections = [header]
     for f in (targets_section, issue6_section, s_section, i_section, u_section, p_section,
-              r_section, m_section, y_section):
+              r_section, m_section, y_section, q_section):
         s = f(res, configs)
         if s:
             sections.append(s)

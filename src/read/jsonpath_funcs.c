@@ -255,6 +255,21 @@ narrow_for_path(Datum doc, JsonPath *jp)
 }
 
 /*
+ * The context item of a SQL/JSON query function (JSON_VALUE, JSON_QUERY,
+ * JSON_EXISTS, JSON_TABLE) narrowed for its path, or the item itself.
+ */
+Datum
+jt_narrow_path_item(Datum item, JsonPath *jp)
+{
+	Datum		narrowed;
+
+	if (jt_datum_is_plain(item))
+		return item;
+	narrowed = narrow_for_path(item, jp);
+	return narrowed == (Datum) 0 ? item : narrowed;
+}
+
+/*
  * The builtin, on the document narrowed to the path's chain.  A set
  * returning builtin reads its arguments on its first call only.
  */

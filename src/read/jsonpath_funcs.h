@@ -14,6 +14,7 @@
 #define JSONB_TOASTER_JSONPATH_FUNCS_H
 
 #include "fmgr.h"
+#include "utils/jsonpath.h"
 
 /* same arguments, results and errors as the builtins without "jt_" */
 extern Datum jt_jsonb_path_exists(PG_FUNCTION_ARGS);
@@ -28,5 +29,8 @@ extern Datum jt_jsonb_path_query_array(PG_FUNCTION_ARGS);
 extern Datum jt_jsonb_path_query_array_tz(PG_FUNCTION_ARGS);
 extern Datum jt_jsonb_path_query_first(PG_FUNCTION_ARGS);
 extern Datum jt_jsonb_path_query_first_tz(PG_FUNCTION_ARGS);
+
+/* a SQL/JSON query function's context item, narrowed for its path */
+extern Datum jt_narrow_path_item(Datum item, JsonPath *jp);
 
 #endif							/* JSONB_TOASTER_JSONPATH_FUNCS_H */

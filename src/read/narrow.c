@@ -24,7 +24,9 @@
  */
 #include "postgres.h"
 
+#include "miscadmin.h"
 #include "nodes/pg_list.h"
+#include "utils/memutils.h"
 #include "utils/jsonb.h"
 
 #include "format/part.h"
@@ -145,22 +147,40 @@ step_index_cmp(const ListCell *a, const ListCell *b)
 	return x->step.index < y->step.index ? -1 : x->step.index > y->step.index;
 }
 
-/* A node of the tree as a jsonb datum. */
-static Jsonb *
-build_node(ChainNode *node)
+static void write_container(StringInfo buf, ChainNode *node);
+
+/*
+ * A node of the tree as an entry of the container w writes: a node reached
+ * as it is, a container on the chains written in place, so that every byte
+ * of the narrowed document is copied once.
+ */
+static void
+write_entry(JtWriter *w, ChainNode *node)
 {
-	StringInfoData buf;
+	if (node->complete)
+	{
+		write_jsonb_entry(w, node->complete);
+		pfree(node->complete);
+		node->complete = NULL;
+		return;
+	}
+	jt_writer_entry_begin(w, JT_JENTRY_CONTAINER);
+	write_container(w->buf, node);
+	jt_writer_entry_end(w);
+}
+
+/* A container on the chains, with the entries its children name. */
+static void
+write_container(StringInfo buf, ChainNode *node)
+{
 	JtWriter	w;
 	ListCell   *lc;
 
-	if (node->complete)
-		return node->complete;
-	initStringInfo(&buf);
-	appendStringInfoSpaces(&buf, VARHDRSZ);
+	check_stack_depth();
 	if (!node->is_array)
 	{
 		list_sort(node->children, step_key_cmp);
-		jt_writer_begin(&w, &buf, JT_CONTAINER_OBJECT |
+		jt_writer_begin(&w, buf, JT_CONTAINER_OBJECT |
 						list_length(node->children));
 		foreach(lc, node->children)
 		{
@@ -170,7 +190,7 @@ build_node(ChainNode *node)
 							child->step.keylen);
 		}
 		foreach(lc, node->children)
-			write_jsonb_entry(&w, build_node(lfirst(lc)));
+			write_entry(&w, lfirst(lc));
 	}
 	else
 	{
@@ -180,22 +200,20 @@ build_node(ChainNode *node)
 		list_sort(node->children, step_index_cmp);
 		if (node->children != NIL)
 			size = Max(size, ((ChainNode *) llast(node->children))->step.index + 1);
-		jt_writer_begin(&w, &buf, JT_CONTAINER_ARRAY | size);
+		jt_writer_begin(&w, buf, JT_CONTAINER_ARRAY | size);
 		foreach(lc, node->children)
 		{
 			ChainNode  *child = lfirst(lc);
 
 			for (; i < child->step.index; i++)
 				jt_writer_entry(&w, JT_JENTRY_NULL, "", 0);
-			write_jsonb_entry(&w, build_node(child));
+			write_entry(&w, child);
 			i++;
 		}
 		for (; i < size; i++)
 			jt_writer_entry(&w, JT_JENTRY_NULL, "", 0);
 	}
 	jt_writer_end(&w);
-	SET_VARSIZE(buf.data, buf.len);
-	return (Jsonb *) buf.data;
 }
 
 /*
@@ -207,6 +225,8 @@ Datum
 jt_narrow(Datum doc, const JtChains *chains, bool *missed)
 {
 	ChainNode	root;
+	StringInfoData buf;
+	Size		reached_size = 0;
 
 	*missed = false;
 	memset(&root, 0, sizeof(root));
@@ -228,8 +248,11 @@ jt_narrow(Datum doc, const JtChains *chains, bool *missed)
 			node->is_array = steps[i].key == NULL;
 			node = child_for(node, &steps[i]);
 		}
-		if (!missing)
+		if (!missing && node->complete == NULL)
+		{
 			node->complete = (Jsonb *) DatumGetPointer(reached);
+			reached_size += VARSIZE(node->complete);
+		}
 		else if (steps[taken].key == NULL)
 		{
 			if (count > JT_NARROW_MAX_INDEX)
@@ -241,5 +264,10 @@ jt_narrow(Datum doc, const JtChains *chains, bool *missed)
 			node->is_array = false;
 		*missed |= missing;
 	}
-	return PointerGetDatum(build_node(&root));
+	initStringInfo(&buf);
+	enlargeStringInfo(&buf, Min(reached_size + 1024, MaxAllocSize - 1));
+	appendStringInfoSpaces(&buf, VARHDRSZ);
+	write_container(&buf, &root);
+	SET_VARSIZE(buf.data, buf.len);
+	return PointerGetDatum(buf.data);
 }

@@ -15,8 +15,8 @@
 #include "read/accessors.h"
 
 /* bounds on what is narrowed: steps in all, chains, array index taken */
-#define JT_NARROW_MAX_STEPS		64
-#define JT_NARROW_MAX_CHAINS	16
+#define JT_NARROW_MAX_STEPS		256
+#define JT_NARROW_MAX_CHAINS	64
 #define JT_NARROW_MAX_INDEX		10000
 
 typedef struct JtChains
