@@ -42,6 +42,14 @@ QUERIES = {
     "jb->'roles'": "roles",
     "jb->'roles'->0": "roles_0",
     "jsonb_array_length(jb->'roles')": "roles_length",
+    # whole-document consumers (and jsonb_typeof, which needs the root only)
+    "jb::text": "text",
+    "jsonb_pretty(jb)": "pretty",
+    "jsonb_each(jb)": "each",
+    "jsonb_object_keys(jb)": "object_keys",
+    "jb = jb": "equal",
+    "jsonb_hash(jb)": "hash",
+    "jsonb_typeof(jb)": "typeof",
 }
 FLOOR = "floor"
 HERE = os.path.dirname(__file__)

@@ -48,7 +48,10 @@ def plot_i(res, configs, out):
     pts = res.select(bench="I", metric="us_per_access")
     if not pts:
         return
-    fig, axes = plt.subplots(2, 3, figsize=(14, 8))
+    nrows = (len(QUERIES) + 2) // 3
+    fig, axes = plt.subplots(nrows, 3, figsize=(14, 4 * nrows))
+    for ax in list(axes.flat)[len(QUERIES):]:
+        ax.set_visible(False)
     for ax, case in zip(axes.flat, QUERIES):
         for i, c in enumerate(configs):
             p = sorted(res.select(bench="I", config=c, case=case, metric="us_per_access"),
