@@ -30,11 +30,6 @@ OBJS = \
 	src/toast/toast_iterator.o \
 	src/read/accessors.o \
 	src/read/datum_source.o \
-	src/read/narrow.o \
-	src/read/jsonpath_funcs.o \
-	src/read/containment.o \
-	src/read/record_funcs.o \
-	src/read/root_funcs.o \
 	src/read/skeleton_read.o \
 	src/admin/introspect.o \
 	src/admin/uninstall.o \
@@ -60,6 +55,11 @@ include $(jt_srcdir)custom_toast.mk
 ifeq ($(CUSTOM_TOAST),yes)
 OBJS += \
 	src/format/pointer.o \
+	src/read/narrow.o \
+	src/read/jsonpath_funcs.o \
+	src/read/containment.o \
+	src/read/record_funcs.o \
+	src/read/root_funcs.o \
 	src/toaster/part_cache.o \
 	src/toaster/adopt.o \
 	src/toaster/part_write.o \

@@ -8,7 +8,7 @@
 -- with their values, parts of them, changed values, missing keys) are
 -- evaluated through every function and operator (the SQL/JSON query
 -- functions and JSON_TABLE included), with records built from
--- the documents and their roots' kinds and sizes, and random subscript
+-- the documents and their roots' kinds, sizes and keys, and random subscript
 -- assignments are made on both tables.
 -- Every result, or error, must be what the builtins give on the standard
 -- table with the overrides off.
@@ -230,7 +230,8 @@ SELECT id, e FROM sx, unnest(ARRAY[
 	'jsonb_populate_record(NULL::sx_rec, jb)',
 	'jsonb_populate_record(ROW(''{}'', ''x'', 1, NULL, true)::sx_rec, jb)',
 	'jsonb_populate_record_valid(NULL::sx_rec, jb)',
-	'jsonb_typeof(jb)', 'jsonb_array_length(jb)']) e;
+	'jsonb_typeof(jb)', 'jsonb_array_length(jb)',
+	'(SELECT array_agg(k) FROM jsonb_object_keys(jb) k)']) e;
 INSERT INTO sx_cases
 SELECT id, CASE WHEN random() < 0.7 THEN format('jb @> %L', sx_pattern(jb))
 				ELSE format('%L <@ jb', sx_pattern(jb)) END

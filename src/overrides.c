@@ -85,6 +85,7 @@ JT_OVERRIDE(jsonb_populate_record, jt_jsonb_populate_record)
 JT_OVERRIDE(jsonb_populate_record_valid, jt_jsonb_populate_record_valid)
 JT_OVERRIDE(jsonb_typeof, jt_jsonb_typeof)
 JT_OVERRIDE(jsonb_array_length, jt_jsonb_array_length)
+JT_OVERRIDE(jsonb_object_keys, jt_jsonb_object_keys)
 JT_OVERRIDE(jsonb_path_exists, jt_jsonb_path_exists)
 JT_OVERRIDE(jsonb_path_exists_tz, jt_jsonb_path_exists_tz)
 JT_OVERRIDE(jsonb_path_exists_opr, jt_jsonb_path_exists_opr)
@@ -148,6 +149,7 @@ static const struct
 	{F_JSONB_TO_RECORD, override_jsonb_to_record},
 	{F_JSONB_TYPEOF, override_jsonb_typeof},
 	{F_JSONB_ARRAY_LENGTH, override_jsonb_array_length},
+	{F_JSONB_OBJECT_KEYS, override_jsonb_object_keys},
 	{F_JSONB_POPULATE_RECORD, override_jsonb_populate_record},
 	{F_JSONB_POPULATE_RECORD_VALID, override_jsonb_populate_record_valid},
 	{F_JSONB_PATH_EXISTS, override_jsonb_path_exists},

@@ -22,6 +22,7 @@
 #include "utils/builtins.h"
 #include "utils/fmgrprotos.h"
 
+#include "jsonb/jsonb_writer.h"
 #include "read/datum_source.h"
 #include "read/root_funcs.h"
 
@@ -64,4 +65,66 @@ jt_jsonb_array_length(PG_FUNCTION_ARGS)
 		!jt_node_is_array(&root))
 		return jsonb_array_length(fcinfo);
 	PG_RETURN_INT32((int32) jt_node_count(&root));
+}
+
+/*
+ * The root object's keys with null values, or (Datum) 0 if the root is not
+ * an object kept whole where it is read from.
+ */
+static Datum
+keys_only(Datum doc)
+{
+	JtDatumSource src;
+	JtSource   *from;
+	JtNode		root;
+	StringInfoData buf;
+	JtWriter	w;
+	uint32		n;
+
+	jt_datum_source_open(&src, doc, jt_scratch());
+	jt_datum_source_root(&src, &root);
+	if (root.kind != JT_NODE_CONTAINER || !jt_node_is_object(&root))
+	{
+		jt_datum_source_close(&src);
+		return (Datum) 0;
+	}
+	from = src.form == JT_FORM_SKELETON ? &src.skel.src : &src.pub;
+	n = jt_node_count(&root);
+	initStringInfo(&buf);
+	appendStringInfoSpaces(&buf, VARHDRSZ);
+	jt_writer_begin(&w, &buf, JT_CONTAINER_OBJECT | n);
+	for (uint32 i = 0; i < n; i++)
+	{
+		JtNode		key;
+
+		jt_nav_entry(from, &root, i, &key);
+		if (key.kind != JT_NODE_STRING)
+			jt_nav_corrupt(from, "an object's key is not a string");
+		jt_writer_entry(&w, JT_JENTRY_STRING,
+						jt_source_read(from, key.offset, key.length),
+						key.length);
+	}
+	for (uint32 i = 0; i < n; i++)
+		jt_writer_entry(&w, JT_JENTRY_NULL, "", 0);
+	jt_writer_end(&w);
+	SET_VARSIZE(buf.data, buf.len);
+	jt_datum_source_close(&src);
+	return PointerGetDatum(buf.data);
+}
+
+/* a set returning function: the builtin reads its argument on the first call */
+Datum
+jt_jsonb_object_keys(PG_FUNCTION_ARGS)
+{
+	Datum		doc = PG_GETARG_DATUM(0);
+	Datum		keys;
+	Datum		result;
+
+	if (fcinfo->flinfo->fn_extra != NULL || jt_datum_is_plain(doc) ||
+		(keys = keys_only(doc)) == (Datum) 0)
+		return jsonb_object_keys(fcinfo);
+	fcinfo->args[0].value = keys;
+	result = jsonb_object_keys(fcinfo);
+	fcinfo->args[0].value = doc;
+	return result;
 }

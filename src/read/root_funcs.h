@@ -18,5 +18,6 @@
 /* same arguments, results and errors as the builtins without "jt_" */
 extern Datum jt_jsonb_typeof(PG_FUNCTION_ARGS);
 extern Datum jt_jsonb_array_length(PG_FUNCTION_ARGS);
+extern Datum jt_jsonb_object_keys(PG_FUNCTION_ARGS);
 
 #endif							/* JSONB_TOASTER_ROOT_FUNCS_H */
