@@ -113,12 +113,12 @@ override_jsonb_subscript_handler(PG_FUNCTION_ARGS)
  * fmgr: their context item reaches us through the core series' hook.
  */
 static Datum
-narrow_path_item(Datum item, JsonPath *path)
+narrow_path_item(Datum item, JsonPath *path, List *item_paths)
 {
 	if (prev_json_path_item_hook)
-		item = prev_json_path_item_hook(item, path);
+		item = prev_json_path_item_hook(item, path, item_paths);
 	if (jt_override_builtins)
-		item = jt_narrow_path_item(item, path);
+		item = jt_narrow_path_item(item, path, item_paths);
 	return item;
 }
 

@@ -255,17 +255,94 @@ narrow_for_path(Datum doc, JsonPath *jp)
 }
 
 /*
+ * If the path is $ and a chain of steps, nothing else, store the chain and
+ * return true.
+ */
+static bool
+pure_chain(JsonPath *jp, JtChains *chains)
+{
+	JsonPathItem v;
+	JsonPathItem next;
+	JtPathStep	step;
+
+	jspInit(&v, jp);
+	if (v.type != jpiRoot || !jt_chains_begin(chains))
+		return false;
+	while (jspGetNext(&v, &next))
+	{
+		if (!chain_step(&next, &step) || !jt_chains_add(chains, &step))
+			return false;
+		v = next;
+	}
+	jt_chains_end(chains);
+	return true;
+}
+
+/*
+ * The chains of a JSON_TABLE whose row pattern is the chain base: each
+ * chain of each path evaluated on the row item (the item it names), after
+ * base.  False if some item path reads the item whole.
+ */
+static bool
+item_path_chains(const JtChains *base, List *item_paths, JtChains *chains)
+{
+	ListCell   *lc;
+
+	foreach(lc, item_paths)
+	{
+		JsonPath   *p = lfirst(lc);
+		PathChains	pc;
+		JsonPathItem v;
+
+		if (p == NULL)
+			return false;
+		jt_chains_init(&pc.chains);
+		pc.whole = false;
+		jspInit(&v, p);
+		scan_path(&v, &pc);
+		if (pc.whole)
+			return false;
+		for (int c = 0; c < pc.chains.nchains; c++)
+		{
+			if (!jt_chains_begin(chains))
+				return false;
+			for (int i = 0; i < base->length[0]; i++)
+				if (!jt_chains_add(chains, &base->steps[i]))
+					return false;
+			for (int i = 0; i < pc.chains.length[c]; i++)
+				if (!jt_chains_add(chains,
+								   &pc.chains.steps[pc.chains.start[c] + i]))
+					return false;
+			jt_chains_end(chains);
+		}
+	}
+	return true;
+}
+
+/*
  * The context item of a SQL/JSON query function (JSON_VALUE, JSON_QUERY,
  * JSON_EXISTS, JSON_TABLE) narrowed for its path, or the item itself.
+ * JSON_TABLE's row pattern comes with item_paths, the paths of its columns
+ * and nested row patterns: when the row pattern is a chain (often just $),
+ * the node it names is narrowed to what those paths read in turn.
  */
 Datum
-jt_narrow_path_item(Datum item, JsonPath *jp)
+jt_narrow_path_item(Datum item, JsonPath *jp, List *item_paths)
 {
 	Datum		narrowed;
+	JtChains	base;
+	JtChains	chains;
+	bool		missed;
 
 	if (jt_datum_is_plain(item))
 		return item;
-	narrowed = narrow_for_path(item, jp);
+	jt_chains_init(&base);
+	jt_chains_init(&chains);
+	if (item_paths != NIL && pure_chain(jp, &base) &&
+		item_path_chains(&base, item_paths, &chains) && chains.nchains > 0)
+		narrowed = jt_narrow(item, &chains, &missed);
+	else
+		narrowed = narrow_for_path(item, jp);
 	return narrowed == (Datum) 0 ? item : narrowed;
 }
 

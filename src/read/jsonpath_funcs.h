@@ -31,6 +31,6 @@ extern Datum jt_jsonb_path_query_first(PG_FUNCTION_ARGS);
 extern Datum jt_jsonb_path_query_first_tz(PG_FUNCTION_ARGS);
 
 /* a SQL/JSON query function's context item, narrowed for its path */
-extern Datum jt_narrow_path_item(Datum item, JsonPath *jp);
+extern Datum jt_narrow_path_item(Datum item, JsonPath *jp, List *item_paths);
 
 #endif							/* JSONB_TOASTER_JSONPATH_FUNCS_H */
