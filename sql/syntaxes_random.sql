@@ -203,7 +203,9 @@ FROM sx;
 
 CREATE TABLE sx_cases (id int, expr text);
 INSERT INTO sx_cases
-SELECT id, CASE (random() * 13)::int
+SELECT id, CASE (random() * 15)::int
+	WHEN 13 THEN format('(SELECT array_agg(t::text) FROM JSON_TABLE(jb, ''$'' PASSING 3 AS x, 1 AS i COLUMNS (v jsonb PATH %L, e bool EXISTS PATH %L, NESTED PATH %L COLUMNS (w jsonb PATH ''$.k1''))) t)', p, p2, p3)
+	WHEN 14 THEN format('(SELECT array_agg(t::text) FROM JSON_TABLE(jb, %L PASSING 3 AS x, 1 AS i COLUMNS (v jsonb PATH ''$.k1'', w text PATH ''$[0]'', NESTED PATH ''$.*'' COLUMNS (z jsonb PATH ''$''))) t)', left(p, strpos(p || '?', '?') - 1))
 	WHEN 9 THEN format('JSON_VALUE(jb, %L PASSING 3 AS x, 1 AS i)', p)
 	WHEN 10 THEN format('JSON_QUERY(jb, %L PASSING 3 AS x, 1 AS i WITH CONDITIONAL WRAPPER ERROR ON ERROR)', p)
 	WHEN 11 THEN format('JSON_EXISTS(jb, %L PASSING 3 AS x, 1 AS i ERROR ON ERROR)', p)
@@ -218,7 +220,8 @@ SELECT id, CASE (random() * 13)::int
 	WHEN 7 THEN format('(SELECT array_agg(x) FROM jsonb_path_query(jb, %L, %L) x)', p, vars)
 	ELSE format('jsonb_path_query_first_tz(jb, %L, %L, true)', p, vars)
 	END
-FROM (SELECT id, sx_path(jb) AS p, '{"x": 3, "i": 1}'::jsonb AS vars
+FROM (SELECT id, sx_path(jb) AS p, sx_path(jb) AS p2, sx_path(jb) AS p3,
+			 '{"x": 3, "i": 1}'::jsonb AS vars
 	  FROM sx, generate_series(1, 80)) c;
 INSERT INTO sx_cases
 SELECT id, 'jb' || sx_subscripts(jb) FROM sx, generate_series(1, 20);
@@ -247,6 +250,8 @@ FROM sx_cases c;
 -- enough of every kind, and no difference
 SELECT count(*) >= 3000 AS enough,
 	   count(*) FILTER (WHERE expr LIKE 'JSON_%' AND builtin NOT LIKE 'ERROR%') >= 200 AS sqljson_seen,
+	   count(*) FILTER (WHERE expr LIKE '%JSON_TABLE(jb, ''$'' PASSING%'
+						AND builtin NOT LIKE 'ERROR%' AND builtin <> '<null>') >= 50 AS json_table_seen,
 	   count(*) FILTER (WHERE expr LIKE '%@>%' AND builtin = 'true') >= 100 AS contained_seen,
 	   count(*) FILTER (WHERE builtin LIKE 'ERROR%') >= 20 AS errors_seen,
 	   count(*) FILTER (WHERE builtin = '<null>') >= 50 AS nulls_seen,
