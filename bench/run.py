@@ -22,12 +22,12 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from jtbench import bench_i, bench_m, bench_p, bench_q, bench_r, bench_s, bench_u, bench_y  # noqa: E402
+from jtbench import bench_c, bench_i, bench_m, bench_p, bench_q, bench_r, bench_s, bench_u, bench_y  # noqa: E402
 from jtbench import configs, db, plots, report  # noqa: E402
 from jtbench.results import Results  # noqa: E402
 
 BENCHES = {"S": bench_s, "I": bench_i, "U": bench_u, "P": bench_p, "R": bench_r, "M": bench_m,
-           "Y": bench_y, "Q": bench_q}
+           "Y": bench_y, "Q": bench_q, "C": bench_c}
 
 
 def machine_description():

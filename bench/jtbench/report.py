@@ -101,6 +101,50 @@ def s_section(res, configs):
     return "\n".join(lines)
 
 
+def c_section(res, configs):
+    pts = res.select(bench="C")
+    if not pts:
+        return None
+    from .bench_c import REAL, GENERATED
+    storing = [c for c in configs if res.select(bench="C", config=c)]
+    pairs = [(c, CONFIGS[c].baseline) for c in storing
+             if CONFIGS[c].toaster and CONFIGS[c].baseline in storing]
+    lines = ["## C: what storing documents costs", "",
+             "Per dataset: the relation's total size, TOAST values (distinct chunk "
+             "ids), documents in TOAST, and the WAL per row of an UPDATE that "
+             "leaves the document alone (`id = id + 1`); toaster / stock ratios.  "
+             "Real datasets: " + "; ".join(
+                 f"{case} ({res.select(bench='C', case=case)[0]['source']})"
+                 for case in REAL if res.select(bench="C", case=case)) + ".", ""]
+
+    def v(c, case, metric):
+        m = res.select(bench="C", config=c, case=case, metric=metric)
+        return m[0]["value"] if m else None
+
+    head = ["dataset", "documents"]
+    for c in storing:
+        head += [f"{c} total", f"{c} TOAST values", f"{c} in TOAST", f"{c} WAL B/row"]
+    for t, b in pairs:
+        head += [f"{t} / {b} total", f"{t} / {b} TOAST values",
+                 f"{t} / {b} WAL"]
+    body = []
+    for case in REAL + GENERATED:
+        if not res.select(bench="C", case=case):
+            continue
+        row = [case, v(storing[0], case, "documents")]
+        for c in storing:
+            row += [fmt_bytes(v(c, case, "total_bytes")), v(c, case, "toast_values"),
+                    v(c, case, "toasted_documents"),
+                    fmt_num(v(c, case, "other_column_update"))]
+        for t, b in pairs:
+            row += [f"{fmt_num(ratio(v(t, case, 'total_bytes'), v(b, case, 'total_bytes')))}x",
+                    f"{fmt_num(ratio(v(t, case, 'toast_values'), max(1, v(b, case, 'toast_values'))))}x",
+                    f"{fmt_num(ratio(v(t, case, 'other_column_update'), v(b, case, 'other_column_update')))}x"]
+        body.append(row)
+    lines.append(table(head, body))
+    return "\n".join(lines)
+
+
 def q_section(res, configs):
     pts = res.select(bench="Q", metric="ms_per_call")
     if not pts:
@@ -895,7 +939,7 @@ def issue6_section(res, configs):
 def render(res, configs, header):
     sections = [header]
     for f in (targets_section, issue6_section, s_section, i_section, u_section, p_section,
-              r_section, m_section, y_section, q_section):
+              r_section, m_section, y_section, q_section, c_section):
         s = f(res, configs)
         if s:
             sections.append(s)

@@ -1,0 +1,108 @@
+"""Benchmark C: what storing documents costs.
+
+For each dataset and storing configuration (stock-X and toaster-X; the
+partial configurations store as stock does and are skipped), a table
+(id int, name text, jb jsonb) is loaded and measured:
+
+  documents          rows
+  total_bytes        pg_total_relation_size (heap, TOAST, their indexes)
+  heap_bytes         pg_relation_size of the heap
+  toast_bytes        pg_total_relation_size of the TOAST relation
+  toast_values       TOAST values the relation holds (distinct chunk_id)
+  toasted_documents  documents stored in TOAST (external, or skeletons)
+  other_column_update  WAL bytes per row of UPDATE .. SET id = id + 1, which
+                     leaves the document alone (after a CHECKPOINT, so that
+                     every configuration pays the same full-page images)
+
+Datasets (case): real published JSON from Debian packages (bench/C/
+corpora.py: botocore, mdn_bcd, iso_codes; one document per file), and the
+documents of S, I, U, R and M as those benchmarks generate them.
+"""
+
+import os
+import subprocess
+import sys
+
+from . import bench_m, bench_r, bench_s, bench_u, db
+
+HERE = os.path.dirname(__file__)
+CORPORA = os.path.join(HERE, "..", "C", "corpora.py")
+REAL = ["botocore", "mdn_bcd", "iso_codes"]
+GENERATED = ["S", "I", "U", "R", "M"]
+
+
+def corpora(args, log):
+    """{corpus: (copy file, description)} of the real datasets."""
+    out = subprocess.run([sys.executable, CORPORA, "--work", args.work],
+                         check=True, capture_output=True, text=True).stdout
+    found = {}
+    for line in out.splitlines():
+        name, package, version, licence, files, nbytes = line.split("\t")
+        log(f"C: {name}: {files} files, {int(nbytes) / 2**20:.1f} MB, "
+            f"from {package} {version} ({licence})")
+        found[name] = (os.path.join(args.work, f"corpus-{name}.copy"),
+                       f"{package} {version}, {licence}")
+    return found
+
+
+def load(cfg, table, case, args, log, real):
+    cfg.execute(cfg.create_table(table, f"id int, name text, {cfg.column()}"))
+    if case in real:
+        db.copy_in(f"{table} (id, name, jb)", real[case][0], cfg.session_options)
+    elif case == "S":
+        cfg.execute(bench_s.GENERATE.format(table=table).replace(
+            "INSERT INTO " + table, f"INSERT INTO {table} (id, jb)"))
+    elif case == "I":
+        data = db.generated_data(args, log, "I", "documents", "imdb_gen.py",
+                                 max(100, int(40000 * args.scale)))
+        db.copy_in(f"{table} (id, jb)", data, cfg.session_options)
+    elif case == "U":
+        rows = max(100, int(10000 * args.scale))
+        cfg.execute(f"INSERT INTO {table} (id, jb) SELECT i, {bench_u.DOC} "
+                    f"FROM generate_series(1, {rows}) i;")
+    elif case == "R":
+        data = db.generated_data(args, log, "R", "users", "R/users_gen.py",
+                                 bench_r.rows_for(args.scale))
+        db.copy_in(f"{table} (id, jb)", data, cfg.session_options)
+    elif case == "M":
+        data = db.generated_data(args, log, "M", "records", "M/marc_gen.py",
+                                 bench_m.rows_for(args.scale))
+        # the record's instance_id goes to name
+        db.copy_in(f"{table} (id, name, jb)", data, cfg.session_options)
+    cfg.execute(f"VACUUM ANALYZE {table};")
+
+
+def measure(cfg, table):
+    toast = db.value(f"SELECT reltoastrelid::regclass FROM pg_class "
+                     f"WHERE oid = '{table}'::regclass")
+    m = {
+        "documents": int(db.value(f"SELECT count(*) FROM {table}")),
+        "total_bytes": int(db.value(f"SELECT pg_total_relation_size('{table}')")),
+        "heap_bytes": int(db.value(f"SELECT pg_relation_size('{table}')")),
+        "toast_bytes": int(db.value(f"SELECT pg_total_relation_size('{toast}')")),
+        "toast_values": int(db.value(f"SELECT count(DISTINCT chunk_id) FROM {toast}")),
+        "toasted_documents": int(db.value(
+            f"SELECT count(*) FROM {table}, jsonb_toaster_storage(jb) s "
+            f"WHERE s.form IN ('external', 'skeleton')")),
+    }
+    db.execute("CHECKPOINT")
+    before = db.value("SELECT pg_current_wal_insert_lsn()")
+    cfg.execute(f"UPDATE {table} SET id = id + 1;")
+    wal = float(db.value(f"SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '{before}')"))
+    m["other_column_update"] = wal / max(1, m["documents"])
+    return m
+
+
+def run(configs, results, args, log):
+    storing = [c for c in configs if c.data_of == c.name]
+    real = corpora(args, log)
+    for case in REAL + GENERATED:
+        for cfg in storing:
+            table = f"c_{case.lower()}_{cfg.name.replace('-', '_')}"
+            log(f"C: loading {case} into {table}")
+            load(cfg, table, case, args, log, real)
+            for metric, value in measure(cfg, table).items():
+                results.add("C", cfg.name, case, metric, value,
+                            source=real[case][1] if case in real else "generated")
+            cfg.execute(f"DROP TABLE {table};")
+        log(f"C: {case} done")
