@@ -233,6 +233,8 @@ SELECT id, e FROM sx, unnest(ARRAY[
 	'jsonb_populate_record(NULL::sx_rec, jb)',
 	'jsonb_populate_record(ROW(''{}'', ''x'', 1, NULL, true)::sx_rec, jb)',
 	'jsonb_populate_record_valid(NULL::sx_rec, jb)',
+	'(SELECT x::text FROM jsonb_populate_record((SELECT r FROM (SELECT ''1''::jsonb AS k1, ''x''::text AS k2) r), jb) AS x(a jsonb, b text))',
+	'(SELECT x::text FROM jsonb_populate_record(NULL::record, jb) AS x(k1 jsonb, k3 text))',
 	'jsonb_typeof(jb)', 'jsonb_array_length(jb)',
 	'(SELECT array_agg(k) FROM jsonb_object_keys(jb) k)']) e;
 INSERT INTO sx_cases

@@ -11,11 +11,11 @@
  * document lacks is missing from the narrowed object too, and the column
  * gets what the builtin gives it (NULL, or the base record's field).
  *
- * The column names come from the call's result type: the column list of
- * jsonb_to_record(jb) AS (a int, b text), the type of
- * jsonb_populate_record()'s first argument.  A record type known only from
- * the value (an argument of type record) and plain documents go to the
- * builtin.
+ * The column names come from where the builtin takes the record type: for
+ * jsonb_to_record(jb) AS (a int, b text), the call's column list; for
+ * jsonb_populate_record(base, jb), the type of base (the type of its value
+ * when base is an anonymous record, the call's column list when that is
+ * NULL).  Plain documents go to the builtin.
  *
  * Copyright (c) 2026, jsonb_toaster developers
  *
@@ -25,17 +25,64 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "access/tupdesc.h"
+#include "catalog/pg_type.h"
 #include "funcapi.h"
 #include "utils/fmgrprotos.h"
+#include "utils/lsyscache.h"
+#include "utils/typcache.h"
 
 #include "read/datum_source.h"
 #include "read/narrow.h"
 #include "read/record_funcs.h"
 
 /*
+ * The record type whose columns the builtin fills, as populate_record_worker
+ * finds it: the base argument's type (argument 0) if there is one, else the
+ * call's result type; NULL if it cannot be told here.
+ */
+static TupleDesc
+record_type(FunctionCallInfo fcinfo, bool have_base)
+{
+	TupleDesc	tupdesc;
+
+	if (have_base)
+	{
+		Oid			argtype = get_fn_expr_argtype(fcinfo->flinfo, 0);
+
+		if (argtype == RECORDOID && !PG_ARGISNULL(0))
+		{
+			HeapTupleHeader rec = PG_GETARG_HEAPTUPLEHEADER(0);
+
+			return lookup_rowtype_tupdesc_copy(HeapTupleHeaderGetTypeId(rec),
+											   HeapTupleHeaderGetTypMod(rec));
+		}
+		if (argtype != RECORDOID)
+		{
+			TupleDesc	found;
+
+			if (!OidIsValid(argtype) || !type_is_rowtype(argtype))
+				return NULL;
+			found = lookup_rowtype_tupdesc_domain(argtype, -1, false);
+			tupdesc = CreateTupleDescCopy(found);
+			ReleaseTupleDesc(found);
+			return tupdesc;
+		}
+	}
+	switch (get_call_result_type(fcinfo, NULL, &tupdesc))
+	{
+		case TYPEFUNC_COMPOSITE:
+		case TYPEFUNC_COMPOSITE_DOMAIN:
+			return tupdesc;
+		default:
+			return NULL;
+	}
+}
+
+/*
  * The builtin on the document (argument doc_arg) narrowed to the keys that
- * name the columns of the call's result type.
+ * name the columns of the record it fills.
  */
 static Datum
 call_narrowed(FunctionCallInfo fcinfo, PGFunction builtin, int doc_arg)
@@ -50,16 +97,9 @@ call_narrowed(FunctionCallInfo fcinfo, PGFunction builtin, int doc_arg)
 	if (PG_ARGISNULL(doc_arg))
 		return builtin(fcinfo);
 	doc = PG_GETARG_DATUM(doc_arg);
-	if (jt_datum_is_plain(doc))
+	if (jt_datum_is_plain(doc) ||
+		(tupdesc = record_type(fcinfo, doc_arg == 1)) == NULL)
 		return builtin(fcinfo);
-	switch (get_call_result_type(fcinfo, NULL, &tupdesc))
-	{
-		case TYPEFUNC_COMPOSITE:
-		case TYPEFUNC_COMPOSITE_DOMAIN:
-			break;
-		default:
-			return builtin(fcinfo);
-	}
 
 	jt_chains_init(&chains);
 	for (int i = 0; i < tupdesc->natts; i++)
