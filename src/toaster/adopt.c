@@ -23,6 +23,7 @@
 #include "format/pointer.h"
 #include "toaster/adopt.h"
 #include "toaster/part_write.h"
+#include "toaster/settings.h"
 #include "toaster/sharing.h"
 
 static struct varlena *adopt_listed(Relation rel, Form_pg_attribute att,
@@ -126,16 +127,19 @@ write_replaced_parts(Relation rel, Form_pg_attribute att, struct varlena *value,
 }
 
 /*
- * May a pointer of size bytes take the place of oldvalue in a row of rel?
- * Not if larger than oldvalue and than TOAST's target for a whole row
- * (the table's toast_tuple_target; the budget of the row is not known
+ * May a pointer of size bytes take the place of oldvalue in column attnum
+ * of a row of rel?  Not if larger than oldvalue and than the column's
+ * inline budget or TOAST's target for a whole row (the table's
+ * toast_tuple_target; the room the row's other columns leave is not known
  * here).
  */
 static bool
-fits_in_place(Relation rel, uint64 size, struct varlena *oldvalue)
+fits_in_place(Relation rel, int attnum, uint64 size, struct varlena *oldvalue)
 {
-	return size <= Max(VARSIZE_EXTERNAL(oldvalue),
-					   (uint32) RelationGetToastTupleTarget(rel, TOAST_TUPLE_TARGET));
+	uint32		room = Min((uint32) RelationGetToastTupleTarget(rel, TOAST_TUPLE_TARGET),
+						   (uint32) jt_column_inline_budget(rel, attnum));
+
+	return size <= Max(VARSIZE_EXTERNAL(oldvalue), room);
 }
 
 /*
@@ -161,7 +165,7 @@ adopted_pointer(Relation rel, Form_pg_attribute att, struct varlena *value,
 			nreplaced++;
 			size -= jt_delta_record_size(&skel.deltas[i]);
 		}
-	if (!fits_in_place(rel, size, oldvalue))
+	if (!fits_in_place(rel, att->attnum, size, oldvalue))
 		return NULL;
 	if (nreplaced == 0)
 		return value;

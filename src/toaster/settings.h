@@ -13,9 +13,13 @@
 #ifndef JSONB_TOASTER_SETTINGS_H
 #define JSONB_TOASTER_SETTINGS_H
 
+#include "utils/relcache.h"
+
 extern PGDLLIMPORT int jt_inline_budget;
 extern PGDLLIMPORT int jt_range_size;
 
 extern void jt_toaster_settings_init(void);
+extern int32 jt_column_inline_budget(Relation rel, int attnum);
+extern void jt_validate_options(const char *options);
 
 #endif							/* JSONB_TOASTER_SETTINGS_H */

@@ -72,6 +72,7 @@ static const CustomToasterRoutine jsonb_toaster_routine = {
 	.delete = jt_delete,
 	.get_parts = jt_get_parts,
 	.reassemble = jt_reassemble,
+	.validate_options = jt_validate_options,	/* settings.c */
 };
 
 void
@@ -185,7 +186,7 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	uint32		nkept = 0;
 	uint32		ndeltas = 0;
 
-	target = Max(Min(budget, jt_inline_budget), 0);
+	target = Max(Min(budget, jt_column_inline_budget(rel, att->attnum)), 0);
 
 	doc = detoast_attr(value);
 	if (!jt_build_skeleton(doc, target, (uint32) jt_range_size, &res))
