@@ -127,19 +127,26 @@ write_replaced_parts(Relation rel, Form_pg_attribute att, struct varlena *value,
 }
 
 /*
- * May a pointer of size bytes take the place of oldvalue in column attnum
- * of a row of rel?  Not if larger than oldvalue and than the column's
- * inline budget or TOAST's target for a whole row (the table's
- * toast_tuple_target; the room the row's other columns leave is not known
- * here).
+ * May a pointer of size bytes (payload bytes of them) take the place of
+ * oldvalue in column attnum of a row of rel?  Not if larger than oldvalue
+ * and than TOAST's target for a whole row (the table's toast_tuple_target;
+ * the room the row's other columns leave is not known here), nor, for a
+ * column with an inline budget of its own, if larger than oldvalue and
+ * its payload larger than that budget.
  */
 static bool
-fits_in_place(Relation rel, int attnum, uint64 size, struct varlena *oldvalue)
+fits_in_place(Relation rel, int attnum, uint64 size, uint64 payload,
+			  struct varlena *oldvalue)
 {
-	uint32		room = Min((uint32) RelationGetToastTupleTarget(rel, TOAST_TUPLE_TARGET),
-						   (uint32) jt_column_inline_budget(rel, attnum));
+	uint64		oldsize = VARSIZE_EXTERNAL(oldvalue);
+	int32		budget;
 
-	return size <= Max(VARSIZE_EXTERNAL(oldvalue), room);
+	if (size <= oldsize)
+		return true;
+	if (size > (uint32) RelationGetToastTupleTarget(rel, TOAST_TUPLE_TARGET))
+		return false;
+	return !jt_column_budget_option(rel, attnum, &budget) ||
+		payload <= (uint64) budget;
 }
 
 /*
@@ -165,7 +172,7 @@ adopted_pointer(Relation rel, Form_pg_attribute att, struct varlena *value,
 			nreplaced++;
 			size -= jt_delta_record_size(&skel.deltas[i]);
 		}
-	if (!fits_in_place(rel, att->attnum, size, oldvalue))
+	if (!fits_in_place(rel, att->attnum, size, size - VARHDRSZ_CUSTOM, oldvalue))
 		return NULL;
 	if (nreplaced == 0)
 		return value;

@@ -134,19 +134,36 @@ jt_validate_options(const char *options)
 }
 
 /*
- * The inline budget of a column: inline_budget in its toaster_options, or
- * else jsonb_toaster.inline_budget.
+ * Does the column set its own inline budget (inline_budget in its
+ * toaster_options)?  If so, *budget is it.
+ */
+bool
+jt_column_budget_option(Relation rel, int attnum, int32 *budget)
+{
+	char	   *options = GetCustomToasterOptions(rel, attnum);
+	int32		found = -1;
+
+	if (options != NULL)
+	{
+		parse_options(options, &found, false);
+		pfree(options);
+	}
+	if (found < 0)
+		return false;
+	*budget = found;
+	return true;
+}
+
+/*
+ * The inline budget of a column: its own, or else
+ * jsonb_toaster.inline_budget.
  */
 int32
 jt_column_inline_budget(Relation rel, int attnum)
 {
-	int32		budget = Max(jt_inline_budget, 0);
-	char	   *options = GetCustomToasterOptions(rel, attnum);
+	int32		budget;
 
-	if (options != NULL)
-	{
-		parse_options(options, &budget, false);
-		pfree(options);
-	}
-	return budget;
+	if (jt_column_budget_option(rel, attnum, &budget))
+		return budget;
+	return Max(jt_inline_budget, 0);
 }

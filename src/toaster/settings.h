@@ -19,6 +19,7 @@ extern PGDLLIMPORT int jt_inline_budget;
 extern PGDLLIMPORT int jt_range_size;
 
 extern void jt_toaster_settings_init(void);
+extern bool jt_column_budget_option(Relation rel, int attnum, int32 *budget);
 extern int32 jt_column_inline_budget(Relation rel, int attnum);
 extern void jt_validate_options(const char *options);
 
