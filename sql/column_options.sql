@@ -11,13 +11,18 @@ CREATE TABLE co_default (id int, a jsonb);
 CREATE TABLE co_zero (id int, c jsonb);
 ALTER TABLE co_default ALTER COLUMN a SET (toaster = 'jsonb_toaster');
 ALTER TABLE co ALTER COLUMN b SET (toaster = 'jsonb_toaster', toaster_options = 'inline_budget=150');
-ALTER TABLE co_zero ALTER COLUMN c SET (toaster = 'jsonb_toaster', toaster_options = ' inline_budget = 0 ');
+ALTER TABLE co_zero ALTER COLUMN c SET (toaster = 'jsonb_toaster', toaster_options = E' inline_budget\t= 0\n');
 
 -- refused: unknown keys, bad values, no toaster
 ALTER TABLE co ALTER COLUMN b SET (toaster_options = 'inline_budgets=10');
 ALTER TABLE co ALTER COLUMN b SET (toaster_options = 'inline_budget=-1');
 ALTER TABLE co ALTER COLUMN b SET (toaster_options = 'inline_budget=ten');
 ALTER TABLE co ALTER COLUMN b SET (toaster_options = 'inline_budget');
+ALTER TABLE co ALTER COLUMN b SET (toaster_options = '');
+ALTER TABLE co ALTER COLUMN b SET (toaster_options = 'inline_budget=1,');
+ALTER TABLE co ALTER COLUMN b SET (toaster_options = 'inline_budget=5, inline_budget=7');
+ALTER TABLE co ALTER COLUMN b SET (toaster_options = 'inline_budget=+5');
+ALTER TABLE co ALTER COLUMN b SET (toaster_options = 'inline_budget=99999999999999999999');
 CREATE TABLE co_plain (x jsonb);
 ALTER TABLE co_plain ALTER COLUMN x SET (toaster_options = 'inline_budget=10');
 DROP TABLE co_plain;
@@ -56,6 +61,12 @@ UPDATE co_zero SET c = c || '{"more": 1}' WHERE id = 2;
 SELECT id, b_inline <= 150 + 64 AS b_within, c_inline <= b_inline AS c_least,
 	   b = c AS same, b ->> 's3' AS s3, b -> 'more' AS more
 FROM co_all ORDER BY id;
+
+-- a budget lowered after the values were stored applies to those changed
+ALTER TABLE co_default ALTER COLUMN a SET (toaster_options = 'inline_budget=150');
+UPDATE co_default SET a = jsonb_set(a, '{s5}', '"x"') WHERE id = 4;
+SELECT id, a_inline <= 150 + 64 AS a_within, a = jsonb_set(d, '{s5}', '"x"') AS same
+FROM co_all WHERE id = 4;
 
 -- other options, RESET; without options the setting applies
 ALTER TABLE co ALTER COLUMN b SET (n_distinct = 5);

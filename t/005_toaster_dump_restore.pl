@@ -46,13 +46,21 @@ UPDATE docs SET jb = jsonb_set(jb, '{name}', '"edited"') WHERE id % 7 = 0;
 UPDATE docs SET jb = jb || '{"more": [1, 2, 3]}' WHERE id % 9 = 0;
 -- other forms: small, NULL, a long raw scalar
 INSERT INTO docs VALUES (1001, '{"small": true}', NULL), (1002, NULL, NULL),
-	(1003, (SELECT to_jsonb(string_agg(md5(j::text), '')) FROM generate_series(1, 300) j), NULL);
+	(1003, (SELECT to_jsonb(string_agg(md5(j::text), '')) FROM generate_series(1, 300) j), NULL);-- a column with an inline budget of its own (toaster_options)
+CREATE TABLE budgeted (id int, jb jsonb);
+ALTER TABLE budgeted ALTER COLUMN jb
+	SET (toaster = 'jsonb_toaster', toaster_options = 'inline_budget=150');
+INSERT INTO budgeted SELECT id, jb FROM docs WHERE id <= 20;
 });
 
 # forms of the source, and a description of every document and its parts
 my $forms_query = q{
 SELECT id, (jsonb_toaster_storage(jb)).form, (jsonb_toaster_storage(std)).form
 FROM docs ORDER BY id};
+my $budgeted_query = q{
+SELECT id, md5(jb::text), (jsonb_toaster_storage(jb)).form,
+	(jsonb_toaster_storage(jb)).inline_size <= 150 + 64
+FROM budgeted ORDER BY id};
 my $docs_query = q{
 SELECT id, md5(jb::text), md5(std::text), jb ->> 'name', jb #> '{items,3}'
 FROM docs ORDER BY id};
@@ -67,6 +75,9 @@ like($forms, qr/^1001\|plain\|$/m, 'a small document stays plain');
 like($forms, qr/^1003\|external\|$/m, 'a raw scalar is left to standard TOAST');
 my $docs = $node->safe_psql('src', $docs_query);
 my $layout = $node->safe_psql('src', $layout_query);
+my $budgeted = $node->safe_psql('src', $budgeted_query);
+unlike($budgeted, qr/\|f$/m, 'the budgeted column keeps every row within its budget');
+like($budgeted, qr/\|skeleton\|t$/m, 'the budgeted column holds skeletons');
 is( $node->safe_psql('src', q{
 SELECT count(DISTINCT id) = 60 AND count(*) > count(DISTINCT (id, path))
 FROM docs, jsonb_toaster_parts(jb)}),
@@ -78,6 +89,12 @@ sub check_restored
 	is( $node->safe_psql($db, q{
 SELECT attoptions FROM pg_attribute WHERE attrelid = 'docs'::regclass AND attname = 'jb'}),
 		'{toaster=jsonb_toaster}', "$how: the column option is restored");
+	is( $node->safe_psql($db, q{
+SELECT attoptions FROM pg_attribute WHERE attrelid = 'budgeted'::regclass AND attname = 'jb'}),
+		'{toaster=jsonb_toaster,toaster_options=inline_budget=150}',
+		"$how: the column's toaster options are restored");
+	is($node->safe_psql($db, $budgeted_query), $budgeted,
+		"$how: the documents of the budgeted column are equal, within its budget");
 	is( $node->safe_psql($db, q{
 SELECT attoptions IS NULL FROM pg_attribute WHERE attrelid = 'docs'::regclass AND attname = 'std'}),
 		't', "$how: the other column is not opted in");

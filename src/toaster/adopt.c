@@ -127,26 +127,26 @@ write_replaced_parts(Relation rel, Form_pg_attribute att, struct varlena *value,
 }
 
 /*
- * May a pointer of size bytes (payload bytes of them) take the place of
- * oldvalue in column attnum of a row of rel?  Not if larger than oldvalue
- * and than TOAST's target for a whole row (the table's toast_tuple_target;
- * the room the row's other columns leave is not known here), nor, for a
- * column with an inline budget of its own, if larger than oldvalue and
- * its payload larger than that budget.
+ * May a pointer of size bytes, whose skeleton (tree and deltas) takes
+ * skeleton_size of them, take the place of oldvalue in column attnum of a
+ * row of rel?  For a column with an inline budget of its own, not if the
+ * skeleton exceeds it, whatever oldvalue's size (a budget lowered since
+ * oldvalue was stored applies to the values changed after).  Otherwise,
+ * not if larger than oldvalue and than TOAST's target for a whole row (the
+ * table's toast_tuple_target; the room the row's other columns leave is
+ * not known here).
  */
 static bool
-fits_in_place(Relation rel, int attnum, uint64 size, uint64 payload,
+fits_in_place(Relation rel, int attnum, uint64 size, uint64 skeleton_size,
 			  struct varlena *oldvalue)
 {
-	uint64		oldsize = VARSIZE_EXTERNAL(oldvalue);
 	int32		budget;
 
-	if (size <= oldsize)
-		return true;
-	if (size > (uint32) RelationGetToastTupleTarget(rel, TOAST_TUPLE_TARGET))
+	if (jt_column_budget_option(rel, attnum, &budget) &&
+		skeleton_size > (uint64) budget)
 		return false;
-	return !jt_column_budget_option(rel, attnum, &budget) ||
-		payload <= (uint64) budget;
+	return size <= Max(VARSIZE_EXTERNAL(oldvalue),
+					   (uint32) RelationGetToastTupleTarget(rel, TOAST_TUPLE_TARGET));
 }
 
 /*
@@ -172,7 +172,8 @@ adopted_pointer(Relation rel, Form_pg_attribute att, struct varlena *value,
 			nreplaced++;
 			size -= jt_delta_record_size(&skel.deltas[i]);
 		}
-	if (!fits_in_place(rel, att->attnum, size, size - VARHDRSZ_CUSTOM, oldvalue))
+	if (!fits_in_place(rel, att->attnum, size,
+					   size - VARHDRSZ_CUSTOM - JT_PAYLOAD_TREE_OFFSET, oldvalue))
 		return NULL;
 	if (nreplaced == 0)
 		return value;

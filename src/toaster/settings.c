@@ -21,6 +21,8 @@
  */
 #include "postgres.h"
 
+#include <ctype.h>
+
 #include "access/toast_custom.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -56,70 +58,100 @@ jt_toaster_settings_init(void)
 							NULL, NULL, NULL);
 }
 
+/* s without the white space around it, in place */
+static char *
+trim(char *s)
+{
+	char	   *end;
+
+	while (isspace((unsigned char) *s))
+		s++;
+	end = s + strlen(s);
+	while (end > s && isspace((unsigned char) end[-1]))
+		*--end = '\0';
+	return s;
+}
+
+/*
+ * One item of a column's toaster_options, "key=value", into
+ * *inline_budget (*seen tells a key given before); with complain, raise an
+ * ERROR for what is not valid, else ignore it.
+ */
+static void
+parse_item(char *item, int32 *inline_budget, bool *seen, bool complain)
+{
+	char	   *eq = strchr(item, '=');
+	char	   *key;
+	char	   *value;
+	char	   *end;
+	long		n;
+
+	if (eq == NULL)
+	{
+		if (complain)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("invalid jsonb_toaster option \"%s\"", trim(item)),
+					 errhint("Options are written key=value, separated by commas.")));
+		return;
+	}
+	*eq = '\0';
+	key = trim(item);
+	value = trim(eq + 1);
+	if (strcmp(key, "inline_budget") != 0)
+	{
+		if (complain)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("unrecognized jsonb_toaster option \"%s\"", key),
+					 errhint("The option jsonb_toaster takes is inline_budget.")));
+		return;
+	}
+	if (*seen && complain)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("jsonb_toaster option \"%s\" given more than once", key)));
+	errno = 0;
+	n = strtol(value, &end, 10);
+	if (!isdigit((unsigned char) *value) || *end != '\0' || errno != 0 ||
+		n > JT_MAX_SETTING)
+	{
+		if (complain)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("invalid value for jsonb_toaster option \"inline_budget\": \"%s\"",
+							value),
+					 errdetail("Valid values are whole numbers of bytes from 0 to %d.",
+							   (int) JT_MAX_SETTING)));
+		return;
+	}
+	*inline_budget = (int32) n;
+	*seen = true;
+}
+
 /*
  * Parse a column's toaster_options, "key=value[, key=value ...]", into
  * *inline_budget (left alone if not given); with complain, raise an ERROR
- * for what is not valid, else ignore it.
+ * for what is not valid (an empty item, a key given twice, an unknown key,
+ * a value that is not a whole number of bytes in range), else ignore it.
  */
 static void
 parse_options(const char *options, int32 *inline_budget, bool complain)
 {
 	char	   *copy = pstrdup(options);
-	char	   *item;
-	char	   *save = NULL;
+	char	   *item = copy;
+	bool		seen = false;
 
-	for (item = strtok_r(copy, ",", &save); item != NULL;
-		 item = strtok_r(NULL, ",", &save))
+	for (;;)
 	{
-		char	   *eq = strchr(item, '=');
-		char	   *key = item;
-		char	   *value;
-		char	   *end;
-		long		n;
+		char	   *comma = strchr(item, ',');
 
-		if (eq == NULL)
-		{
-			if (complain)
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("invalid jsonb_toaster option \"%s\"", item),
-						 errhint("Options are written key=value, separated by commas.")));
-			continue;
-		}
-		*eq = '\0';
-		value = eq + 1;
-		while (*key == ' ')
-			key++;
-		for (char *t = eq - 1; t >= key && *t == ' '; t--)
-			*t = '\0';
-		while (*value == ' ')
-			value++;
-		if (strcmp(key, "inline_budget") != 0)
-		{
-			if (complain)
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("unrecognized jsonb_toaster option \"%s\"", key),
-						 errhint("The option jsonb_toaster takes is inline_budget.")));
-			continue;
-		}
-		errno = 0;
-		n = strtol(value, &end, 10);
-		while (*end == ' ')
-			end++;
-		if (end == value || *end != '\0' || errno != 0 || n < 0 ||
-			n > JT_MAX_SETTING)
-		{
-			if (complain)
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("invalid value for jsonb_toaster option \"inline_budget\": \"%s\"",
-								value),
-						 errdetail("Valid values are whole numbers of bytes from 0 to %d.",
-								   (int) JT_MAX_SETTING)));
-			continue;
-		}
-		*inline_budget = (int32) n;
+		if (comma)
+			*comma = '\0';
+		parse_item(item, inline_budget, &seen, complain);
+		if (comma == NULL)
+			break;
+		item = comma + 1;
 	}
 	pfree(copy);
 }
