@@ -84,22 +84,25 @@ check_subscripts(ExprState *state, ExprEvalStep *op, ExprContext *econtext)
 	return true;
 }
 
+/* The element the subscripts name in doc, as jsonb_get_element() gives it */
+static Datum
+get_element(Datum doc, SubscriptingRefState *sbsrefstate, bool *isnull)
+{
+	SubscriptWorkspace *ws = (SubscriptWorkspace *) sbsrefstate->workspace;
+
+	if (jt_datum_is_plain(doc))
+		return jsonb_get_element(DatumGetJsonbP(doc), ws->path,
+								 sbsrefstate->numupper, isnull, false);
+	return jt_get_path(doc, ws->path, sbsrefstate->numupper, false, isnull);
+}
+
 /* jb[...] in an expression; the document is not NULL (fetch_strict) */
 static void
 fetch(ExprState *state, ExprEvalStep *op, ExprContext *econtext)
 {
-	SubscriptingRefState *sbsrefstate = op->d.sbsref.state;
-	SubscriptWorkspace *ws = (SubscriptWorkspace *) sbsrefstate->workspace;
-
 	Assert(!*op->resnull);
-	if (jt_datum_is_plain(*op->resvalue))
-		*op->resvalue = jsonb_get_element(DatumGetJsonbP(*op->resvalue),
-										  ws->path, sbsrefstate->numupper,
-										  op->resnull, false);
-	else
-		*op->resvalue = jt_get_path(*op->resvalue, ws->path,
-									sbsrefstate->numupper, false,
-									op->resnull);
+	*op->resvalue = get_element(*op->resvalue, op->d.sbsref.state,
+								op->resnull);
 }
 
 /*
@@ -110,7 +113,6 @@ static void
 fetch_old(ExprState *state, ExprEvalStep *op, ExprContext *econtext)
 {
 	SubscriptingRefState *sbsrefstate = op->d.sbsref.state;
-	SubscriptWorkspace *ws = (SubscriptWorkspace *) sbsrefstate->workspace;
 
 	if (*op->resnull)
 	{
@@ -118,8 +120,7 @@ fetch_old(ExprState *state, ExprEvalStep *op, ExprContext *econtext)
 		sbsrefstate->prevnull = true;
 	}
 	else
-		sbsrefstate->prevvalue = jt_get_path(*op->resvalue, ws->path,
-											 sbsrefstate->numupper, false,
+		sbsrefstate->prevvalue = get_element(*op->resvalue, sbsrefstate,
 											 &sbsrefstate->prevnull);
 }
 

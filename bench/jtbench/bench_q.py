@@ -42,18 +42,6 @@ READS = {
 }
 
 
-def sized_reps(cfg, script, variables, target_ms, max_reps):
-    def per_call(reps):
-        lat = db.pgbench(script, dict(variables, reps=reps), 1, cfg.session_options)
-        return max(lat[0] / reps, 1e-5)
-
-    def reps_for(ms):
-        return int(max(1, min(max_reps, target_ms / ms)))
-
-    reps = reps_for(per_call(3))
-    return reps_for(per_call(reps))
-
-
 def measure_reads(configs, rows, key, case, target_ms, runs):
     """{(config, row): (ms per call, reps)}, the points taking turns."""
     script, var, template = READS[case]
@@ -63,7 +51,7 @@ def measure_reads(configs, rows, key, case, target_ms, runs):
         for row in rows:
             variables = {"tab": table, "id": row, var: template.replace("KEY", key)}
             points.append((cfg, row, variables,
-                           sized_reps(cfg, script, variables, target_ms, 1000)))
+                           bench_s.sized_reps(cfg, script, variables, target_ms, 1000)))
     best = {}
     for _ in range(runs):
         for cfg, row, variables, reps in points:

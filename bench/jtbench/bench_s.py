@@ -44,13 +44,12 @@ def rows_to_measure(step):
     return rows
 
 
-def sized_reps(cfg, table, row, key, target_ms, max_reps):
-    """The repetition count that makes one query of jb -> key on one row
-    take about target_ms."""
-    variables = {"tab": table, "id": row, "key": key}
+def sized_reps(cfg, script, variables, target_ms, max_reps):
+    """The repetition count (pgbench variable reps, at most max_reps) that
+    makes one run of script take about target_ms."""
 
     def per_call(reps):
-        lat = db.pgbench(SCRIPT, dict(variables, reps=reps), 1, cfg.session_options)
+        lat = db.pgbench(script, dict(variables, reps=reps), 1, cfg.session_options)
         return max(lat[0] / reps, 1e-5)
 
     def reps_for(ms_per_call):
@@ -77,7 +76,8 @@ def measure_points(configs, rows, key, target_ms, max_reps, runs, cheap_runs):
     for cfg in configs:
         table = cfg.table("s", shared=True)
         for row in rows:
-            reps = sized_reps(cfg, table, row, key, target_ms, max_reps)
+            reps = sized_reps(cfg, SCRIPT, {"tab": table, "id": row, "key": key},
+                              target_ms, max_reps)
             points.append((cfg, row, {"tab": table, "id": row, "key": key}, reps,
                            cheap_runs if reps >= max_reps else runs))
     best = {}

@@ -116,7 +116,6 @@ call_narrowed(FunctionCallInfo fcinfo, PGFunction builtin, int doc_arg)
 {
 	Datum		doc = PG_GETARG_DATUM(doc_arg);
 	Datum		narrowed = (Datum) 0;
-	Datum		result;
 	int			answer;
 
 	if (jt_datum_is_plain(doc))
@@ -126,10 +125,7 @@ call_narrowed(FunctionCallInfo fcinfo, PGFunction builtin, int doc_arg)
 		PG_RETURN_BOOL(false);
 	if (answer < 0)
 		return builtin(fcinfo);
-	fcinfo->args[doc_arg].value = narrowed;
-	result = builtin(fcinfo);
-	fcinfo->args[doc_arg].value = doc;
-	return result;
+	return jt_call_on_narrowed(fcinfo, builtin, doc_arg, narrowed);
 }
 
 /* jsonb @> jsonb */

@@ -353,20 +353,15 @@ jt_narrow_path_item(Datum item, JsonPath *jp, List *item_paths)
 static Datum
 call_narrowed(FunctionCallInfo fcinfo, PGFunction builtin, bool set_returning)
 {
-	Datum		doc = PG_GETARG_DATUM(0);
 	Datum		narrowed;
-	Datum		result;
 
-	if (jt_datum_is_plain(doc) ||
+	if (jt_datum_is_plain(PG_GETARG_DATUM(0)) ||
 		(set_returning && fcinfo->flinfo->fn_extra != NULL))
 		return builtin(fcinfo);
-	narrowed = narrow_for_path(doc, PG_GETARG_JSONPATH_P(1));
+	narrowed = narrow_for_path(PG_GETARG_DATUM(0), PG_GETARG_JSONPATH_P(1));
 	if (narrowed == (Datum) 0)
 		return builtin(fcinfo);
-	fcinfo->args[0].value = narrowed;
-	result = builtin(fcinfo);
-	fcinfo->args[0].value = doc;
-	return result;
+	return jt_call_on_narrowed(fcinfo, builtin, 0, narrowed);
 }
 
 #define JT_PATH_FUNC(builtin, set_returning) \

@@ -271,3 +271,22 @@ jt_narrow(Datum doc, const JtChains *chains, bool *missed)
 	SET_VARSIZE(buf.data, buf.len);
 	return PointerGetDatum(buf.data);
 }
+
+/*
+ * The builtin with its argument arg replaced by narrowed, called through
+ * the caller's own fcinfo (its flinfo and resultinfo are the builtin's
+ * too: a set returning builtin keeps its state there, and reads its
+ * arguments on its first call only).  The argument is put back after.
+ */
+Datum
+jt_call_on_narrowed(FunctionCallInfo fcinfo, PGFunction builtin, int arg,
+					Datum narrowed)
+{
+	Datum		doc = fcinfo->args[arg].value;
+	Datum		result;
+
+	fcinfo->args[arg].value = narrowed;
+	result = builtin(fcinfo);
+	fcinfo->args[arg].value = doc;
+	return result;
+}

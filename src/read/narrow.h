@@ -12,6 +12,8 @@
 #ifndef JSONB_TOASTER_NARROW_H
 #define JSONB_TOASTER_NARROW_H
 
+#include "fmgr.h"
+
 #include "read/accessors.h"
 
 /* bounds on what is narrowed: steps in all, chains, array index taken */
@@ -33,5 +35,7 @@ extern bool jt_chains_begin(JtChains *chains);
 extern bool jt_chains_add(JtChains *chains, const JtPathStep *step);
 extern int	jt_chains_end(JtChains *chains);
 extern Datum jt_narrow(Datum doc, const JtChains *chains, bool *missed);
+extern Datum jt_call_on_narrowed(FunctionCallInfo fcinfo, PGFunction builtin,
+								 int arg, Datum narrowed);
 
 #endif							/* JSONB_TOASTER_NARROW_H */

@@ -91,7 +91,6 @@ call_narrowed(FunctionCallInfo fcinfo, PGFunction builtin, int doc_arg)
 	TupleDesc	tupdesc;
 	JtChains	chains;
 	Datum		narrowed;
-	Datum		result;
 	bool		missed;
 
 	if (PG_ARGISNULL(doc_arg))
@@ -121,10 +120,7 @@ call_narrowed(FunctionCallInfo fcinfo, PGFunction builtin, int doc_arg)
 	narrowed = jt_narrow(doc, &chains, &missed);
 	if (narrowed == (Datum) 0)
 		return builtin(fcinfo);
-	fcinfo->args[doc_arg].value = narrowed;
-	result = builtin(fcinfo);
-	fcinfo->args[doc_arg].value = doc;
-	return result;
+	return jt_call_on_narrowed(fcinfo, builtin, doc_arg, narrowed);
 }
 
 Datum

@@ -24,6 +24,7 @@
 
 #include "jsonb/jsonb_writer.h"
 #include "read/datum_source.h"
+#include "read/narrow.h"
 #include "read/root_funcs.h"
 
 /*
@@ -118,13 +119,9 @@ jt_jsonb_object_keys(PG_FUNCTION_ARGS)
 {
 	Datum		doc = PG_GETARG_DATUM(0);
 	Datum		keys;
-	Datum		result;
 
 	if (fcinfo->flinfo->fn_extra != NULL || jt_datum_is_plain(doc) ||
 		(keys = keys_only(doc)) == (Datum) 0)
 		return jsonb_object_keys(fcinfo);
-	fcinfo->args[0].value = keys;
-	result = jsonb_object_keys(fcinfo);
-	fcinfo->args[0].value = doc;
-	return result;
+	return jt_call_on_narrowed(fcinfo, jsonb_object_keys, 0, keys);
 }
