@@ -41,13 +41,26 @@ CREATE FUNCTION jsonb_toaster_parts(value jsonb,
 	OUT compression text,
 	OUT value_id oid,
 	OUT chunks integer,
-	OUT hash bigint)
+	OUT hash bigint,
+	OUT value_offset integer)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'jsonb_toaster_parts'
 LANGUAGE C STRICT STABLE PARALLEL SAFE;
 
 COMMENT ON FUNCTION jsonb_toaster_parts(jsonb) IS
-'list the parts of a value stored by the jsonb toaster (path in the document, range, kind, count, sizes, compression, TOAST value id, chunks, content hash), reading only its pointer';
+'list the parts of a value stored by the jsonb toaster (path in the document, range, kind, count, sizes, compression, TOAST value id, chunks, content hash, offset in the TOAST value), reading only its pointer';
+
+CREATE FUNCTION jsonb_toaster_values(value jsonb,
+	OUT value_id oid,
+	OUT size integer,
+	OUT chunks integer,
+	OUT parts integer)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'jsonb_toaster_values'
+LANGUAGE C STRICT STABLE PARALLEL SAFE;
+
+COMMENT ON FUNCTION jsonb_toaster_values(jsonb) IS
+'list the TOAST values a value stored by the jsonb toaster keeps its parts in (value id, stored size, chunks, parts), reading only its pointer';
 
 CREATE FUNCTION jsonb_toaster_convert_column(rel regclass, col name)
 RETURNS bigint

@@ -22,11 +22,10 @@ FROM secrets ORDER BY id;
 -- the parts a row's document has now, and how many of them a later
 -- version still names
 CREATE TEMP TABLE before AS
-SELECT id, p.value_id FROM secrets, jsonb_toaster_parts(jb) p;
+SELECT id, p.value_id, p.value_offset FROM secrets, jsonb_toaster_parts(jb) p;
 CREATE FUNCTION parts_kept(row_id int) RETURNS bigint LANGUAGE sql AS $$
 	SELECT count(*) FROM secrets, jsonb_toaster_parts(jb) p
-	WHERE secrets.id = row_id AND p.value_id IN
-		(SELECT value_id FROM before WHERE before.id = row_id)
+	WHERE secrets.id = row_id AND (p.value_id, p.value_offset) IN (SELECT value_id, value_offset FROM before WHERE before.id = row_id)
 $$;
 
 CREATE ROLE regress_jt_blind_writer;
@@ -59,7 +58,7 @@ SELECT parts_kept(3) = (SELECT count(*) FROM before WHERE id = 3) AS kept_all_ow
 -- with SELECT on the whole table rather than the column
 GRANT SELECT ON secrets TO regress_jt_blind_writer;
 DELETE FROM before WHERE id = 1;
-INSERT INTO before SELECT id, p.value_id FROM secrets, jsonb_toaster_parts(jb) p WHERE id = 1;
+INSERT INTO before SELECT id, p.value_id, p.value_offset FROM secrets, jsonb_toaster_parts(jb) p WHERE id = 1;
 SET ROLE regress_jt_blind_writer;
 UPDATE secrets SET jb = :'doc1' WHERE id = 1;
 RESET ROLE;
@@ -73,7 +72,7 @@ ALTER TABLE secrets ENABLE ROW LEVEL SECURITY;
 CREATE POLICY see_none ON secrets FOR SELECT USING (false);
 CREATE POLICY update_two ON secrets FOR UPDATE USING (id = 2);
 DELETE FROM before WHERE id = 2;
-INSERT INTO before SELECT id, p.value_id FROM secrets, jsonb_toaster_parts(jb) p WHERE id = 2;
+INSERT INTO before SELECT id, p.value_id, p.value_offset FROM secrets, jsonb_toaster_parts(jb) p WHERE id = 2;
 SET ROLE regress_jt_rls_writer;
 SELECT count(*) AS rows_seen FROM secrets;
 UPDATE secrets SET jb = :'doc2';

@@ -11,7 +11,7 @@ CREATE EXTENSION IF NOT EXISTS jsonb_toaster_test;
 CREATE FUNCTION toast_ok(rel regclass) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE live bigint; stored bigint;
 BEGIN
-	EXECUTE format('SELECT coalesce(sum(chunks), 0) FROM (SELECT DISTINCT p.value_id, p.chunks FROM %s, jsonb_toaster_parts(jb) p) v', rel)
+	EXECUTE format('SELECT coalesce(sum(chunks), 0) FROM (SELECT DISTINCT v.value_id, v.chunks FROM %s, jsonb_toaster_values(jb) v) v', rel)
 		INTO live;
 	EXECUTE format('SELECT count(*) FROM %s',
 				   (SELECT reltoastrelid::regclass FROM pg_class WHERE oid = rel))
@@ -32,7 +32,7 @@ INSERT INTO d SELECT i, (SELECT jsonb_object_agg(format('k%s', lpad(j::text, 3, 
 	FROM generate_series(1, 200) j)
 FROM generate_series(1, 3) i;
 CREATE TABLE plain AS SELECT * FROM d;	-- not opted in: standard jsonb
-CREATE TABLE before AS SELECT d.id, p.range, p.value_id, p.hash FROM d, jsonb_toaster_parts(jb) p;
+CREATE TABLE before AS SELECT d.id, p.range, p.value_id, p.value_offset, p.hash FROM d, jsonb_toaster_parts(jb) p;
 
 -- each row: the same bytes as the standard copy; its parts kept from
 -- before (value id), and of those, how many changed (a kept value id with
@@ -42,10 +42,10 @@ CREATE FUNCTION check_rows() RETURNS TABLE (id int, same boolean, parts bigint,
 	SELECT d.id, jt_test_flat_bytes(d.jb) = jt_test_flat_bytes(p.jb),
 		(SELECT count(*) FROM jsonb_toaster_parts(d.jb)),
 		(SELECT count(*) FROM jsonb_toaster_parts(d.jb) q
-		 WHERE q.value_id IN (SELECT value_id FROM before b WHERE b.id = d.id)),
+		 WHERE (q.value_id, q.value_offset) IN (SELECT value_id, value_offset FROM before b WHERE b.id = d.id)),
 		(SELECT count(*) FROM jsonb_toaster_parts(d.jb) q
 		 WHERE EXISTS (SELECT FROM before b WHERE b.id = d.id
-					   AND b.value_id = q.value_id AND b.hash <> q.hash))
+					   AND b.value_id = q.value_id AND b.value_offset = q.value_offset AND b.hash <> q.hash))
 	FROM d JOIN plain p USING (id) ORDER BY d.id
 $$;
 -- every key (and one missing) read through each accessor, against the copy
@@ -135,14 +135,14 @@ SELECT toast_ok('d');
 -- fresh copy of row 1's document with one value set: one delta)
 INSERT INTO d SELECT 4, jb::text::jsonb FROM plain WHERE id = 1;
 INSERT INTO plain SELECT 4, jb FROM plain WHERE id = 1;
-INSERT INTO before SELECT 4, p.range, p.value_id, p.hash FROM d, jsonb_toaster_parts(jb) p WHERE d.id = 4;
+INSERT INTO before SELECT 4, p.range, p.value_id, p.value_offset, p.hash FROM d, jsonb_toaster_parts(jb) p WHERE d.id = 4;
 UPDATE d SET jb = jsonb_set(jb, '{k151}', '"again"') WHERE id = 4;
 UPDATE plain SET jb = jsonb_set(jb, '{k151}', '"again"') WHERE id = 4;
 SELECT * FROM check_rows() WHERE id = 4;
 SELECT q.range AS delta_part, q.raw_size, q.stored_size, q.value_id
 FROM d, jsonb_toaster_parts(jb) q
-WHERE d.id = 4 AND (q.value_id, q.hash) NOT IN (SELECT value_id, hash FROM before WHERE id = 4)
-  AND q.value_id IN (SELECT value_id FROM before WHERE id = 4) \gset
+WHERE d.id = 4 AND (q.value_id, q.value_offset, q.hash) NOT IN (SELECT value_id, value_offset, hash FROM before WHERE id = 4)
+  AND (q.value_id, q.value_offset) IN (SELECT value_id, value_offset FROM before WHERE id = 4) \gset
 SELECT jt_test_skeleton_set_delta(jb, 0, 0) -> 'k151' FROM d WHERE id = 4;
 SELECT jt_test_skeleton_set_delta(jb, 9999, 0)::text FROM d WHERE id = 4;
 SELECT jt_test_skeleton_set_delta(jb, 1, 9999)::text FROM d WHERE id = 4;
@@ -164,13 +164,13 @@ CREATE TABLE w (id int PRIMARY KEY, jb jsonb);
 ALTER TABLE w ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
 INSERT INTO w SELECT id, jb::text::jsonb FROM plain WHERE id <= 2;
 CREATE TABLE wplain AS SELECT id, jb FROM plain WHERE id <= 2;
-CREATE TABLE wbefore AS SELECT w.id, p.value_id FROM w, jsonb_toaster_parts(jb) p;
+CREATE TABLE wbefore AS SELECT w.id, p.value_id, p.value_offset FROM w, jsonb_toaster_parts(jb) p;
 CREATE FUNCTION check_w() RETURNS TABLE (id int, same boolean, parts bigint,
 	kept bigint) LANGUAGE sql AS $$
 	SELECT w.id, jt_test_flat_bytes(w.jb) = jt_test_flat_bytes(p.jb),
 		(SELECT count(*) FROM jsonb_toaster_parts(w.jb)),
 		(SELECT count(*) FROM jsonb_toaster_parts(w.jb) q
-		 WHERE q.value_id IN (SELECT value_id FROM wbefore b WHERE b.id = w.id))
+		 WHERE (q.value_id, q.value_offset) IN (SELECT value_id, value_offset FROM wbefore b WHERE b.id = w.id))
 	FROM w JOIN wplain p USING (id) ORDER BY w.id
 $$;
 SELECT * FROM check_w();
@@ -234,15 +234,14 @@ SELECT toast_ok('d');
 -- listing their parts; either way every part is kept, and VACUUM finds
 -- no TOAST row left over
 CREATE TEMP TABLE made_before AS
-	SELECT d.id, p.value_id FROM d, jsonb_toaster_parts(jb) p WHERE d.id <= 3;
+	SELECT d.id, p.value_id, p.value_offset FROM d, jsonb_toaster_parts(jb) p WHERE d.id <= 3;
 UPDATE plain SET jb = jsonb_set(jb, '{k040}', to_jsonb(id * 40)) WHERE id <= 3;
 SET client_min_messages = debug1;
 WITH made AS MATERIALIZED (
 	SELECT id, jsonb_set(jb, '{k040}', to_jsonb(id * 40)) AS jb FROM d WHERE id <= 3)
 UPDATE d SET jb = made.jb FROM made WHERE d.id = made.id;
 RESET client_min_messages;
-SELECT c.id, c.same, count(*) FILTER (WHERE q.value_id NOT IN
-		(SELECT value_id FROM made_before b WHERE b.id = c.id)) AS new_parts
+SELECT c.id, c.same, count(*) FILTER (WHERE (q.value_id, q.value_offset) NOT IN (SELECT value_id, value_offset FROM made_before b WHERE b.id = c.id)) AS new_parts
 FROM check_rows() c JOIN d USING (id), jsonb_toaster_parts(d.jb) q
 WHERE c.id <= 3 GROUP BY c.id, c.same ORDER BY c.id;
 DROP TABLE made_before;
@@ -261,17 +260,21 @@ SELECT toast_ok('d'), toast_ok('e');
 -- (version 3), those written now by CRC-32C: a one-part edit of an old
 -- value keeps its version, and its delta is checked by the old hash; a
 -- client-sent document is matched against an old value by the old hash,
--- shares its parts all the same, and is written in the new version (with
+-- shares its parts all the same, and is written in the latest version (with
 -- the base of its delta rehashed, so that the next UPDATE shares it too)
 CREATE TABLE v3 (id int PRIMARY KEY, jb jsonb);
 ALTER TABLE v3 ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+SET jsonb_toaster.format_version = 4;	-- every part a TOAST value of its own
+-- room for the directories of both formats, which then cut alike
+SET jsonb_toaster.inline_budget = 1300;
 INSERT INTO v3 SELECT i, (SELECT jsonb_object_agg(format('k%s', lpad(j::text, 3, '0')),
 		md5((i * 1000 + j)::text))
 	FROM generate_series(1, 300) j)
 FROM generate_series(1, 3) i;
 CREATE TABLE v3_plain AS SELECT * FROM v3;	-- standard jsonb
 UPDATE v3 SET jb = jt_test_skeleton_legacy_hashes(jb);
-CREATE TABLE v3_before AS SELECT v3.id, p.range, p.value_id, p.hash FROM v3, jsonb_toaster_parts(jb) p;
+RESET jsonb_toaster.format_version;
+CREATE TABLE v3_before AS SELECT v3.id, p.range, p.value_id, p.value_offset, p.hash FROM v3, jsonb_toaster_parts(jb) p;
 SELECT id, jt_test_format_version(jb) AS version FROM v3 ORDER BY id;
 UPDATE v3 SET jb = jsonb_set(jb, '{k010}', '"edited"') WHERE id = 1;
 UPDATE v3_plain SET jb = jsonb_set(jb, '{k010}', '"edited"') WHERE id = 1;
@@ -288,7 +291,7 @@ CREATE FUNCTION check_v3() RETURNS TABLE (id int, version int, same boolean,
 		jt_test_flat_bytes(v3.jb) = jt_test_flat_bytes(p.jb),
 		(SELECT count(*) FROM jsonb_toaster_parts(v3.jb)),
 		(SELECT count(*) FROM jsonb_toaster_parts(v3.jb) q
-		 WHERE q.value_id IN (SELECT value_id FROM v3_before b WHERE b.id = v3.id)),
+		 WHERE (q.value_id, q.value_offset) IN (SELECT value_id, value_offset FROM v3_before b WHERE b.id = v3.id)),
 		(SELECT count(*) FROM jsonb_toaster_parts(v3.jb) q
 		 WHERE q.hash IN (SELECT hash FROM v3_before b WHERE b.id = v3.id))
 	FROM v3 JOIN v3_plain p USING (id) ORDER BY v3.id
@@ -296,12 +299,12 @@ $$;
 SELECT * FROM check_v3();
 SELECT id, bool_and(v3.jb -> k = p.jb -> k) AS reads_right
 FROM v3 JOIN v3_plain p USING (id), jsonb_object_keys(p.jb) k GROUP BY id ORDER BY id;
--- row 2, now of version 4, sent again with k011 as it first was and
+-- row 2, now of the latest version, sent again with k011 as it first was and
 -- another edit: the part of k011 is its delta's base again, found by the
 -- base's hash (taken anew when the delta was made) and kept whole, and
 -- the other edited part is kept as a delta
 DELETE FROM v3_before WHERE id = 2;
-INSERT INTO v3_before SELECT 2, p.range, p.value_id, p.hash FROM v3, jsonb_toaster_parts(jb) p WHERE v3.id = 2;
+INSERT INTO v3_before SELECT 2, p.range, p.value_id, p.value_offset, p.hash FROM v3, jsonb_toaster_parts(jb) p WHERE v3.id = 2;
 UPDATE v3_plain SET jb = jb || jsonb_build_object('k011', md5('2011'), 'k150', 150) WHERE id = 2;
 SET client_min_messages = debug1;
 UPDATE v3 SET jb = (SELECT jb::text FROM v3_plain WHERE id = 2)::jsonb WHERE id = 2;
@@ -311,6 +314,7 @@ VACUUM v3;
 SELECT toast_ok('v3');
 DROP TABLE v3, v3_plain, v3_before;
 DROP FUNCTION check_v3();
+SET jsonb_toaster.inline_budget = 1000;
 
 -- a part written anew by an UPDATE is compressed only if the part it
 -- replaces was: rows 1 and 3's values do not compress (hex digits of
@@ -322,14 +326,16 @@ DROP FUNCTION check_v3();
 CREATE TABLE cz (id int PRIMARY KEY, jb jsonb);
 ALTER TABLE cz ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
 ALTER TABLE cz ALTER COLUMN jb SET COMPRESSION pglz;
+SET jsonb_toaster.format_version = 4;	-- every part a TOAST value of its own
 INSERT INTO cz SELECT i, (SELECT jsonb_object_agg(format('k%s', lpad(j::text, 3, '0')),
 		CASE i % 2 WHEN 1 THEN md5(j::text) || md5((-j)::text) ELSE repeat('ab', 32) END)
 	FROM generate_series(1, 100) j)
 FROM generate_series(1, 4) i;
 UPDATE cz SET jb = jt_test_skeleton_without_layouts(jt_test_skeleton_legacy_hashes(jb))
 WHERE id > 2;
+RESET jsonb_toaster.format_version;
 CREATE TABLE cz_plain AS SELECT * FROM cz;
-CREATE TABLE cz_before AS SELECT cz.id, p.value_id FROM cz, jsonb_toaster_parts(jb) p;
+CREATE TABLE cz_before AS SELECT cz.id, p.value_id, p.value_offset FROM cz, jsonb_toaster_parts(jb) p;
 SELECT id, compression, count(*) FROM cz, jsonb_toaster_parts(jb) GROUP BY 1, 2 ORDER BY 1, 2;
 SET client_min_messages = debug1;
 UPDATE cz SET jb = jsonb_set(jb, '{k050}', to_jsonb(repeat('w', 301))) WHERE id <= 2;
@@ -340,7 +346,7 @@ UPDATE cz_plain SET jb = jsonb_set(jb, '{k050}', to_jsonb(repeat('w', 301)));
 SELECT cz.id, p.compression,
 	jt_test_flat_bytes(cz.jb) = jt_test_flat_bytes(c.jb) AS same
 FROM cz JOIN cz_plain c USING (id), jsonb_toaster_parts(cz.jb) p
-WHERE p.value_id NOT IN (SELECT value_id FROM cz_before b WHERE b.id = cz.id)
+WHERE (p.value_id, p.value_offset) NOT IN (SELECT value_id, value_offset FROM cz_before b WHERE b.id = cz.id)
 ORDER BY 1;
 VACUUM cz;
 SELECT toast_ok('cz');

@@ -11,7 +11,7 @@ CREATE EXTENSION IF NOT EXISTS jsonb_toaster_test;
 CREATE FUNCTION toast_ok(rel regclass) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE live bigint; stored bigint;
 BEGIN
-	EXECUTE format('SELECT coalesce(sum(chunks), 0) FROM (SELECT DISTINCT p.value_id, p.chunks FROM %s, jsonb_toaster_parts(jb) p) v', rel)
+	EXECUTE format('SELECT coalesce(sum(chunks), 0) FROM (SELECT DISTINCT v.value_id, v.chunks FROM %s, jsonb_toaster_values(jb) v) v', rel)
 		INTO live;
 	EXECUTE format('SELECT count(*) FROM %s',
 				   (SELECT reltoastrelid::regclass FROM pg_class WHERE oid = rel))
@@ -124,22 +124,22 @@ SELECT compare(format('jb - ARRAY[%L, %L]', 'k002',
 RESET client_min_messages;
 
 -- an UPDATE stores the changed part, and keeps the others' value ids
-CREATE TABLE parts_before AS SELECT t.id, p.value_id FROM t, jsonb_toaster_parts(jb) p;
+CREATE TABLE parts_before AS SELECT t.id, p.value_id, p.value_offset FROM t, jsonb_toaster_parts(jb) p;
 SET client_min_messages = debug1;
 UPDATE t SET jb = jsonb_set(jb, '{k150}', '"updated"') WHERE id = 1;
 UPDATE t SET jb = jb - 'k200' WHERE id = 2;
 UPDATE t SET jb = jb || '{"k100x": [true]}' WHERE id = 3;
 RESET client_min_messages;
-SELECT t.id, count(*) FILTER (WHERE p.value_id IN (SELECT value_id FROM parts_before b WHERE b.id = t.id)) AS kept,
-	count(*) FILTER (WHERE p.value_id NOT IN (SELECT value_id FROM parts_before b WHERE b.id = t.id)) AS new
+SELECT t.id, count(*) FILTER (WHERE (p.value_id, p.value_offset) IN (SELECT value_id, value_offset FROM parts_before b WHERE b.id = t.id)) AS kept,
+	count(*) FILTER (WHERE (p.value_id, p.value_offset) NOT IN (SELECT value_id, value_offset FROM parts_before b WHERE b.id = t.id)) AS new
 FROM t, jsonb_toaster_parts(jb) p GROUP BY t.id ORDER BY t.id;
 -- one that changes nothing keeps every part
 DELETE FROM parts_before;
-INSERT INTO parts_before SELECT t.id, p.value_id FROM t, jsonb_toaster_parts(jb) p WHERE t.id = 1;
+INSERT INTO parts_before SELECT t.id, p.value_id, p.value_offset FROM t, jsonb_toaster_parts(jb) p WHERE t.id = 1;
 SET client_min_messages = debug1;
 UPDATE t SET jb = jb - 'k150x' WHERE id = 1;
 RESET client_min_messages;
-SELECT count(*) AS parts, count(*) FILTER (WHERE p.value_id IN (SELECT value_id FROM parts_before)) AS kept
+SELECT count(*) AS parts, count(*) FILTER (WHERE (p.value_id, p.value_offset) IN (SELECT value_id, value_offset FROM parts_before)) AS kept
 FROM t, jsonb_toaster_parts(jb) p WHERE t.id = 1;
 UPDATE plain SET jb = jsonb_set(jb, '{k150}', '"updated"') WHERE id = 1;
 UPDATE plain SET jb = jb - 'k200' WHERE id = 2;
@@ -149,12 +149,12 @@ FROM t JOIN plain p USING (id) ORDER BY id;
 -- keys in several ranges (|| and - text[]): one change per range, each on
 -- the pointer the one before returned, and the UPDATE stores that pointer
 DELETE FROM parts_before;
-INSERT INTO parts_before SELECT t.id, p.value_id FROM t, jsonb_toaster_parts(jb) p WHERE t.id = 2;
+INSERT INTO parts_before SELECT t.id, p.value_id, p.value_offset FROM t, jsonb_toaster_parts(jb) p WHERE t.id = 2;
 SET client_min_messages = debug1;
 UPDATE t SET jb = jb || '{"k001": "first", "k002": "second", "k150": [1], "k300": {"last": true}}' WHERE id = 2;
 UPDATE t SET jb = jb - '{k010,k290,k291}'::text[] WHERE id = 2;
 RESET client_min_messages;
-SELECT count(*) AS parts, count(*) FILTER (WHERE p.value_id IN (SELECT value_id FROM parts_before)) AS kept
+SELECT count(*) AS parts, count(*) FILTER (WHERE (p.value_id, p.value_offset) IN (SELECT value_id, value_offset FROM parts_before)) AS kept
 FROM t, jsonb_toaster_parts(jb) p WHERE t.id = 2;
 UPDATE plain SET jb = jb || '{"k001": "first", "k002": "second", "k150": [1], "k300": {"last": true}}' WHERE id = 2;
 UPDATE plain SET jb = jb - '{k010,k290,k291}'::text[] WHERE id = 2;
@@ -215,7 +215,7 @@ FROM t JOIN plain p USING (id) ORDER BY id;
 -- UPDATE of the row it was made from stores as it is; anywhere else it
 -- is read back, as a stored value is
 CREATE TABLE returned AS
-	SELECT p.value_id FROM t, jsonb_toaster_parts(jb) p WHERE t.id = 1;
+	SELECT p.value_id, p.value_offset FROM t, jsonb_toaster_parts(jb) p WHERE t.id = 1;
 SET client_min_messages = debug1;
 SELECT (jsonb_toaster_storage(jsonb_set(jb, '{k151}', '123456789'))).form,
 	jsonb_set(jb, '{k151}', '123456789') -> 'k151' AS k151
@@ -224,7 +224,7 @@ UPDATE t SET jb = jsonb_set(jb, '{k151}', '123456789') WHERE id = 1
 RETURNING jb -> 'k151' AS k151;
 RESET client_min_messages;
 SELECT count(*) AS parts,
-	count(*) FILTER (WHERE p.value_id IN (SELECT value_id FROM returned)) AS kept
+	count(*) FILTER (WHERE (p.value_id, p.value_offset) IN (SELECT value_id, value_offset FROM returned)) AS kept
 FROM t, jsonb_toaster_parts(jb) p WHERE t.id = 1;
 SET client_min_messages = debug1;
 -- another row's
@@ -338,10 +338,12 @@ SELECT toast_ok('sweep');
 -- (the UPDATE still stores the changed part alone); the same sweep,
 -- on such values
 TRUNCATE sweep, sweep_plain;
+SET jsonb_toaster.format_version = 4;	-- every part a TOAST value of its own
 INSERT INTO sweep SELECT i, sweep_doc(i) FROM generate_series(1, 2) i;
 INSERT INTO sweep_plain SELECT * FROM sweep;
 SET client_min_messages = debug1;
 UPDATE sweep SET jb = jt_test_skeleton_without_layouts(jt_test_skeleton_legacy_hashes(jb));
+RESET jsonb_toaster.format_version;
 UPDATE sweep SET jb = jsonb_set(jb, '{k1}', '"ab"') WHERE id = 1;
 UPDATE sweep SET jb = jsonb_set(jb, '{k2}', '1') WHERE id = 2;
 RESET client_min_messages;
@@ -435,7 +437,7 @@ INSERT INTO rcases (expr) VALUES
 SET client_min_messages = debug1;
 SELECT n, expr, compare(expr, 'r', 'rplain') AS same FROM rcases ORDER BY n;
 RESET client_min_messages;
-CREATE TABLE rparts_before AS SELECT r.id, p.value_id FROM r, jsonb_toaster_parts(jb) p;
+CREATE TABLE rparts_before AS SELECT r.id, p.value_id, p.value_offset FROM r, jsonb_toaster_parts(jb) p;
 SET client_min_messages = debug1;
 UPDATE r SET jb = jsonb_set(jb, '{status}', '"done"') WHERE id = 1;
 UPDATE r SET jb = jb || '{"added": {"x": [1, 2]}}' WHERE id = 2;
@@ -443,8 +445,8 @@ UPDATE r SET jb = jb || '{"n": 7, "id": 1, "zz": "s"}' WHERE id = 1;
 UPDATE r SET jb = jb - '{n,zz}'::text[] WHERE id = 1;
 UPDATE r SET jb = jsonb_insert(jb, '{inserted}', '[true]') WHERE id = 2;
 RESET client_min_messages;
-SELECT r.id, count(*) FILTER (WHERE p.value_id IN (SELECT value_id FROM rparts_before b WHERE b.id = r.id)) AS kept,
-	count(*) FILTER (WHERE p.value_id NOT IN (SELECT value_id FROM rparts_before b WHERE b.id = r.id)) AS new
+SELECT r.id, count(*) FILTER (WHERE (p.value_id, p.value_offset) IN (SELECT value_id, value_offset FROM rparts_before b WHERE b.id = r.id)) AS kept,
+	count(*) FILTER (WHERE (p.value_id, p.value_offset) NOT IN (SELECT value_id, value_offset FROM rparts_before b WHERE b.id = r.id)) AS new
 FROM r, jsonb_toaster_parts(jb) p GROUP BY r.id ORDER BY r.id;
 -- a field too long for the row: the general path moves it out
 SET client_min_messages = debug1;
@@ -493,6 +495,9 @@ SELECT compare($$jb - 'obj'$$, 'rs', 'rsplain', 6) AS same;
 SELECT compare($$jsonb_set(jb, '{obj}', '[1, "x"]')$$, 'rs', 'rsplain', 6) AS same;
 SELECT compare($$jb || '{"obj": {"k": 1}, "a": "y"}'$$, 'rs', 'rsplain', 6) AS same;
 SELECT compare($$jb - '{a, obj}'::text[]$$, 'rs', 'rsplain', 6) AS same;
+-- (here the value removed held most of the bytes of the TOAST value it
+-- shared with the others: the pointer is turned down, and the general
+-- path writes the rest anew, giving that value up)
 UPDATE rs SET jb = jsonb_set(jb, '{s}', '"short"') WHERE id = 3;
 UPDATE rs SET jb = jb - 'big' WHERE id = 4;
 UPDATE rs SET jb = jb || '{"text": "t"}' WHERE id = 5;

@@ -16,7 +16,7 @@ END $$;
 CREATE FUNCTION toast_ok(rel regclass) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE live bigint;
 BEGIN
-	EXECUTE format('SELECT coalesce(sum(chunks), 0) FROM (SELECT DISTINCT p.value_id, p.chunks FROM %s, jsonb_toaster_parts(jb) p) v', rel)
+	EXECUTE format('SELECT coalesce(sum(chunks), 0) FROM (SELECT DISTINCT v.value_id, v.chunks FROM %s, jsonb_toaster_values(jb) v) v', rel)
 		INTO live;
 	RETURN CASE WHEN toast_rows(rel) = live THEN 'ok'
 		ELSE format('%s TOAST rows, %s live chunks', toast_rows(rel), live) END;
@@ -28,7 +28,7 @@ CREATE FUNCTION doc(id int, n int) RETURNS jsonb LANGUAGE sql AS $$
 		'b', (SELECT jsonb_agg(i) FROM generate_series(1, n) i),
 		'c', (SELECT jsonb_object_agg('k' || i, repeat(chr(97 + i % 26), 20 + i % 17)) FROM generate_series(1, n) i))
 $$;
-CREATE TABLE parts_of (label text, value_id oid);
+CREATE TABLE parts_of (label text, value_id oid, value_offset int);
 
 SET jsonb_toaster.range_size = 1024;
 CREATE TABLE t (id int PRIMARY KEY, other int DEFAULT 0, jb jsonb);
@@ -40,11 +40,11 @@ FROM t, jsonb_toaster_parts(jb) GROUP BY id, 2 ORDER BY id;
 -- value ids of a row's parts before and after an UPDATE: how many kept
 CREATE FUNCTION remember(label text, row_id int) RETURNS void LANGUAGE sql AS $$
 	DELETE FROM parts_of WHERE parts_of.label = remember.label;
-	INSERT INTO parts_of SELECT remember.label, p.value_id FROM t, jsonb_toaster_parts(t.jb) p WHERE t.id = row_id;
+	INSERT INTO parts_of SELECT remember.label, p.value_id, p.value_offset FROM t, jsonb_toaster_parts(t.jb) p WHERE t.id = row_id;
 $$;
 CREATE FUNCTION kept(label text, row_id int, OUT kept bigint, OUT new bigint) LANGUAGE sql AS $$
-	SELECT count(*) FILTER (WHERE p.value_id IN (SELECT value_id FROM parts_of WHERE parts_of.label = kept.label)),
-		count(*) FILTER (WHERE p.value_id NOT IN (SELECT value_id FROM parts_of WHERE parts_of.label = kept.label))
+	SELECT count(*) FILTER (WHERE (p.value_id, p.value_offset) IN (SELECT value_id, value_offset FROM parts_of WHERE parts_of.label = kept.label)),
+		count(*) FILTER (WHERE (p.value_id, p.value_offset) NOT IN (SELECT value_id, value_offset FROM parts_of WHERE parts_of.label = kept.label))
 	FROM t, jsonb_toaster_parts(t.jb) p WHERE t.id = row_id
 $$;
 
@@ -80,7 +80,7 @@ CREATE TABLE small (id int PRIMARY KEY, jb jsonb);
 ALTER TABLE small ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
 INSERT INTO small SELECT i, small_doc(i, 0) FROM generate_series(1, 2) i;
 SELECT id, count(*) AS parts FROM small, jsonb_toaster_parts(jb) GROUP BY id ORDER BY id;
-CREATE TEMP TABLE small_before AS SELECT s.id, p.value_id FROM small s, jsonb_toaster_parts(jb) p;
+CREATE TEMP TABLE small_before AS SELECT s.id, p.value_id, p.value_offset FROM small s, jsonb_toaster_parts(jb) p;
 SET client_min_messages = debug1;
 UPDATE small SET jb = jsonb_set(jb, '{a,1}', '"cached"') WHERE id = 1;
 -- row 1 read in the transaction before: not used
@@ -102,7 +102,7 @@ UPDATE small SET jb = small_doc(2, 3) WHERE id = 2;
 COMMIT;
 RESET client_min_messages;
 -- every update kept every part it did not change, with or without copies
-SELECT s.id, count(*) FILTER (WHERE p.value_id IN (SELECT value_id FROM small_before b WHERE b.id = s.id)) AS kept,
+SELECT s.id, count(*) FILTER (WHERE (p.value_id, p.value_offset) IN (SELECT value_id, value_offset FROM small_before b WHERE b.id = s.id)) AS kept,
 	count(*) AS parts
 FROM small s, jsonb_toaster_parts(jb) p GROUP BY s.id ORDER BY s.id;
 SELECT id, jb = small_doc(id, id + 1) AS same FROM small ORDER BY id;
@@ -182,10 +182,10 @@ CREATE TABLE near (n int, jb jsonb);
 ALTER TABLE near ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
 INSERT INTO near SELECT n, jsonb_build_object('a', (SELECT jsonb_agg(md5(i::text)) FROM generate_series(1, 1000) i),
 	'small', repeat('x', 660)) FROM generate_series(0, 300, 30) n;
-CREATE TEMP TABLE near_before AS SELECT n, p.value_id FROM near, jsonb_toaster_parts(jb) p;
+CREATE TEMP TABLE near_before AS SELECT n, p.value_id, p.value_offset FROM near, jsonb_toaster_parts(jb) p;
 UPDATE near SET jb = jb || jsonb_build_object('k', repeat('y', n));
 SELECT count(*) AS rows, count(*) FILTER (WHERE kept = was) AS kept_every_part
-FROM (SELECT n, count(*) FILTER (WHERE p.value_id IN (SELECT value_id FROM near_before b WHERE b.n = near.n)) AS kept,
+FROM (SELECT n, count(*) FILTER (WHERE (p.value_id, p.value_offset) IN (SELECT value_id, value_offset FROM near_before b WHERE b.n = near.n)) AS kept,
 		(SELECT count(*) FROM near_before b WHERE b.n = near.n) AS was
 	  FROM near, jsonb_toaster_parts(jb) p GROUP BY n) k;
 DROP TABLE near;

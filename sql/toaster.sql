@@ -212,7 +212,8 @@ END $$;
 SET enable_indexscan = off;
 SET enable_bitmapscan = off;
 SELECT (SELECT count(*) FROM ranged, jsonb_toaster_parts(jb) WHERE id = 203) AS parts,
-	chunks_fetched($$SELECT jb -> '250' FROM ranged WHERE id = 203$$) AS one_key,
+	chunks_fetched($$SELECT jb -> '250' FROM ranged WHERE id = 203$$) <=
+		(SELECT max(chunks) FROM ranged, jsonb_toaster_parts(jb) WHERE id = 203) AS one_key,
 	chunks_fetched($$SELECT length(jb::text) FROM ranged WHERE id = 203$$) =
 	(SELECT (jsonb_toaster_storage(jb)).chunks FROM ranged WHERE id = 203) AS whole_reads_all;
 RESET enable_indexscan;
@@ -286,13 +287,14 @@ UPDATE t SET jb = jb || '{"extra": 1}' WHERE id % 2 = 0;
 VACUUM t;
 SELECT toast_ok('t', 'jb');
 -- UPDATE of another column: the pointer is kept as it is (HOT or not)
-CREATE TEMP TABLE before AS SELECT id, p.value_id FROM t, jsonb_toaster_parts(jb) p;
+CREATE TEMP TABLE before AS SELECT id, p.value_id, p.value_offset FROM t, jsonb_toaster_parts(jb) p;
 UPDATE t SET other = other + 1;
 VACUUM t;
 SELECT toast_ok('t', 'jb');
 SELECT count(*) AS parts_moved FROM before b
 WHERE NOT EXISTS (SELECT 1 FROM t, jsonb_toaster_parts(t.jb) p
-				  WHERE t.id = b.id AND p.value_id = b.value_id);
+				  WHERE t.id = b.id AND p.value_id = b.value_id
+					AND p.value_offset = b.value_offset);
 -- a HOT update (other is not indexed; the page has room) keeps the pointer
 CREATE TABLE hot (id int, other int, jb jsonb) WITH (fillfactor = 50);
 ALTER TABLE hot ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
@@ -300,7 +302,7 @@ INSERT INTO hot SELECT id, 0, jb FROM ref
 WHERE (jsonb_toaster_storage(jb)).form = 'external' LIMIT 3;
 SELECT count(*) AS skeletons FROM hot WHERE (jsonb_toaster_storage(jb)).form = 'skeleton';
 CREATE TEMP TABLE hot_before AS SELECT id, jt_test_flat_bytes(jb) b,
-	array_agg(p.value_id ORDER BY p.value_id) ids
+	array_agg(ROW(p.value_id, p.value_offset)::text ORDER BY p.value_id, p.value_offset) ids
 FROM hot, jsonb_toaster_parts(jb) p GROUP BY id, jb;
 BEGIN;
 UPDATE hot SET other = 1;
@@ -310,7 +312,8 @@ VACUUM hot;
 SELECT toast_ok('hot', 'jb');
 SELECT count(*) AS changed FROM hot h JOIN hot_before b USING (id)
 WHERE jt_test_flat_bytes(h.jb) <> b.b
-   OR (SELECT array_agg(value_id ORDER BY value_id) FROM jsonb_toaster_parts(h.jb)) <> b.ids;
+   OR (SELECT array_agg(ROW(value_id, value_offset)::text ORDER BY value_id, value_offset)
+	   FROM jsonb_toaster_parts(h.jb)) <> b.ids;
 DROP TABLE hot;
 -- DELETE
 DELETE FROM t WHERE id % 3 = 0;

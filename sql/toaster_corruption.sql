@@ -337,16 +337,21 @@ INSERT INTO pc VALUES
     (SELECT jsonb_agg(j * 1.5) FROM generate_series(1, 10000) j)));
 RESET jsonb_toaster.range_size;
 CREATE TABLE pc_parts AS
-SELECT doc, p.range, p.raw_size, p.stored_size, p.value_id, p.chunks, p.compression
+SELECT doc, p.range, p.raw_size, p.stored_size, p.value_id, p.value_offset, p.chunks,
+  p.compression
 FROM pc, jsonb_toaster_parts(jb) p WHERE p.path = '{w}';
 SELECT doc, count(*) > 2 AS several_parts, min(chunks) AS min_chunks, max(chunks) AS max_chunks,
   bool_and(compression IS NOT NULL) AS compressed
 FROM pc_parts GROUP BY doc ORDER BY doc;
-CREATE TABLE pc_cases (ord int, kase text, rawsize text, extsize text, valueid text);
+CREATE TABLE pc_cases (ord int, kase text, rawsize text, extsize text, valueid text,
+  valueoffset text DEFAULT 'value_offset');
 INSERT INTO pc_cases VALUES
+  (3, 'part 2''s bytes', 'raw_size', 'stored_size',
+   '(SELECT value_id FROM pc_parts q WHERE q.doc = p.doc AND q.range = 2)',
+   '(SELECT value_offset FROM pc_parts q WHERE q.doc = p.doc AND q.range = 2)');
+INSERT INTO pc_cases (ord, kase, rawsize, extsize, valueid) VALUES
   (1, 'genuine', 'raw_size', 'stored_size', 'value_id'),
   (2, 'no such value', 'raw_size', 'stored_size', '1'),
-  (3, 'part 2''s value', 'raw_size', 'stored_size', '(SELECT value_id FROM pc_parts q WHERE q.doc = p.doc AND q.range = 2)'),
   (4, 'a chunk more', 'raw_size + 1996', 'stored_size + 1996', 'value_id'),
   (5, 'the last chunk less', 'raw_size - ((stored_size - 1) % 1996 + 1)',
    'stored_size - ((stored_size - 1) % 1996 + 1)', 'value_id'),
@@ -361,9 +366,9 @@ DECLARE
 BEGIN
   SELECT * INTO c FROM pc_cases WHERE kase = k;
   -- w is the document's only reference: its range 1 is part 1
-  EXECUTE format('SELECT jt_test_skeleton_set_part(jb, 1, %s, %s, %s) '
+  EXECUTE format('SELECT jt_test_skeleton_set_part(jb, 1, %s, %s, %s, %s) '
                  'FROM pc JOIN pc_parts p USING (doc) WHERE p.doc = %L AND p.range = 1',
-                 c.rawsize, c.extsize, c.valueid, d) INTO result;
+                 c.rawsize, c.extsize, c.valueid, c.valueoffset, d) INTO result;
   RETURN result;
 END $$;
 SELECT c.ord, c.kase, d.doc,

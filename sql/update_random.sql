@@ -287,7 +287,7 @@ CREATE FUNCTION ru_toast_ok() RETURNS text LANGUAGE plpgsql AS $$
 DECLARE live bigint; stored bigint; shared bigint;
 BEGIN
 	SELECT coalesce(sum(chunks), 0) INTO live
-	FROM (SELECT DISTINCT p.value_id, p.chunks FROM ru, jsonb_toaster_parts(jb) p) v;
+	FROM (SELECT DISTINCT v.value_id, v.chunks FROM ru, jsonb_toaster_values(jb) v) v;
 	EXECUTE format('SELECT count(*) FROM %s',
 				   (SELECT reltoastrelid::regclass FROM pg_class WHERE oid = 'ru'::regclass))
 		INTO stored;

@@ -146,7 +146,7 @@ sub toast_rows
 sub live_chunks
 {
 	return $node->safe_psql('postgres',
-		'SELECT sum(p.chunks) FROM docs, jsonb_toaster_parts(jb) p');
+		'SELECT sum(v.chunks) FROM docs, jsonb_toaster_values(jb) v');
 }
 
 sub verify
@@ -211,7 +211,7 @@ SELECT bt_index_check(indexrelid, true) FROM pg_index WHERE indrelid = '$toastre
 		"$round: after VACUUM the TOAST relation holds exactly the live parts");
 	is($node->safe_psql('postgres', q{
 SELECT count(*) FROM docs WHERE (jsonb_toaster_storage(jb)).chunks <>
-	(SELECT sum(chunks) FROM jsonb_toaster_parts(jb))}),
+	(SELECT sum(chunks) FROM jsonb_toaster_values(jb))}),
 		'0', "$round: storage and parts agree on the chunks of every value");
 }
 

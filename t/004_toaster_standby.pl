@@ -128,7 +128,7 @@ compare('after the changes');
 $primary->safe_psql('postgres', 'VACUUM docs');
 compare('after VACUUM');
 is( $standby->safe_psql('postgres', qq{
-SELECT (SELECT count(*) FROM $toastrel) = (SELECT sum(p.chunks) FROM docs, jsonb_toaster_parts(jb) p)}),
+SELECT (SELECT count(*) FROM $toastrel) = (SELECT sum(v.chunks) FROM docs, jsonb_toaster_values(jb) v)}),
 	't', 'the standby\'s TOAST relation holds exactly the live parts');
 is( $standby->safe_psql('postgres', q{
 SELECT count(*) FROM verify_heapam('docs', check_toast => true)}),
@@ -140,7 +140,7 @@ $toastrel = $primary->safe_psql('postgres',
 	q{SELECT reltoastrelid::regclass FROM pg_class WHERE relname = 'docs'});
 compare('after VACUUM FULL');
 is( $standby->safe_psql('postgres', qq{
-SELECT (SELECT count(*) FROM $toastrel) = (SELECT sum(p.chunks) FROM docs, jsonb_toaster_parts(jb) p)}),
+SELECT (SELECT count(*) FROM $toastrel) = (SELECT sum(v.chunks) FROM docs, jsonb_toaster_values(jb) v)}),
 	't', 'after VACUUM FULL the standby\'s TOAST relation holds exactly the live parts');
 
 # Promoted, the standby writes skeletons of its own.
@@ -153,7 +153,7 @@ VACUUM docs;
 });
 check_documents($standby, 'promoted standby');
 is( $standby->safe_psql('postgres', qq{
-SELECT (SELECT count(*) FROM $toastrel) = (SELECT sum(p.chunks) FROM docs, jsonb_toaster_parts(jb) p)}),
+SELECT (SELECT count(*) FROM $toastrel) = (SELECT sum(v.chunks) FROM docs, jsonb_toaster_values(jb) v)}),
 	't', 'the promoted standby\'s TOAST relation holds exactly the live parts');
 is( $standby->safe_psql('postgres', q{
 SELECT count(*) FROM verify_heapam('docs', check_toast => true)}),

@@ -170,7 +170,7 @@ DECLARE r text;
 BEGIN
 	EXECUTE format($q$
 WITH t AS (SELECT chunk_id, count(*) AS n FROM %s GROUP BY chunk_id),
-	l AS (SELECT DISTINCT p.value_id, p.chunks FROM %s, jsonb_toaster_parts(jb) p)
+	l AS (SELECT DISTINCT v.value_id, v.chunks FROM %s, jsonb_toaster_values(jb) v)
 SELECT concat_ws('|', coalesce((SELECT sum(n) FROM t), 0), coalesce((SELECT sum(chunks) FROM l), 0),
 	count(*) FILTER (WHERE l.value_id IS NULL),
 	count(*) FILTER (WHERE t.chunk_id IS NULL),
@@ -179,14 +179,21 @@ FROM t FULL JOIN l ON t.chunk_id = l.value_id $q$,
 		(SELECT reltoastrelid::regclass FROM pg_class WHERE oid = rel), rel) INTO r;
 	RETURN r;
 END $$;
--- TOAST values referred to twice, by two live rows or by one
+-- parts referred to twice, by two live rows or by one, and TOAST values
+-- referred to by two live rows (one row's parts share values)
 CREATE FUNCTION shared_values(rel regclass) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE r text;
 BEGIN
 	EXECUTE format($q$
-SELECT coalesce(string_agg(format('%%s in rows %%s', value_id, ids), '; '), '') FROM (
-	SELECT p.value_id, string_agg(id::text, ',' ORDER BY id) AS ids
-	FROM %s, jsonb_toaster_parts(jb) p GROUP BY p.value_id HAVING count(*) > 1) s $q$, rel)
+SELECT coalesce(string_agg(format('%%s in rows %%s', what, ids), '; '), '') FROM (
+	SELECT format('part %%s+%%s', p.value_id, p.value_offset) AS what,
+		string_agg(id::text, ',' ORDER BY id) AS ids
+	FROM %1$s, jsonb_toaster_parts(jb) p
+	GROUP BY p.value_id, p.value_offset HAVING count(*) > 1
+	UNION ALL
+	SELECT format('value %%s', v.value_id), string_agg(id::text, ',' ORDER BY id)
+	FROM %1$s, jsonb_toaster_values(jb) v
+	GROUP BY v.value_id HAVING count(*) > 1) s $q$, rel)
 	INTO r;
 	RETURN r;
 END $$;
@@ -195,7 +202,7 @@ END $$;
 # The parts before the load: which TOAST value each row's parts had.
 $node->safe_psql('postgres', q{
 CREATE TABLE before_parts AS
-	SELECT id, p.path, p.range, p.value_id FROM docs, jsonb_toaster_parts(jb) p;
+	SELECT id, p.path, p.range, p.value_id, p.value_offset FROM docs, jsonb_toaster_parts(jb) p;
 });
 is( $node->safe_psql('postgres', q{
 SELECT min(n) >= 15 AND min(w) >= 2 FROM (
@@ -465,7 +472,7 @@ SELECT bt_index_check(indexrelid, true) FROM pg_index WHERE indrelid = '$toast':
 		"$round: no leaked value, no missing value, no value with the wrong chunk count");
 	is($node->safe_psql('postgres', q{
 SELECT count(*) FROM docs WHERE (jsonb_toaster_storage(jb)).chunks <>
-	(SELECT sum(chunks) FROM jsonb_toaster_parts(jb))}),
+	(SELECT sum(chunks) FROM jsonb_toaster_values(jb))}),
 		'0', "$round: storage and parts agree on the chunks of every value");
 }
 
@@ -486,6 +493,7 @@ my $words = $node->safe_psql('postgres', q{
 SELECT count(*) FILTER (WHERE b.value_id IS NOT NULL) || '|' || count(*) FILTER (WHERE b.value_id IS NULL)
 FROM docs CROSS JOIN LATERAL jsonb_toaster_parts(jb) p
 	LEFT JOIN before_parts b ON b.id = docs.id AND b.value_id = p.value_id
+		AND b.value_offset = p.value_offset
 WHERE docs.id <= 32 AND p.path = '{words}'
 	AND (ver, se, sub, cat, del, app) <> (0, 0, 0, 0, 0, 0)});
 my ($words_kept, $words_new) = split /\|/, $words;
@@ -495,6 +503,7 @@ my $kept = $node->safe_psql('postgres', q{
 SELECT round(100.0 * count(*) FILTER (WHERE b.value_id IS NOT NULL) / count(*)) || '|' || count(*)
 FROM docs CROSS JOIN LATERAL jsonb_toaster_parts(jb) p
 	LEFT JOIN before_parts b ON b.id = docs.id AND b.value_id = p.value_id
+		AND b.value_offset = p.value_offset
 WHERE docs.id <= 32});
 note "parts of rows 1-32 kept from before the load: $kept (percent|parts)";
 
@@ -517,7 +526,7 @@ sub rewrite
 	# the content it had, when the row has no room left for its delta.
 	$node->safe_psql('postgres', q{
 DROP TABLE IF EXISTS rewritten_parts;
-CREATE TABLE rewritten_parts AS SELECT id, p.value_id, p.hash FROM docs, jsonb_toaster_parts(jb) p;
+CREATE TABLE rewritten_parts AS SELECT id, p.value_id, p.value_offset, p.hash FROM docs, jsonb_toaster_parts(jb) p;
 UPDATE docs SET se = se + 1,
 	jb = jsonb_set(jb, ARRAY['items', se_pos(id, se + 1)::text], item_edit(id, se + 1));
 });
@@ -530,7 +539,8 @@ SELECT count(*) FILTER (WHERE path = '{words}' AND new) || '|' || max(n) || '|' 
 			p.hash NOT IN (SELECT hash FROM rewritten_parts o WHERE o.id = docs.id))
 			OVER (PARTITION BY docs.id) AS n
 	FROM docs CROSS JOIN LATERAL jsonb_toaster_parts(jb) p
-		LEFT JOIN rewritten_parts r ON r.id = docs.id AND r.value_id = p.value_id) s});
+		LEFT JOIN rewritten_parts r ON r.id = docs.id AND r.value_id = p.value_id
+			AND r.value_offset = p.value_offset) s});
 	is($words_new_after, '0', "$how: an edit after the rewrite shares the untouched parts");
 	cmp_ok($max_new, '<=', 3,
 		"$how: and changes at most 3 parts a row (most: $max_new)");
@@ -557,8 +567,8 @@ ALTER TABLE udocs ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
 INSERT INTO docs (id, jb) SELECT i, gen_doc(i, 0) FROM generate_series(1, 4) i;
 INSERT INTO udocs (id, jb) SELECT i, gen_doc(i, 0) FROM generate_series(1, 4) i;
 CREATE TABLE logical_parts AS
-	SELECT 'docs' AS t, id, p.value_id FROM docs, jsonb_toaster_parts(jb) p
-	UNION ALL SELECT 'udocs', id, p.value_id FROM udocs, jsonb_toaster_parts(jb) p;
+	SELECT 'docs' AS t, id, p.value_id, p.value_offset FROM docs, jsonb_toaster_parts(jb) p
+	UNION ALL SELECT 'udocs', id, p.value_id, p.value_offset FROM udocs, jsonb_toaster_parts(jb) p;
 UPDATE docs SET se = se + 1,
 	jb = jsonb_set(jb, ARRAY['items', se_pos(id, se + 1)::text], item_edit(id, se + 1));
 UPDATE udocs SET se = se + 1,
@@ -566,11 +576,13 @@ UPDATE udocs SET se = se + 1,
 });
 is( $node->safe_psql('postgres', q{
 SELECT count(*) FROM docs CROSS JOIN LATERAL jsonb_toaster_parts(jb) p
-	JOIN logical_parts l ON l.t = 'docs' AND l.id = docs.id AND l.value_id = p.value_id}),
+	JOIN logical_parts l ON l.t = 'docs' AND l.id = docs.id AND l.value_id = p.value_id
+	AND l.value_offset = p.value_offset}),
 	'0', 'wal_level = logical: an update of a logged table shares no part');
 cmp_ok( $node->safe_psql('postgres', q{
 SELECT count(*) FROM udocs CROSS JOIN LATERAL jsonb_toaster_parts(jb) p
-	JOIN logical_parts l ON l.t = 'udocs' AND l.id = udocs.id AND l.value_id = p.value_id}),
+	JOIN logical_parts l ON l.t = 'udocs' AND l.id = udocs.id AND l.value_id = p.value_id
+	AND l.value_offset = p.value_offset}),
 	'>=', 4 * 20, 'wal_level = logical: an update of an unlogged table shares parts');
 $node->safe_psql('postgres', 'VACUUM docs; VACUUM udocs');
 foreach my $t ('docs', 'udocs')

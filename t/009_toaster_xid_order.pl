@@ -106,12 +106,12 @@ WHERE c.oid = tbl AND i.lp_flags = 1
 my @tables = qw(s_other s_doc t_other t_doc);
 
 # The TOAST values the documents of table $t name, a query (column v):
-# their parts, or their own value.  Not through a function: a function's
+# those their parts lie in, or their own value.  Not through a function: a function's
 # argument may be detoasted on its way in.
 sub named
 {
 	my ($t) = @_;
-	return qq{SELECT d.v FROM $t, LATERAL (SELECT value_id FROM jsonb_toaster_parts($t.jb)
+	return qq{SELECT d.v FROM $t, LATERAL (SELECT value_id FROM jsonb_toaster_values($t.jb)
 	UNION ALL SELECT pg_column_toast_chunk_id($t.jb)) d(v) WHERE d.v IS NOT NULL};
 }
 
@@ -523,10 +523,12 @@ INSERT INTO dup SELECT 5, jb || '{"c5": 1}' FROM dup WHERE id = 2;
 });
 is( $node->safe_psql(
 		'postgres', q{
-SELECT count(*) FROM (SELECT p.value_id FROM dup, jsonb_toaster_parts(jb) p
-	GROUP BY 1 HAVING count(*) > 1) d}),
+SELECT (SELECT count(*) FROM (SELECT p.value_id, p.value_offset FROM dup, jsonb_toaster_parts(jb) p
+		GROUP BY 1, 2 HAVING count(*) > 1) d) +
+	(SELECT count(*) FROM (SELECT v.value_id FROM dup, jsonb_toaster_values(jb) v
+		GROUP BY 1 HAVING count(*) > 1) d)}),
 	'0',
-	'copies: no part is named twice, by one value or by two rows');
+	'copies: no part is named twice, by one value or by two rows, and no TOAST value by two rows');
 is( $node->safe_psql(
 		'postgres', q{
 SELECT count(*) FILTER (WHERE jb = CASE id

@@ -20,7 +20,9 @@
 #
 # Stops everything, prints the diffs and logs of any failure and exits
 # non-zero if anything failed.  JT_TEST_ONLY=pg18|fuzz|pg15|core runs one
-# part; JT_REGRESS="a b" runs only those pg_regress files on PostgreSQL 18.
+# part; JT_REGRESS="a b" runs only those pg_regress files on PostgreSQL 18,
+# JT_PROVE_TESTS="t/003_x.pl" only those TAP scripts, and JT_PG18_PARTS
+# (default "regress core tap") only those parts of the PostgreSQL 18 step.
 #
 # Run as root, it installs the build dependencies, then continues as an
 # unprivileged user (PostgreSQL does not run as root).
@@ -69,8 +71,13 @@ want()
 {
 	[ -z "${JT_TEST_ONLY:-}" ] || [ "$JT_TEST_ONLY" = "$1" ]
 }
+want18()
+{
+	case " ${JT_PG18_PARTS:-regress core tap} " in *" $1 "*) return 0 ;; esac
+	return 1
+}
 
-if want pg18; then
+if want pg18 && want18 regress; then
 	msg "PostgreSQL 18 (assertions): running pg_regress"
 	if ! PGHOST=$work PGPORT=$port PGUSER=postgres make_ext TAP_TESTS= \
 		${JT_REGRESS:+"REGRESS=$JT_REGRESS"} installcheck; then
@@ -79,7 +86,8 @@ if want pg18; then
 		[ -f "$build/output_iso/regression.diffs" ] &&
 			cat "$build/output_iso/regression.diffs"
 	fi
-
+fi
+if want pg18 && want18 core; then
 	msg "PostgreSQL 18 (assertions): PostgreSQL's jsonb suites through the toaster"
 	# tools/core-jsonb-suites.sh prints the diffs, the census of skeleton
 	# values and the server log's problems itself
@@ -89,11 +97,13 @@ if want pg18; then
 		"$JT_TOP/tools/core-jsonb-suites.sh" "$work/core-jsonb-suites"; then
 		failed+=("PostgreSQL's jsonb suites through the toaster on 18")
 	fi
-
+fi
+if want pg18 && want18 tap; then
 	msg "PostgreSQL 18 (assertions): running TAP tests"
 	# the assertion build carries the patch series: the toaster's parts
 	# must be built (t/002_build_detection.pl)
-	if ! JT_EXPECT_CUSTOM_TOAST=1 make_ext REGRESS= installcheck; then
+	if ! JT_EXPECT_CUSTOM_TOAST=1 make_ext REGRESS= \
+		${JT_PROVE_TESTS:+"PROVE_TESTS=$JT_PROVE_TESTS"} installcheck; then
 		failed+=("TAP on 18")
 		for f in "$build"/tmp_check/log/regress_log_*; do
 			[ -f "$f" ] || continue

@@ -60,12 +60,7 @@ enum
 };
 
 #ifdef JT_CUSTOM_TOAST
-typedef struct SkeletonTotals
-{
-	int32		chunks;
-} SkeletonTotals;
-
-static void add_to_totals(void *arg, const JtRef *ref, List *path);
+static int32 value_chunks(uint32 value_size);
 #endif
 
 static text *
@@ -148,17 +143,23 @@ jsonb_toaster_storage(PG_FUNCTION_ARGS)
 			 custom_toaster_id(attr) == JSONB_TOASTER_ID)
 	{
 		JtSkeleton	skel;
-		SkeletonTotals totals = {0};
+		JtPartEntry *ranges;
+		uint32		nvalues;
+		int32		chunks = 0;
 		varatt_custom header;
 
 		VARATT_CUSTOM_GET_HEADER(header, attr);
 		jt_parse_pointer(attr, &skel);
-		jt_skeleton_walk(&skel, add_to_totals, &totals);
+		/* the chunks of the TOAST values its parts lie in */
+		nvalues = jt_skeleton_list_parts(&skel, &ranges);
+		nvalues = jt_distinct_values(ranges, nvalues);
+		for (uint32 i = 0; i < nvalues; i++)
+			chunks += value_chunks(ranges[i].value_size);
 		values[STORAGE_FORM] = CStringGetTextDatum("skeleton");
 		values[STORAGE_RAW_SIZE] = Int64GetDatum(header.va_rawsize);
 		values[STORAGE_STORED_SIZE] = Int64GetDatum(header.va_storedsize);
 		values[STORAGE_TOAST_RELID] = ObjectIdGetDatum(skel.hdr.toastrelid);
-		values[STORAGE_CHUNKS] = Int32GetDatum(totals.chunks);
+		values[STORAGE_CHUNKS] = Int32GetDatum(chunks);
 		values[STORAGE_PARTS] = Int32GetDatum(skel.hdr.nparts);
 		nulls[STORAGE_FORM] = nulls[STORAGE_RAW_SIZE] =
 			nulls[STORAGE_STORED_SIZE] = nulls[STORAGE_TOAST_RELID] =
@@ -222,6 +223,7 @@ enum
 	PARTS_VALUE_ID,
 	PARTS_CHUNKS,
 	PARTS_HASH,
+	PARTS_VALUE_OFFSET,
 	PARTS_NATTS
 };
 
@@ -229,18 +231,20 @@ enum
 static int32
 part_chunks(const JtPartEntry *range)
 {
-	uint32		extsize = range->extinfo & VARLENA_EXTSIZE_MASK;
+	uint32		extsize = jt_entry_extsize(range);
 
-	return (extsize + TOAST_MAX_CHUNK_SIZE - 1) / TOAST_MAX_CHUNK_SIZE;
+	if (extsize == 0)
+		return 0;
+	return (range->offset + extsize - 1) / TOAST_MAX_CHUNK_SIZE -
+		range->offset / TOAST_MAX_CHUNK_SIZE + 1;
 }
 
-static void
-add_to_totals(void *arg, const JtRef *ref, List *path)
+/* The chunks of a TOAST value of value_size bytes. */
+static int32
+value_chunks(uint32 value_size)
 {
-	SkeletonTotals *totals = (SkeletonTotals *) arg;
-
-	for (uint32 r = 0; r < ref->nranges; r++)
-		totals->chunks += part_chunks(&ref->ranges[r]);
+	return (int32) ((value_size + TOAST_MAX_CHUNK_SIZE - 1) /
+					TOAST_MAX_CHUNK_SIZE);
 }
 
 typedef struct EmitParts
@@ -291,6 +295,7 @@ emit_parts(void *arg, const JtRef *ref, List *path)
 		values[PARTS_VALUE_ID] = ObjectIdGetDatum(range->valueid);
 		values[PARTS_CHUNKS] = Int32GetDatum(part_chunks(range));
 		values[PARTS_HASH] = Int64GetDatum((int64) range->hash);
+		values[PARTS_VALUE_OFFSET] = Int32GetDatum((int32) range->offset);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 }
@@ -301,8 +306,8 @@ emit_parts(void *arg, const JtRef *ref, List *path)
  *
  * The parts of a value the toaster stored, one row each: the path of the
  * value in the document, its range number if the value is split, its kind,
- * entry count, sizes, compression, TOAST value id, chunk count and content
- * hash.  Any
+ * entry count, sizes, compression, TOAST value id, chunk count, content
+ * hash, and where in the TOAST value the part starts.  Any
  * other value has no parts.  Reads only the pointer.
  */
 PG_FUNCTION_INFO_V1(jsonb_toaster_parts);
@@ -326,6 +331,67 @@ jsonb_toaster_parts(PG_FUNCTION_ARGS)
 		emit.rsinfo = rsinfo;
 		emit.skel = &skel;
 		jt_skeleton_walk(&skel, emit_parts, &emit);
+	}
+#endif
+	return (Datum) 0;
+}
+
+/* Output columns of jsonb_toaster_values(), in order. */
+enum
+{
+	VALUES_VALUE_ID,
+	VALUES_SIZE,
+	VALUES_CHUNKS,
+	VALUES_PARTS,
+	VALUES_NATTS
+};
+
+/*
+ * jsonb_toaster_values(jsonb) returns setof record
+ *
+ * The TOAST values a value the toaster stored keeps its parts in, one row
+ * each: value id, stored size, chunks, and how many of its parts lie there.
+ * These are what the row version owns in the TOAST relation (its parts are
+ * byte ranges of them).  Any other value has none.  Reads only the pointer.
+ */
+PG_FUNCTION_INFO_V1(jsonb_toaster_values);
+Datum
+jsonb_toaster_values(PG_FUNCTION_ARGS)
+{
+#ifdef JT_CUSTOM_TOAST
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	struct varlena *attr = (struct varlena *) PG_GETARG_POINTER(0);
+#endif
+
+	InitMaterializedSRF(fcinfo, 0);
+#ifdef JT_CUSTOM_TOAST
+	if (VARATT_IS_EXTERNAL_CUSTOM(attr) &&
+		custom_toaster_id(attr) == JSONB_TOASTER_ID)
+	{
+		JtSkeleton	skel;
+		JtPartEntry *ranges;
+		uint32		n;
+		uint32		i = 0;
+
+		jt_parse_pointer(attr, &skel);
+		n = jt_skeleton_list_parts(&skel, &ranges);
+		qsort(ranges, n, sizeof(JtPartEntry), jt_entry_location_cmp);
+		while (i < n)
+		{
+			uint32		j = i;
+			Datum		values[VALUES_NATTS];
+			bool		nulls[VALUES_NATTS] = {0};
+
+			while (j < n && ranges[j].valueid == ranges[i].valueid)
+				j++;
+			values[VALUES_VALUE_ID] = ObjectIdGetDatum(ranges[i].valueid);
+			values[VALUES_SIZE] = Int32GetDatum((int32) ranges[i].value_size);
+			values[VALUES_CHUNKS] = Int32GetDatum(value_chunks(ranges[i].value_size));
+			values[VALUES_PARTS] = Int32GetDatum((int32) (j - i));
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values,
+								 nulls);
+			i = j;
+		}
 	}
 #endif
 	return (Datum) 0;

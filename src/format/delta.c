@@ -32,6 +32,8 @@ jt_delta_parse_area(JtSkeleton *skel, const char *area, uint32 len)
 {
 	uint32		off = 0;
 	uint32		n = 0;
+	uint32		header_size = jt_version_packs(skel->version) ?
+		sizeof(JtDeltaHeaderPacked) : sizeof(JtDeltaHeader);
 
 	skel->ndeltas = 0;
 	skel->deltas = NULL;
@@ -40,35 +42,55 @@ jt_delta_parse_area(JtSkeleton *skel, const char *area, uint32 len)
 	if (len % sizeof(uint32) != 0)
 		jt_nav_corrupt(&skel->src, "the delta area has a partial record");
 	skel->deltas = palloc(Min(Max(skel->hdr.nparts, 1),
-							  len / sizeof(JtDeltaHeader) + 1) * sizeof(JtDelta));
+							  len / header_size + 1) * sizeof(JtDelta));
 	while (off < len)
 	{
 		JtDelta    *d;
+		JtPartEntry base = {0};
 
-		if (n >= skel->hdr.nparts || n > len / sizeof(JtDeltaHeader))
+		if (n >= skel->hdr.nparts || n > len / header_size)
 			jt_nav_corrupt(&skel->src, "a skeleton has more deltas than parts");
-		if (len - off < sizeof(JtDeltaHeader))
+		if (len - off < header_size)
 			jt_nav_corrupt(&skel->src, "a delta record is shorter than its header");
 		d = &skel->deltas[n];
-		memcpy(&d->hdr, area + off, sizeof(JtDeltaHeader));
+		d->header_size = header_size;
+		if (jt_version_packs(skel->version))
+			memcpy(&d->hdr, area + off, sizeof(JtDeltaHeaderPacked));
+		else
+		{
+			JtDeltaHeader stored;
+
+			memcpy(&stored, area + off, sizeof(JtDeltaHeader));
+			d->hdr.valueid = stored.valueid;
+			d->hdr.base_offset = 0;
+			d->hdr.base_rawsize = stored.base_rawsize;
+			d->hdr.base_header = stored.base_header;
+			d->hdr.base_hash = stored.base_hash;
+			d->hdr.first = stored.first;
+			d->hdr.removed = stored.removed;
+			d->hdr.literal_len = stored.literal_len;
+		}
 		if (jt_delta_record_size(d) > len - off ||
 			d->hdr.literal_len < sizeof(uint32))
 			jt_nav_corrupt(&skel->src, "a delta's literal does not fit its record");
-		if (!OidIsValid(d->hdr.valueid) ||
-			jt_delta_for(skel, d->hdr.valueid) != NULL)
+		base.valueid = d->hdr.valueid;
+		base.offset = d->hdr.base_offset;
+		if (!OidIsValid(d->hdr.valueid) || jt_delta_for(skel, &base) != NULL)
 			jt_nav_corrupt(&skel->src, "a delta names no part, or one named already");
-		d->literal = area + off + sizeof(JtDeltaHeader);
+		d->literal = area + off + header_size;
 		off += (uint32) jt_delta_record_size(d);
 		skel->ndeltas = ++n;
 	}
 }
 
-/* The delta of the part stored under valueid, or NULL. */
+/* The delta of the part stored where range (a directory entry) says. */
 const JtDelta *
-jt_delta_for(const JtSkeleton *skel, Oid valueid)
+jt_delta_for(const JtSkeleton *skel, const JtPartEntry *range)
 {
+	uint64		id = jt_part_id(range);
+
 	for (uint32 i = 0; i < skel->ndeltas; i++)
-		if (skel->deltas[i].hdr.valueid == valueid)
+		if (jt_delta_base_id(&skel->deltas[i]) == id)
 			return &skel->deltas[i];
 	return NULL;
 }
@@ -83,7 +105,7 @@ jt_stored_range(const JtSkeleton *skel, const JtPartEntry *range)
 	JtPartEntry stored = *range;
 	const JtDelta *d;
 
-	if (skel->ndeltas > 0 && (d = jt_delta_for(skel, range->valueid)) != NULL)
+	if (skel->ndeltas > 0 && (d = jt_delta_for(skel, range)) != NULL)
 	{
 		stored.rawsize = d->hdr.base_rawsize;
 		stored.header = d->hdr.base_header;
@@ -369,22 +391,47 @@ jt_delta_make(const struct varlena *base, const JtNode *base_entries,
 							b.count - head - tail);
 }
 
-/* Append a record to a delta area: base is the stored part's entry. */
+/*
+ * Append a record to the delta area of a pointer of format version
+ * version: base is the stored part's entry.
+ */
 void
-jt_delta_append(StringInfo area, const JtPartEntry *base, uint32 first,
-				uint32 removed, const char *literal, uint32 literal_len)
+jt_delta_append(StringInfo area, uint32 version, const JtPartEntry *base,
+				uint32 first, uint32 removed, const char *literal,
+				uint32 literal_len)
 {
-	JtDeltaHeader hdr;
 	static const char padding[sizeof(uint32)] = {0};
 
-	hdr.valueid = base->valueid;
-	hdr.base_rawsize = base->rawsize;
-	hdr.base_header = base->header;
-	hdr.base_hash = base->hash;
-	hdr.first = first;
-	hdr.removed = removed;
-	hdr.literal_len = literal_len;
-	appendBinaryStringInfo(area, (const char *) &hdr, sizeof(hdr));
+	if (jt_version_packs(version))
+	{
+		JtDeltaHeaderPacked hdr;
+
+		hdr.valueid = base->valueid;
+		hdr.base_offset = base->offset;
+		hdr.base_rawsize = base->rawsize;
+		hdr.base_header = base->header;
+		hdr.base_hash = base->hash;
+		hdr.first = first;
+		hdr.removed = removed;
+		hdr.literal_len = literal_len;
+		appendBinaryStringInfo(area, (const char *) &hdr, sizeof(hdr));
+	}
+	else
+	{
+		JtDeltaHeader hdr;
+
+		if (base->offset != 0)
+			elog(ERROR, "a packed part cannot be a delta's base in format version %u",
+				 version);
+		hdr.valueid = base->valueid;
+		hdr.base_rawsize = base->rawsize;
+		hdr.base_header = base->header;
+		hdr.base_hash = base->hash;
+		hdr.first = first;
+		hdr.removed = removed;
+		hdr.literal_len = literal_len;
+		appendBinaryStringInfo(area, (const char *) &hdr, sizeof(hdr));
+	}
 	appendBinaryStringInfo(area, literal, literal_len);
 	/* records are 4-byte multiples, wherever the area starts */
 	appendBinaryStringInfo(area, padding, INTALIGN(literal_len) - literal_len);
@@ -395,12 +442,12 @@ jt_delta_append(StringInfo area, const JtPartEntry *base, uint32 first,
  * value except: what the pointer carries to be written, not stored.
  */
 uint32
-jt_delta_carried_len(const JtSkeleton *skel, Oid except)
+jt_delta_carried_len(const JtSkeleton *skel, uint64 except)
 {
 	uint64		len = 0;
 
 	for (uint32 i = 0; i < skel->ndeltas; i++)
-		if (skel->deltas[i].hdr.valueid != except &&
+		if (jt_delta_base_id(&skel->deltas[i]) != except &&
 			jt_delta_is_replacement(&skel->deltas[i]))
 			len += jt_delta_record_size(&skel->deltas[i]);
 	return (uint32) len;
@@ -408,10 +455,10 @@ jt_delta_carried_len(const JtSkeleton *skel, Oid except)
 
 /*
  * Append the delta records of skel to area, but those of the nexcept
- * values in except, and the replacements unless asked for.
+ * parts in except (jt_part_id()), and the replacements unless asked for.
  */
 void
-jt_delta_area_copy_except(const JtSkeleton *skel, const Oid *except,
+jt_delta_area_copy_except(const JtSkeleton *skel, const uint64 *except,
 						  uint32 nexcept, bool replacements, StringInfo area)
 {
 	for (uint32 i = 0; i < skel->ndeltas; i++)
@@ -421,21 +468,22 @@ jt_delta_area_copy_except(const JtSkeleton *skel, const Oid *except,
 		bool		excepted = false;
 
 		for (uint32 e = 0; e < nexcept && !excepted; e++)
-			excepted = d->hdr.valueid == except[e];
+			excepted = jt_delta_base_id(d) == except[e];
 		if (excepted || (!replacements && jt_delta_is_replacement(d)))
 			continue;
 		base.valueid = d->hdr.valueid;
+		base.offset = d->hdr.base_offset;
 		base.rawsize = d->hdr.base_rawsize;
 		base.header = d->hdr.base_header;
 		base.hash = d->hdr.base_hash;
-		jt_delta_append(area, &base, d->hdr.first, d->hdr.removed,
-						d->literal, d->hdr.literal_len);
+		jt_delta_append(area, skel->version, &base, d->hdr.first,
+						d->hdr.removed, d->literal, d->hdr.literal_len);
 	}
 }
 
-/* The same, but the record of value except (InvalidOid: none). */
+/* The same, but the record of part except (JT_NO_PART: none). */
 void
-jt_delta_area_copy(const JtSkeleton *skel, Oid except, bool replacements,
+jt_delta_area_copy(const JtSkeleton *skel, uint64 except, bool replacements,
 				   StringInfo area)
 {
 	jt_delta_area_copy_except(skel, &except, 1, replacements, area);

@@ -51,8 +51,9 @@
 #define JT_DELTA_BUDGET(range_size)	((range_size) / 4)
 
 /* The most a delta record takes besides its literal: header and padding. */
-#define JT_DELTA_RECORD_OVERHEAD	(sizeof(JtDeltaHeader) + sizeof(uint32) - 1)
+#define JT_DELTA_RECORD_OVERHEAD	(sizeof(JtDeltaHeaderPacked) + sizeof(uint32) - 1)
 
+/* A record's header, as stored before format version 5 */
 typedef struct JtDeltaHeader
 {
 	Oid			valueid;		/* the base, a part of this skeleton */
@@ -64,16 +65,31 @@ typedef struct JtDeltaHeader
 	uint32		literal_len;	/* bytes of literal, padding excluded */
 } JtDeltaHeader;
 
+/* and from version 5, where the base lies in its TOAST value */
+typedef struct JtDeltaHeaderPacked
+{
+	Oid			valueid;
+	uint32		base_offset;
+	int32		base_rawsize;
+	uint32		base_header;
+	uint32		base_hash;
+	uint32		first;
+	uint32		removed;
+	uint32		literal_len;
+} JtDeltaHeaderPacked;
+
 /* A delta record, checked and copied out of the payload. */
 typedef struct JtDelta
 {
-	JtDeltaHeader hdr;
+	JtDeltaHeaderPacked hdr;	/* base_offset 0 before version 5 */
+	uint32		header_size;	/* as stored */
 	const char *literal;		/* in the payload */
 } JtDelta;
 
 extern void jt_delta_parse_area(JtSkeleton *skel, const char *area,
 								uint32 len);
-extern const JtDelta *jt_delta_for(const JtSkeleton *skel, Oid valueid);
+extern const JtDelta *jt_delta_for(const JtSkeleton *skel,
+								   const JtPartEntry *range);
 extern JtPartEntry jt_stored_range(const JtSkeleton *skel,
 								   const JtPartEntry *range);
 extern struct varlena *jt_delta_apply(const JtDelta *delta,
@@ -87,16 +103,24 @@ extern bool jt_delta_make(const struct varlena *base,
 						  uint32 same_tail, uint32 budget,
 						  StringInfo literal, uint32 *first,
 						  uint32 *removed);
-extern void jt_delta_append(StringInfo area, const JtPartEntry *base,
-							uint32 first, uint32 removed,
-							const char *literal, uint32 literal_len);
-extern void jt_delta_area_copy(const JtSkeleton *skel, Oid except,
+extern void jt_delta_append(StringInfo area, uint32 version,
+							const JtPartEntry *base, uint32 first,
+							uint32 removed, const char *literal,
+							uint32 literal_len);
+extern void jt_delta_area_copy(const JtSkeleton *skel, uint64 except,
 							   bool replacements, StringInfo area);
 extern void jt_delta_area_copy_except(const JtSkeleton *skel,
-									  const Oid *except, uint32 nexcept,
+									  const uint64 *except, uint32 nexcept,
 									  bool replacements, StringInfo area);
 
-extern uint32 jt_delta_carried_len(const JtSkeleton *skel, Oid except);
+extern uint32 jt_delta_carried_len(const JtSkeleton *skel, uint64 except);
+
+/* The part id (jt_part_id()) of a record's base. */
+static inline uint64
+jt_delta_base_id(const JtDelta *delta)
+{
+	return ((uint64) delta->hdr.valueid << 32) | delta->hdr.base_offset;
+}
 
 /* Does a record replace every entry of its base?  See above. */
 static inline bool
@@ -110,7 +134,7 @@ jt_delta_is_replacement(const JtDelta *delta)
 static inline uint64
 jt_delta_record_size(const JtDelta *delta)
 {
-	return sizeof(JtDeltaHeader) + INTALIGN((uint64) delta->hdr.literal_len);
+	return delta->header_size + INTALIGN((uint64) delta->hdr.literal_len);
 }
 
 #endif							/* JSONB_TOASTER_DELTA_H */

@@ -143,7 +143,7 @@ fetch_with_deltas(Flattener *f, LoadedRef *lr)
 					  lr->toastrelid, lr->raws, lr->free_raws);
 	for (uint32 r = 0; r < ref->nranges; r++)
 	{
-		const JtDelta *d = jt_delta_for(f->skel, ref->ranges[r].valueid);
+		const JtDelta *d = jt_delta_for(f->skel, &ref->ranges[r]);
 		struct varlena *base = lr->raws[r];
 		struct varlena *content;
 

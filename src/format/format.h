@@ -28,8 +28,9 @@
  *		layout bytes		format version 3, when the range count has
  *							JT_REF_HAS_LAYOUTS: one per part (below)
  *
- * Each part is an ordinary jsonb value with its own TOAST value id,
- * compressed with the column's method, written by toast_save_datum().  A
+ * Each part is an ordinary jsonb value, compressed with the column's
+ * method; the parts one statement writes are packed into one TOAST value
+ * (format version 5), written by toast_save_datum().  A
  * long container is one part, or, when it is wider than the range size,
  * several: consecutive elements (or key/value pairs, keys staying sorted)
  * each forming an array (object) of their own.  A long scalar is one part
@@ -71,8 +72,10 @@
  *	1        skeleton, references, parts (hashes by hash_bytes())
  *	2        version 1 with a delta area; only pointers holding deltas
  *	3        deltas or not, and references may have layout bytes
- *	4        version 3 with parts' hashes by CRC-32C (jt_part_hash());
- *	         the one written now
+ *	4        version 3 with parts' hashes by CRC-32C (jt_part_hash())
+ *	5        version 4 with parts packed: a directory entry names a byte
+ *	         range of a TOAST value that may hold several parts; the one
+ *	         written now
  *
  * A pointer made from a stored one by changing one part keeps its version
  * (the other parts' hashes are not recomputed), but 1 and 2 become 3; one
@@ -81,7 +84,22 @@
 #define JT_SKELETON_VERSION_FIRST	1
 #define JT_SKELETON_VERSION_LAYOUTS	3
 #define JT_SKELETON_VERSION_CRC32C	4
-#define JT_SKELETON_VERSION_LATEST	JT_SKELETON_VERSION_CRC32C
+#define JT_SKELETON_VERSION_PACKED	5
+#define JT_SKELETON_VERSION_LATEST	JT_SKELETON_VERSION_PACKED
+
+/*
+ * Does format version version pack parts?  From version 5, the parts one
+ * statement writes for a value go into one TOAST value, one after another
+ * (a part's stored bytes are what a TOAST value of its own would hold), and
+ * a directory entry says where in its value a part lies.  Before, every
+ * part was a TOAST value of its own; such parts read as the only part of
+ * their value.
+ */
+static inline bool
+jt_version_packs(uint32 version)
+{
+	return version >= JT_SKELETON_VERSION_PACKED;
+}
 
 /*
  * A part's layout byte says where its bytes fall modulo 4, which is all
@@ -138,6 +156,20 @@ typedef struct JtRefRange
 	uint32		key_length;		/* of the reference; 0/0 if not stored */
 } JtRefRange;
 
+/* The same from format version 5: where in its TOAST value the part lies. */
+typedef struct JtRefRangePacked
+{
+	int32		rawsize;
+	uint32		extinfo;
+	Oid			valueid;		/* the TOAST value holding the part */
+	uint32		offset;			/* the part's first byte in that value */
+	uint32		value_size;		/* bytes of that value */
+	uint32		header;
+	uint32		hash;
+	uint32		key_offset;
+	uint32		key_length;
+} JtRefRangePacked;
+
 /* A skeleton's header, as read from its payload. */
 typedef struct JtSkeletonInfo
 {
@@ -146,21 +178,61 @@ typedef struct JtSkeletonInfo
 	uint32		tree_size;
 } JtSkeletonInfo;
 
-/* A part's directory entry, as read from a reference (JtRefRange). */
+/*
+ * A part's directory entry, as read from a reference (JtRefRange or
+ * JtRefRangePacked).  The part's stored bytes (extinfo's size of them) are
+ * bytes offset .. offset + size - 1 of TOAST value valueid, of value_size
+ * bytes; an unpacked part is a whole value (offset 0, value_size its size).
+ */
 typedef struct JtPartEntry
 {
 	int32		rawsize;
 	uint32		extinfo;
 	Oid			valueid;
+	uint32		offset;
+	uint32		value_size;
 	uint32		header;
 	uint32		hash;
 	uint32		key_offset;
 	uint32		key_length;
 } JtPartEntry;
 
-/* Where the tree starts in a payload, and the size of a directory entry. */
+/* Where the tree starts in a payload. */
 #define JT_PAYLOAD_TREE_OFFSET	((uint32) sizeof(JtSkeletonHeader))
-#define JT_ENTRY_SIZE			((uint32) sizeof(JtRefRange))
+
+/* The size of a directory entry in format version version. */
+static inline uint32
+jt_entry_size(uint32 version)
+{
+	return jt_version_packs(version) ?
+		(uint32) sizeof(JtRefRangePacked) : (uint32) sizeof(JtRefRange);
+}
+
+/* The stored size of a part (what its directory entry's extinfo gives). */
+static inline uint32
+jt_entry_extsize(const JtPartEntry *entry)
+{
+	return entry->extinfo & VARLENA_EXTSIZE_MASK;
+}
+
+/* Is the part the whole of its TOAST value? */
+static inline bool
+jt_entry_is_whole_value(const JtPartEntry *entry)
+{
+	return entry->offset == 0 && entry->value_size == jt_entry_extsize(entry);
+}
+
+/*
+ * One number naming a stored part among those of a skeleton's table: its
+ * value and where in it it lies.  0 names none.
+ */
+#define JT_NO_PART	((uint64) 0)
+
+static inline uint64
+jt_part_id(const JtPartEntry *entry)
+{
+	return ((uint64) entry->valueid << 32) | entry->offset;
+}
 
 static inline void
 jt_payload_read_info(const char *payload, JtSkeletonInfo *info)
@@ -186,39 +258,82 @@ jt_payload_write_info(char *payload, const JtSkeletonInfo *info)
 
 /* Entry r of the reference whose header lies at ref_offset. */
 static inline uint64
-jt_entry_offset(uint64 ref_offset, uint32 r)
+jt_entry_offset(uint64 ref_offset, uint32 r, uint32 version)
 {
-	return ref_offset + sizeof(JtRefHeader) + (uint64) r * JT_ENTRY_SIZE;
+	return ref_offset + sizeof(JtRefHeader) +
+		(uint64) r * jt_entry_size(version);
 }
 
 static inline void
-jt_entry_read(const char *at, JtPartEntry *entry)
+jt_entry_read(const char *at, uint32 version, JtPartEntry *entry)
 {
-	JtRefRange	stored;
+	if (jt_version_packs(version))
+	{
+		JtRefRangePacked stored;
 
-	memcpy(&stored, at, sizeof(stored));
-	entry->rawsize = stored.rawsize;
-	entry->extinfo = stored.extinfo;
-	entry->valueid = stored.valueid;
-	entry->header = stored.header;
-	entry->hash = stored.hash;
-	entry->key_offset = stored.key_offset;
-	entry->key_length = stored.key_length;
+		memcpy(&stored, at, sizeof(stored));
+		entry->rawsize = stored.rawsize;
+		entry->extinfo = stored.extinfo;
+		entry->valueid = stored.valueid;
+		entry->offset = stored.offset;
+		entry->value_size = stored.value_size;
+		entry->header = stored.header;
+		entry->hash = stored.hash;
+		entry->key_offset = stored.key_offset;
+		entry->key_length = stored.key_length;
+	}
+	else
+	{
+		JtRefRange	stored;
+
+		memcpy(&stored, at, sizeof(stored));
+		entry->rawsize = stored.rawsize;
+		entry->extinfo = stored.extinfo;
+		entry->valueid = stored.valueid;
+		entry->offset = 0;
+		entry->value_size = stored.extinfo & VARLENA_EXTSIZE_MASK;
+		entry->header = stored.header;
+		entry->hash = stored.hash;
+		entry->key_offset = stored.key_offset;
+		entry->key_length = stored.key_length;
+	}
 }
 
 static inline void
-jt_entry_write(char *at, const JtPartEntry *entry)
+jt_entry_write(char *at, uint32 version, const JtPartEntry *entry)
 {
-	JtRefRange	stored;
+	if (jt_version_packs(version))
+	{
+		JtRefRangePacked stored;
 
-	stored.rawsize = entry->rawsize;
-	stored.extinfo = entry->extinfo;
-	stored.valueid = entry->valueid;
-	stored.header = entry->header;
-	stored.hash = entry->hash;
-	stored.key_offset = entry->key_offset;
-	stored.key_length = entry->key_length;
-	memcpy(at, &stored, sizeof(stored));
+		stored.rawsize = entry->rawsize;
+		stored.extinfo = entry->extinfo;
+		stored.valueid = entry->valueid;
+		stored.offset = entry->offset;
+		stored.value_size = entry->value_size;
+		stored.header = entry->header;
+		stored.hash = entry->hash;
+		stored.key_offset = entry->key_offset;
+		stored.key_length = entry->key_length;
+		memcpy(at, &stored, sizeof(stored));
+	}
+	else
+	{
+		JtRefRange	stored;
+
+		/* the writers of older versions store every part on its own */
+		if (!jt_entry_is_whole_value(entry))
+			elog(ERROR, "a packed part cannot be named in format version %u",
+				 version);
+		stored.rawsize = entry->rawsize;
+		stored.extinfo = entry->extinfo;
+		stored.valueid = entry->valueid;
+		stored.header = entry->header;
+		stored.hash = entry->hash;
+		stored.key_offset = entry->key_offset;
+		stored.key_length = entry->key_length;
+		memcpy(at, &stored, sizeof(stored));
+	}
 }
 
 /* Set the element count of the reference whose header lies at ref. */

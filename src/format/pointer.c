@@ -153,6 +153,16 @@ jt_pointer_payload(const struct varlena *pointer, uint32 *len)
 	return VARDATA_CUSTOM(pointer);
 }
 
+/* The format version of one of our pointers, as stored. */
+uint32
+jt_pointer_version(const struct varlena *pointer)
+{
+	varatt_custom header;
+
+	VARATT_CUSTOM_GET_HEADER(header, pointer);
+	return header.va_version;
+}
+
 /* The TOAST relation holding the parts of one of our pointers. */
 Oid
 jt_pointer_toastrelid(const struct varlena *pointer)

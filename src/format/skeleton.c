@@ -126,7 +126,7 @@ jt_skeleton_read_ref(JtSkeleton *skel, const JtNode *node, JtRef *ref)
 	nranges = rh.nranges & ~JT_REF_HAS_LAYOUTS;
 	if (has_layouts && skel->version < JT_SKELETON_VERSION_LAYOUTS)
 		jt_nav_corrupt(src, "a reference has layout bytes in a format that has none");
-	dirsize = jt_entry_offset(0, nranges);
+	dirsize = jt_entry_offset(0, nranges, skel->version);
 	keys_end = node->length - (has_layouts ? nranges : 0);
 	if (nranges == 0 || dirsize > keys_end || keys_end > node->length)
 		jt_nav_corrupt(src, "a reference's ranges do not fit in it");
@@ -135,7 +135,8 @@ jt_skeleton_read_ref(JtSkeleton *skel, const JtNode *node, JtRef *ref)
 
 	ranges = palloc(nranges * sizeof(JtPartEntry));
 	for (uint32 i = 0; i < nranges; i++)
-		jt_entry_read(p + jt_entry_offset(0, i), &ranges[i]);
+		jt_entry_read(p + jt_entry_offset(0, i, skel->version),
+					  skel->version, &ranges[i]);
 	for (uint32 r = 0; r < nranges; r++)
 	{
 		JtPartEntry *range = &ranges[r];
@@ -151,6 +152,9 @@ jt_skeleton_read_ref(JtSkeleton *skel, const JtNode *node, JtRef *ref)
 			 method != TOAST_PGLZ_COMPRESSION_ID &&
 			 method != TOAST_LZ4_COMPRESSION_ID))
 			jt_nav_corrupt(src, "a part has impossible sizes");
+		if (stored.value_size > VARLENA_EXTSIZE_MASK ||
+			(uint64) stored.offset + extsize > stored.value_size)
+			jt_nav_corrupt(src, "a part lies outside its TOAST value");
 		if (!jt_root_header_ok(range->header) || !jt_root_header_ok(stored.header) ||
 			(range->header & ~JT_CONTAINER_COUNT_MASK) !=
 			(rh.header & ~JT_CONTAINER_COUNT_MASK) ||
@@ -451,7 +455,7 @@ jt_skeleton_list_parts(JtSkeleton *skel, JtPartEntry **ranges)
 	{
 		const JtPartEntry *range = lfirst(lc);
 
-		if (jt_delta_for(skel, range->valueid) != NULL)
+		if (jt_delta_for(skel, range) != NULL)
 			deltas_used++;
 		(*ranges)[n++] = jt_stored_range(skel, range);
 	}
@@ -459,4 +463,43 @@ jt_skeleton_list_parts(JtSkeleton *skel, JtPartEntry **ranges)
 	if (deltas_used != skel->ndeltas)
 		jt_nav_corrupt(&skel->src, "a delta names a value that is not one of the skeleton's parts");
 	return n;
+}
+
+/* Order directory entries by where their parts are stored. */
+int
+jt_entry_location_cmp(const void *a, const void *b)
+{
+	const JtPartEntry *x = (const JtPartEntry *) a;
+	const JtPartEntry *y = (const JtPartEntry *) b;
+
+	if (x->valueid != y->valueid)
+		return x->valueid < y->valueid ? -1 : 1;
+	return (x->offset > y->offset) - (x->offset < y->offset);
+}
+
+/*
+ * The TOAST values a pointer's parts lie in, each once (the entry of its
+ * first part), sorted by value id; their number.  ranges is sorted.
+ */
+uint32
+jt_distinct_values(JtPartEntry *ranges, uint32 n)
+{
+	uint32		nvalues = 0;
+
+	qsort(ranges, n, sizeof(JtPartEntry), jt_entry_location_cmp);
+	for (uint32 i = 0; i < n; i++)
+	{
+		if (nvalues > 0 && ranges[nvalues - 1].valueid == ranges[i].valueid)
+		{
+			if (ranges[nvalues - 1].value_size != ranges[i].value_size)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("corrupt jsonb_toaster value"),
+						 errdetail("Its parts give toast value %u two sizes.",
+								   ranges[i].valueid)));
+			continue;
+		}
+		ranges[nvalues++] = ranges[i];
+	}
+	return nvalues;
 }

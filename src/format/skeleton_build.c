@@ -15,7 +15,7 @@
  * A container that leaves and is larger than the range size is split into
  * ranges of consecutive entries, each stored as a jsonb of its own, so
  * that a reader fetches one range instead of the whole container.  The
- * directory costs JT_ENTRY_SIZE per range in the skeleton, so when
+ * directory costs jt_entry_size() per range in the skeleton, so when
  * the wanted range size would make the skeleton outgrow its target the
  * ranges grow instead.  Boundaries depend on the entries' contents (see
  * ends_range()), so that an edit moves only the boundaries near it.
@@ -65,8 +65,8 @@ typedef struct Builder
 } Builder;
 
 /* a reference's header, directory and layout bytes, and padding */
-#define REF_SIZE(nranges) \
-	(jt_entry_offset(0, nranges) + (nranges) + 3)
+#define REF_SIZE(version, nranges) \
+	(jt_entry_offset(0, nranges, version) + (nranges) + 3)
 
 /* Find the values of a container (and below) long enough to leave. */
 static void
@@ -326,18 +326,20 @@ write_ref(Builder *b, StringInfo tree, BuildNode *n)
 		(JT_CONTAINER_SCALAR | JT_CONTAINER_ARRAY | 1);
 	rh.nranges = n->nranges | JT_REF_HAS_LAYOUTS;
 	appendBinaryStringInfo(tree, (const char *) &rh, sizeof(rh));
-	appendStringInfoSpaces(tree, n->nranges * JT_ENTRY_SIZE);
+	appendStringInfoSpaces(tree, n->nranges *
+						   jt_entry_size(b->result->version));
 
 	for (uint32 r = 0; r < n->nranges; r++)
 	{
 		JtPartEntry range = {0};
-		int			at = (int) jt_entry_offset(start, r);
+		int			at = (int) jt_entry_offset(start, r,
+											   b->result->version);
 		struct varlena *raw = build_part(b, n, r, &range.header);
 		JtSource	partsrc;
 		JtNode		partroot;
 
 		range.rawsize = VARSIZE(raw);
-		range.hash = jt_part_hash(JT_SKELETON_VERSION_LATEST, VARDATA(raw),
+		range.hash = jt_part_hash(b->result->version, VARDATA(raw),
 								  VARSIZE(raw) - VARHDRSZ);
 		jt_memory_source(&partsrc, VARDATA(raw), VARSIZE(raw) - VARHDRSZ,
 						 false);
@@ -354,7 +356,7 @@ write_ref(Builder *b, StringInfo tree, BuildNode *n)
 								   jt_source_read(&b->src, key.offset, key.length),
 								   key.length);
 		}
-		jt_entry_write(tree->data + at, &range);
+		jt_entry_write(tree->data + at, b->result->version, &range);
 		add_part(b->result, raw, at);
 	}
 	appendBinaryStringInfo(tree, (const char *) layouts, n->nranges);
@@ -439,7 +441,8 @@ directory_growth(Builder *b, BuildNode *n)
 
 	if (!n->external || n->nranges <= 1)
 		return 0;
-	growth = (int64) REF_SIZE(n->nranges) - (int64) REF_SIZE(1);
+	growth = (int64) REF_SIZE(b->result->version, n->nranges) -
+		(int64) REF_SIZE(b->result->version, 1);
 	if (jt_node_is_object(&n->node))
 	{
 		for (uint32 r = 1; r < n->nranges; r++)
@@ -477,12 +480,12 @@ plan_all_ranges(Builder *b, uint32 range_size)
 
 /* Make a candidate leave the tree; returns what the tree's size changes by. */
 static int64
-make_external(BuildNode *n)
+make_external(Builder *b, BuildNode *n)
 {
 	n->external = true;
 	for (BuildNode *a = n->parent; a != NULL && !a->external_below; a = a->parent)
 		a->external_below = true;
-	return (int64) REF_SIZE(1) - n->node.length;
+	return (int64) REF_SIZE(b->result->version, 1) - n->node.length;
 }
 
 /* The longest candidate still in the tree with nothing of it gone, or NULL. */
@@ -524,7 +527,7 @@ plan_ranges_to_fit(Builder *b, uint32 range_size, int64 est, int32 target)
 		if (growth == 0 || est + growth <= target)
 			break;
 		if (!b->root.external && (n = next_inline_candidate(b)) != NULL)
-			est += make_external(n);
+			est += make_external(b, n);
 		else if (range_size <= PG_INT32_MAX / 2)
 			range_size *= 2;
 		else
@@ -541,14 +544,14 @@ plan_ranges_to_fit(Builder *b, uint32 range_size, int64 est, int32 target)
 #define JT_EXPECTED_KEY_SIZE	16
 
 static int64
-expected_ref_size(const BuildNode *n, uint32 range_size)
+expected_ref_size(const Builder *b, const BuildNode *n, uint32 range_size)
 {
 	int64		nranges;
 
 	if (n->node.kind != JT_NODE_CONTAINER || n->node.length <= range_size)
-		return REF_SIZE(1);
+		return REF_SIZE(b->result->version, 1);
 	nranges = n->node.length / range_size * 5 / 4 + 1;
-	return REF_SIZE(nranges) +
+	return REF_SIZE(b->result->version, nranges) +
 		(jt_node_is_object(&n->node) ? nranges * JT_EXPECTED_KEY_SIZE : 0);
 }
 
@@ -560,7 +563,7 @@ expected_ref_size(const BuildNode *n, uint32 range_size)
  */
 bool
 jt_build_skeleton(const struct varlena *doc, int32 target, uint32 range_size,
-				  JtBuildResult *result)
+				  uint32 version, JtBuildResult *result)
 {
 	Builder		b;
 	int64		est;
@@ -570,6 +573,7 @@ jt_build_skeleton(const struct varlena *doc, int32 target, uint32 range_size,
 	memset(&b, 0, sizeof(Builder));
 	memset(result, 0, sizeof(JtBuildResult));
 	initStringInfo(&result->tree);
+	result->version = version;
 	b.result = result;
 	jt_memory_source(&b.src, VARDATA(doc), VARSIZE(doc) - VARHDRSZ, false);
 	jt_nav_root(&b.src, &b.root.node);
@@ -595,8 +599,8 @@ jt_build_skeleton(const struct varlena *doc, int32 target, uint32 range_size,
 			break;
 		if (ancestor_is_external(n))
 			continue;
-		with_dirs += expected_ref_size(n, range_size) - n->node.length;
-		est += make_external(n);
+		with_dirs += expected_ref_size(&b, n, range_size) - n->node.length;
+		est += make_external(&b, n);
 	}
 
 	if (est > target)
@@ -605,7 +609,7 @@ jt_build_skeleton(const struct varlena *doc, int32 target, uint32 range_size,
 		foreach(lc, b.candidates)
 			((BuildNode *) lfirst(lc))->external = false;
 		b.root.external = true;
-		est = sizeof(uint32) + REF_SIZE(1);
+		est = sizeof(uint32) + REF_SIZE(version, 1);
 	}
 	else if (!b.root.external_below)
 		return false;
@@ -615,25 +619,31 @@ jt_build_skeleton(const struct varlena *doc, int32 target, uint32 range_size,
 	return true;
 }
 
-/* Where part i was stored: fill in its range in the tree. */
+/*
+ * Where part i was stored (stored: an entry giving its extinfo, value,
+ * offset and value size): fill in its range in the tree.
+ */
 void
-jt_build_set_stored(JtBuildResult *result, uint32 i, uint32 extinfo,
-					Oid valueid)
+jt_build_set_stored(JtBuildResult *result, uint32 i,
+					const JtPartEntry *stored)
 {
 	JtPartEntry range;
 	char	   *at = result->tree.data + result->parts[i].range_offset;
 
-	jt_entry_read(at, &range);
-	range.extinfo = extinfo;
-	range.valueid = valueid;
-	jt_entry_write(at, &range);
+	jt_entry_read(at, result->version, &range);
+	range.extinfo = stored->extinfo;
+	range.valueid = stored->valueid;
+	range.offset = stored->offset;
+	range.value_size = stored->value_size;
+	jt_entry_write(at, result->version, &range);
 }
 
 /* The directory entry planned for part i. */
 void
 jt_build_entry(const JtBuildResult *result, uint32 i, JtPartEntry *entry)
 {
-	jt_entry_read(result->tree.data + result->parts[i].range_offset, entry);
+	jt_entry_read(result->tree.data + result->parts[i].range_offset,
+				  result->version, entry);
 }
 
 /*

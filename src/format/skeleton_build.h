@@ -33,12 +33,14 @@ typedef struct JtBuildResult
 	JtBuildPart *parts;			/* in document order */
 	uint32		nparts;
 	uint32		maxparts;
+	uint32		version;		/* the format version written */
 } JtBuildResult;
 
 extern bool jt_build_skeleton(const struct varlena *doc, int32 target,
-							  uint32 range_size, JtBuildResult *result);
+							  uint32 range_size, uint32 version,
+							  JtBuildResult *result);
 extern void jt_build_set_stored(JtBuildResult *result, uint32 i,
-								uint32 extinfo, Oid valueid);
+								const JtPartEntry *stored);
 extern void jt_build_entry(const JtBuildResult *result, uint32 i,
 						   JtPartEntry *entry);
 extern char *jt_build_payload(const JtBuildResult *result, Oid toastrelid,

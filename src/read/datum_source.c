@@ -335,11 +335,10 @@ jt_datum_is_plain(Datum value)
 	return !VARATT_IS_EXTERNAL(attr) && !VARATT_IS_COMPRESSED(attr);
 }
 
-void
-jt_datum_source_open(JtDatumSource *src, Datum value, JtScratch *scratch)
+/* What every source starts from. */
+static void
+init_source(JtDatumSource *src, JtScratch *scratch)
 {
-	struct varlena *attr = (struct varlena *) DatumGetPointer(value);
-
 	src->scratch = scratch;
 	src->buffer = NULL;
 	src->buffer_cap = 0;
@@ -350,6 +349,67 @@ jt_datum_source_open(JtDatumSource *src, Datum value, JtScratch *scratch)
 	src->buffer_slot = NULL;
 	src->stored_slot = NULL;
 	src->part = NULL;
+}
+
+/* A source whose bytes are filled on demand, form not known yet. */
+static void
+init_stream(JtDatumSource *src)
+{
+	src->form = JT_FORM_PLAIN;	/* until known: errors name no value */
+	src->pub.data = NULL;
+	src->pub.size = 0;
+	src->pub.avail = 0;
+	src->pub.fill = datum_source_fill;
+	src->pub.corrupt = datum_source_corrupt;
+	src->pub.refs_allowed = false;
+}
+
+/*
+ * Read stored bytes value_offset .. of a TOAST value of value_size bytes:
+ * a value on its own (value_offset 0, value_size its stored size) or a part
+ * packed with others.  rawsize and extinfo are as in a TOAST pointer.
+ */
+static void
+open_stored(JtDatumSource *src, Oid toastrelid, Oid valueid, int32 rawsize,
+			uint32 extinfo, int32 value_offset, int32 value_size)
+{
+	src->toastrelid = toastrelid;
+	src->valueid = valueid;
+	src->stored_size = (int32) (extinfo & VARLENA_EXTSIZE_MASK);
+	src->value_offset = value_offset;
+	src->value_size = value_size;
+	src->form = src->stored_size < rawsize - VARHDRSZ ?
+		JT_FORM_EXTERNAL_COMPRESSED : JT_FORM_EXTERNAL;
+	check_raw_size(src, (int64) rawsize - VARHDRSZ);
+	src->pub.size = rawsize - VARHDRSZ;
+
+	if (src->form == JT_FORM_EXTERNAL_COMPRESSED)
+	{
+		JtDecodeMethod method =
+			decode_method(src, extinfo >> VARLENA_EXTSIZE_BITS);
+
+		if (src->stored_size < (int32) STREAM_HEADER_SIZE)
+			datum_source_corrupt(&src->pub, "compressed stream shorter than its header");
+		allocate_buffer(src);
+		allocate_stored(src);
+		jt_decoder_init(&src->decoder, method, src->buffer, src->pub.size,
+						src->stored + STREAM_HEADER_SIZE,
+						src->stored_size - STREAM_HEADER_SIZE);
+	}
+	else
+	{
+		if (src->stored_size != (int32) src->pub.size)
+			datum_source_corrupt(&src->pub, "stored size differs from raw size in an uncompressed value");
+		allocate_buffer(src);
+	}
+}
+
+void
+jt_datum_source_open(JtDatumSource *src, Datum value, JtScratch *scratch)
+{
+	struct varlena *attr = (struct varlena *) DatumGetPointer(value);
+
+	init_source(src, scratch);
 
 #ifdef JT_CUSTOM_TOAST
 	/* the jsonb toaster's pointer: read its skeleton, then parts as needed */
@@ -365,13 +425,7 @@ jt_datum_source_open(JtDatumSource *src, Datum value, JtScratch *scratch)
 	}
 #endif
 
-	src->form = JT_FORM_PLAIN;	/* until known: errors name no value */
-	src->pub.data = NULL;
-	src->pub.size = 0;
-	src->pub.avail = 0;
-	src->pub.fill = datum_source_fill;
-	src->pub.corrupt = datum_source_corrupt;
-	src->pub.refs_allowed = false;
+	init_stream(src);
 
 	/*
 	 * Pointers to values in memory (indirect, expanded) are not TOAST:
@@ -385,33 +439,8 @@ jt_datum_source_open(JtDatumSource *src, Datum value, JtScratch *scratch)
 		struct varatt_external ptr;
 
 		VARATT_EXTERNAL_GET_POINTER(ptr, attr);
-		src->toastrelid = ptr.va_toastrelid;
-		src->valueid = ptr.va_valueid;
-		src->stored_size = VARATT_EXTERNAL_GET_EXTSIZE(ptr);
-		src->form = VARATT_EXTERNAL_IS_COMPRESSED(ptr) ?
-			JT_FORM_EXTERNAL_COMPRESSED : JT_FORM_EXTERNAL;
-		check_raw_size(src, (int64) ptr.va_rawsize - VARHDRSZ);
-		src->pub.size = ptr.va_rawsize - VARHDRSZ;
-
-		if (src->form == JT_FORM_EXTERNAL_COMPRESSED)
-		{
-			JtDecodeMethod method =
-				decode_method(src, VARATT_EXTERNAL_GET_COMPRESS_METHOD(ptr));
-
-			if (src->stored_size < (int32) STREAM_HEADER_SIZE)
-				datum_source_corrupt(&src->pub, "compressed stream shorter than its header");
-			allocate_buffer(src);
-			allocate_stored(src);
-			jt_decoder_init(&src->decoder, method, src->buffer, src->pub.size,
-							src->stored + STREAM_HEADER_SIZE,
-							src->stored_size - STREAM_HEADER_SIZE);
-		}
-		else
-		{
-			if (src->stored_size != (int32) src->pub.size)
-				datum_source_corrupt(&src->pub, "stored size differs from raw size in an uncompressed value");
-			allocate_buffer(src);
-		}
+		open_stored(src, ptr.va_toastrelid, ptr.va_valueid, ptr.va_rawsize,
+					ptr.va_extinfo, 0, VARATT_EXTERNAL_GET_EXTSIZE(ptr));
 	}
 	else if (VARATT_IS_COMPRESSED(attr))
 	{
@@ -434,6 +463,24 @@ jt_datum_source_open(JtDatumSource *src, Datum value, JtScratch *scratch)
 		src->pub.size = VARSIZE_ANY_EXHDR(attr);
 		src->pub.avail = src->pub.size;
 	}
+}
+
+/*
+ * Open a part of a skeleton stored in TOAST relation toastrelid, whose
+ * directory entry is range: its chunks are read as they are needed.
+ */
+void
+jt_datum_source_open_part(JtDatumSource *src, const JtPartEntry *range,
+						  Oid toastrelid, JtScratch *scratch)
+{
+	init_source(src, scratch);
+	init_stream(src);
+	if ((uint64) range->offset + jt_entry_extsize(range) > range->value_size ||
+		range->value_size > VARLENA_EXTSIZE_MASK)
+		datum_source_corrupt(&src->pub, "a part lies outside its TOAST value");
+	open_stored(src, toastrelid, range->valueid, range->rawsize,
+				range->extinfo, (int32) range->offset,
+				(int32) range->value_size);
 }
 
 void
@@ -469,8 +516,9 @@ next_chunk(JtDatumSource *src, const char **data, int32 *len)
 {
 	if (!src->iterating)
 	{
-		jt_toast_iterator_begin(&src->iter, src->toastrelid, src->valueid,
-								src->stored_size);
+		jt_toast_iterator_begin_window(&src->iter, src->toastrelid,
+									   src->valueid, src->value_size,
+									   src->value_offset, src->stored_size);
 		src->iterating = true;
 	}
 	return jt_toast_iterator_next(&src->iter, data, len);

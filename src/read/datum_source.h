@@ -60,10 +60,12 @@ typedef struct JtDatumSource
 	/* skeletons: the parsed pointer */
 	JtSkeleton	skel;
 
-	/* external values */
+	/* external values, or parts: bytes of a TOAST value */
 	Oid			toastrelid;
 	Oid			valueid;
-	int32		stored_size;
+	int32		stored_size;	/* of the value, or of the part */
+	int32		value_offset;	/* where in the value they start */
+	int32		value_size;		/* bytes of the whole value */
 
 	JtDecoder	decoder;
 	JtToastIterator iter;
@@ -73,6 +75,9 @@ extern bool jt_datum_is_plain(Datum value);
 extern JtScratch *jt_scratch(void);
 extern void jt_datum_source_open(JtDatumSource *src, Datum value,
 								 JtScratch *scratch);
+extern void jt_datum_source_open_part(JtDatumSource *src,
+									  const JtPartEntry *range,
+									  Oid toastrelid, JtScratch *scratch);
 extern void jt_datum_source_close(JtDatumSource *src);
 extern void jt_datum_source_root(JtDatumSource *src, JtNode *root);
 

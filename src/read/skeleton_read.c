@@ -46,15 +46,16 @@ open_part(JtDatumSource *skelsrc, const JtPartEntry *range, JtNode *root)
 		pfree(skelsrc->part);
 		skelsrc->part = NULL;
 	}
-	if (jt_delta_for(&skelsrc->skel, range->valueid) != NULL)
+	part = palloc(sizeof(JtDatumSource));
+	if (jt_delta_for(&skelsrc->skel, range) != NULL)
 	{
 		/* kept as a delta: rebuilt whole from its base (a range is small) */
 		ptr = jt_read_part_content(&skelsrc->skel, range, NULL);
+		jt_datum_source_open(part, PointerGetDatum(ptr), skelsrc->scratch);
 	}
 	else
-		ptr = jt_part_pointer(range, skelsrc->skel.hdr.toastrelid);
-	part = palloc(sizeof(JtDatumSource));
-	jt_datum_source_open(part, PointerGetDatum(ptr), skelsrc->scratch);
+		jt_datum_source_open_part(part, range, skelsrc->skel.hdr.toastrelid,
+								  skelsrc->scratch);
 	skelsrc->part = part;
 	jt_nav_root(&part->pub, root);
 	if (root->header != range->header)

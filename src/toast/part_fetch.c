@@ -50,26 +50,38 @@ typedef struct PartRead
 	Oid			valueid;
 	uint32		index;			/* in the caller's arrays */
 	const JtPartEntry *range;
-	int32		extsize;		/* stored size */
-	int32		nchunks;
-	int32		next_chunk;
+	int32		offset;			/* its stored bytes in its value */
+	int32		extsize;
 	struct varlena *stored;		/* the stored stream, with a header */
-	struct varlena *raw;		/* or, for a compressed part of one chunk
+	struct varlena *raw;		/* or, for a compressed part within one chunk
 								 * wanted raw: its content, decompressed
 								 * straight from the chunk */
 } PartRead;
+
+/* The parts read from one TOAST value, and the chunks that hold them. */
+typedef struct ValueRead
+{
+	Oid			valueid;
+	int32		value_size;
+	int32		nchunks;		/* of the whole value */
+	int32		first_chunk;	/* the chunks read */
+	int32		last_chunk;
+	PartRead   *parts;			/* sorted by offset */
+	uint32		nparts;
+} ValueRead;
 
 static void decompress_stream(const char *stream, int32 extsize,
 							  const JtPartEntry *range, Oid toastrelid,
 							  struct varlena *raw);
 
-/* A standard on-disk TOAST pointer to a part, as a palloc'd datum. */
+/* A standard on-disk TOAST pointer to a part that is a whole value. */
 struct varlena *
 jt_part_pointer(const JtPartEntry *range, Oid toastrelid)
 {
 	varatt_external ext;
 	struct varlena *ptr = palloc(TOAST_POINTER_SIZE);
 
+	Assert(jt_entry_is_whole_value(range));
 	ext.va_rawsize = range->rawsize;
 	ext.va_extinfo = range->extinfo;
 	ext.va_valueid = range->valueid;
@@ -79,121 +91,104 @@ jt_part_pointer(const JtPartEntry *range, Oid toastrelid)
 	return ptr;
 }
 
-
 static int
 part_read_cmp(const void *a, const void *b)
 {
-	Oid			x = ((const PartRead *) a)->valueid;
-	Oid			y = ((const PartRead *) b)->valueid;
+	const PartRead *x = (const PartRead *) a;
+	const PartRead *y = (const PartRead *) b;
 
-	return (x > y) - (x < y);
+	if (x->valueid != y->valueid)
+		return x->valueid < y->valueid ? -1 : 1;
+	return (x->offset > y->offset) - (x->offset < y->offset);
 }
 
-/* The part a chunk belongs to: parts are sorted by value id. */
-static PartRead *
-find_part(PartRead *parts, uint32 n, Oid valueid)
+/* Give the parts of value v what chunk seq (data, len bytes) holds. */
+static void
+take_chunk(const ValueRead *v, int32 seq, const char *data, int32 len,
+		   Oid toastrelid)
 {
-	uint32		lo = 0;
-	uint32		hi = n;
+	int64		chunk_start = (int64) seq * TOAST_MAX_CHUNK_SIZE;
+	int64		chunk_end = chunk_start + len;
 
-	while (lo < hi)
+	for (uint32 i = 0; i < v->nparts; i++)
 	{
-		uint32		mid = lo + (hi - lo) / 2;
+		PartRead   *part = &v->parts[i];
+		int64		from = Max(chunk_start, part->offset);
+		int64		to = Min(chunk_end, (int64) part->offset + part->extsize);
 
-		if (parts[mid].valueid < valueid)
-			lo = mid + 1;
+		if (from >= to)
+			continue;
+		if (part->raw != NULL)
+			decompress_stream(data + (from - chunk_start), (int32) (to - from),
+							  part->range, toastrelid, part->raw);
 		else
-			hi = mid;
+			memcpy(VARDATA(part->stored) + (from - part->offset),
+				   data + (from - chunk_start), to - from);
 	}
-	return lo < n && parts[lo].valueid == valueid ? &parts[lo] : NULL;
 }
 
-/* Copy one chunk into its part, checking it as core does. */
+/* Scan the chunks of one value that hold the parts wanted of it. */
 static void
-take_chunk(Relation toastrel, PartRead *part, HeapTuple tuple)
+scan_value(Relation toastrel, Relation index, Snapshot snapshot,
+		   const ValueRead *v)
 {
-	const char *data;
-	int32		len;
+	ScanKeyData keys[3];
+	int			nkeys = 1;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	int32		expected = v->first_chunk;
 
-	jt_toast_chunk_data(toastrel, tuple, part->valueid, part->next_chunk,
-						part->nchunks, part->extsize, &data, &len);
-	if (part->raw != NULL)
-		decompress_stream(data, len, part->range, RelationGetRelid(toastrel),
-						  part->raw);
-	else
-		memcpy(VARDATA(part->stored) + (Size) part->next_chunk * TOAST_MAX_CHUNK_SIZE,
-			   data, len);
-	part->next_chunk++;
+	ScanKeyInit(&keys[0], (AttrNumber) 1, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(v->valueid));
+	if (v->first_chunk > 0)
+		ScanKeyInit(&keys[nkeys++], (AttrNumber) 2,
+					BTGreaterEqualStrategyNumber, F_INT4GE,
+					Int32GetDatum(v->first_chunk));
+	/* up to the value's last chunk, an extra chunk shows */
+	if (v->last_chunk < v->nchunks - 1)
+		ScanKeyInit(&keys[nkeys++], (AttrNumber) 2,
+					BTLessEqualStrategyNumber, F_INT4LE,
+					Int32GetDatum(v->last_chunk));
+	scan = systable_beginscan_ordered(toastrel, index, snapshot, nkeys, keys);
+	while ((tuple = systable_getnext_ordered(scan, ForwardScanDirection)) != NULL)
+	{
+		const char *data;
+		int32		len;
+
+		jt_toast_chunk_data(toastrel, tuple, v->valueid, expected, v->nchunks,
+							v->value_size, &data, &len);
+		take_chunk(v, expected, data, len, RelationGetRelid(toastrel));
+		expected++;
+	}
+	if (expected <= v->last_chunk)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("missing chunk number %d for toast value %u in %s",
+						expected, v->valueid,
+						RelationGetRelationName(toastrel))));
+	systable_endscan_ordered(scan);
 }
 
-/* Scan the chunks of every part at once, into parts[].stored or .raw. */
+/* Scan the chunks of every value, into their parts' .stored or .raw. */
 static void
-scan_chunks(Oid toastrelid, PartRead *parts, uint32 n)
+scan_chunks(Oid toastrelid, const ValueRead *values, uint32 nvalues)
 {
 	Relation	toastrel;
 	Relation   *toastidxs;
 	int			num_indexes;
 	int			valid_index;
-	Datum	   *ids = NULL;
-	ArrayType  *idarray = NULL;
-	ScanKeyData key;
-	SysScanDesc scan;
 	SnapshotData toast_snapshot pg_attribute_unused();	/* before 18 */
 	Snapshot	snapshot;
-	HeapTuple	tuple;
-	TupleDesc	tupdesc;
 
 	toastrel = table_open(toastrelid, AccessShareLock);
-	tupdesc = RelationGetDescr(toastrel);
 	valid_index = toast_open_indexes(toastrel, AccessShareLock, &toastidxs,
 									 &num_indexes);
 	snapshot = jt_get_toast_snapshot(&toast_snapshot);
-	if (n == 1)
-	{
-		/* one value id: a plain equality, as core's, spares the array keys */
-		ScanKeyInit(&key, (AttrNumber) 1, BTEqualStrategyNumber, F_OIDEQ,
-					ObjectIdGetDatum(parts[0].valueid));
-	}
-	else
-	{
-		ids = palloc(n * sizeof(Datum));
-		for (uint32 i = 0; i < n; i++)
-			ids[i] = ObjectIdGetDatum(parts[i].valueid);
-		idarray = construct_array(ids, (int) n, OIDOID, sizeof(Oid), true,
-								  TYPALIGN_INT);
-		ScanKeyEntryInitialize(&key, SK_SEARCHARRAY, (AttrNumber) 1,
-							   BTEqualStrategyNumber, InvalidOid, InvalidOid,
-							   F_OIDEQ, PointerGetDatum(idarray));
-	}
-	scan = systable_beginscan_ordered(toastrel, toastidxs[valid_index],
-									  snapshot, 1, &key);
-	while ((tuple = systable_getnext_ordered(scan, ForwardScanDirection)) != NULL)
-	{
-		bool		isnull;
-		Oid			valueid = DatumGetObjectId(fastgetattr(tuple, 1, tupdesc, &isnull));
-		PartRead   *part = find_part(parts, n, valueid);
-
-		if (part == NULL)
-			elog(ERROR, "index scan returned toast value %u, not asked for",
-				 valueid);
-		take_chunk(toastrel, part, tuple);
-	}
-	for (uint32 i = 0; i < n; i++)
-		if (parts[i].next_chunk < parts[i].nchunks)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("missing chunk number %d for toast value %u in %s",
-							parts[i].next_chunk, parts[i].valueid,
-							RelationGetRelationName(toastrel))));
-	systable_endscan_ordered(scan);
+	for (uint32 i = 0; i < nvalues; i++)
+		scan_value(toastrel, toastidxs[valid_index], snapshot, &values[i]);
 	/* the locks stay until the end of the transaction, as the iterator's */
 	toast_close_indexes(toastidxs, num_indexes, NoLock);
 	table_close(toastrel, NoLock);
-	if (idarray)
-	{
-		pfree(idarray);
-		pfree(ids);
-	}
 }
 
 /*
@@ -267,8 +262,9 @@ decompress_stream(const char *stream, int32 extsize, const JtPartEntry *range,
 
 /*
  * Read parts first .. first + n - 1, whose directory entries are
- * ranges[], from the TOAST relation, all in one scan.  A compressed part
- * is decompressed unless keep_compressed.
+ * ranges[], from the TOAST relation: one index scan per TOAST value they
+ * lie in, over the chunks that hold them.  A compressed part is
+ * decompressed unless keep_compressed.
  */
 static void
 fetch_stored_parts(uint32 n, const JtPartEntry *ranges, Oid toastrelid,
@@ -276,6 +272,8 @@ fetch_stored_parts(uint32 n, const JtPartEntry *ranges, Oid toastrelid,
 				   bool keep_compressed)
 {
 	PartRead   *parts;
+	ValueRead  *values;
+	uint32		nvalues = 0;
 
 	for (uint32 i = 0; i < n; i++)
 		should_free[i] = true;
@@ -288,29 +286,62 @@ fetch_stored_parts(uint32 n, const JtPartEntry *ranges, Oid toastrelid,
 		part->valueid = ranges[i].valueid;
 		part->index = i;
 		part->range = &ranges[i];
-		part->extsize = ranges[i].extinfo & VARLENA_EXTSIZE_MASK;
+		part->extsize = jt_entry_extsize(&ranges[i]);
+		part->offset = (int32) ranges[i].offset;
 		if (part->extsize > ranges[i].rawsize - VARHDRSZ)
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),
 					 errmsg("corrupt jsonb_toaster value"),
 					 errdetail("The part in toast value %u is stored in more bytes than it holds.",
 							   ranges[i].valueid)));
-		part->nchunks = part->extsize > 0 ?
-			(part->extsize - 1) / TOAST_MAX_CHUNK_SIZE + 1 : 0;
-		part->next_chunk = 0;
+		if ((uint64) ranges[i].offset + part->extsize > ranges[i].value_size ||
+			ranges[i].value_size > VARLENA_EXTSIZE_MASK)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("corrupt jsonb_toaster value"),
+					 errdetail("A part lies outside toast value %u.",
+							   ranges[i].valueid)));
 	}
 	qsort(parts, n, sizeof(PartRead), part_read_cmp);
-	for (uint32 i = 1; i < n; i++)
+
+	/* the values they lie in */
+	values = palloc(n * sizeof(ValueRead));
+	for (uint32 i = 0; i < n; i++)
 	{
-		if (parts[i].valueid == parts[i - 1].valueid)
+		PartRead   *part = &parts[i];
+		ValueRead  *v;
+		int32		first = part->offset / TOAST_MAX_CHUNK_SIZE;
+		int32		last = part->extsize > 0 ?
+			(part->offset + part->extsize - 1) / TOAST_MAX_CHUNK_SIZE : first;
+
+		if (i > 0 && parts[i - 1].valueid == part->valueid)
 		{
-			/* two entries name one value (no bug of ours writes that) */
-			pfree(parts);
-			for (uint32 j = 0; j < n; j++)
-				raws[j] = jt_read_part(&ranges[j], toastrelid);
-			return;
+			v = &values[nvalues - 1];
+			if (parts[i - 1].offset == part->offset ||
+				(int32) part->range->value_size != v->value_size)
+			{
+				/* two entries name one part (no bug of ours writes that) */
+				pfree(values);
+				pfree(parts);
+				for (uint32 j = 0; j < n; j++)
+					raws[j] = jt_read_part(&ranges[j], toastrelid);
+				return;
+			}
+			v->last_chunk = Max(v->last_chunk, last);
+			v->nparts++;
+			continue;
 		}
+		v = &values[nvalues++];
+		v->valueid = part->valueid;
+		v->value_size = (int32) part->range->value_size;
+		v->nchunks = v->value_size > 0 ?
+			(v->value_size - 1) / TOAST_MAX_CHUNK_SIZE + 1 : 0;
+		v->first_chunk = first;
+		v->last_chunk = last;
+		v->parts = part;
+		v->nparts = 1;
 	}
+
 	for (uint32 i = 0; i < n; i++)
 	{
 		PartRead   *part = &parts[i];
@@ -318,13 +349,15 @@ fetch_stored_parts(uint32 n, const JtPartEntry *ranges, Oid toastrelid,
 		part->stored = NULL;
 		part->raw = NULL;
 		if (jt_stored_compressed(part->range) && !keep_compressed &&
-			part->nchunks == 1)
+			part->extsize > 0 &&
+			part->offset / TOAST_MAX_CHUNK_SIZE ==
+			(part->offset + part->extsize - 1) / TOAST_MAX_CHUNK_SIZE)
 			part->raw = palloc(part->range->rawsize);
 		else
 			part->stored = palloc(part->extsize + VARHDRSZ);
 	}
 
-	scan_chunks(toastrelid, parts, n);
+	scan_chunks(toastrelid, values, nvalues);
 
 	for (uint32 i = 0; i < n; i++)
 	{
@@ -353,6 +386,7 @@ fetch_stored_parts(uint32 n, const JtPartEntry *ranges, Oid toastrelid,
 			raws[part->index] = part->stored;
 		}
 	}
+	pfree(values);
 	pfree(parts);
 }
 
@@ -377,6 +411,34 @@ jt_fetch_stored_parts_compressed(void *arg, uint32 first, uint32 n,
 	fetch_stored_parts(n, ranges, toastrelid, raws, should_free, true);
 }
 
+/*
+ * The raw content of a part whose stored bytes (its directory entry's
+ * extinfo's size of them) are at bytes.
+ */
+struct varlena *
+jt_part_from_bytes(const JtPartEntry *range, const char *bytes,
+				   Oid toastrelid)
+{
+	int32		extsize = jt_entry_extsize(range);
+	struct varlena *raw;
+
+	if (extsize > range->rawsize - VARHDRSZ)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("corrupt jsonb_toaster value"),
+				 errdetail("The part in toast value %u is stored in more bytes than it holds.",
+						   range->valueid)));
+	raw = palloc(range->rawsize);
+	if (jt_stored_compressed(range))
+		decompress_stream(bytes, extsize, range, toastrelid, raw);
+	else
+	{
+		SET_VARSIZE(raw, extsize + VARHDRSZ);
+		memcpy(VARDATA(raw), bytes, extsize);
+	}
+	return raw;
+}
+
 /* One part's raw content. */
 struct varlena *
 jt_read_part(const JtPartEntry *range, Oid toastrelid)
@@ -398,7 +460,7 @@ jt_read_part_content(const JtSkeleton *skel, const JtPartEntry *range,
 					 struct varlena **base)
 {
 	JtPartEntry stored = jt_stored_range(skel, range);
-	const JtDelta *d = jt_delta_for(skel, range->valueid);
+	const JtDelta *d = jt_delta_for(skel, range);
 	struct varlena *raw = jt_read_part(&stored, skel->hdr.toastrelid);
 	struct varlena *content;
 

@@ -51,22 +51,35 @@
 
 /*
  * Start the index scan of the chunks from next_chunk on, the next batch.
- * The last batch has no upper bound, so that an extra chunk shows.
+ * The last batch of a window that ends with its value has no upper bound,
+ * so that an extra chunk shows.
  */
 static void
 begin_batch(JtToastIterator *it)
 {
 	int32		first = it->next_chunk;
+	int32		done = first - it->first_chunk;
 	int			nkeys = 1;
 
 	ScanKeyInit(&it->keys[0], (AttrNumber) 1, BTEqualStrategyNumber, F_OIDEQ,
 				ObjectIdGetDatum(it->valueid));
-	if (it->total_chunks <= UNBOUNDED_SCAN_CHUNKS)
+	if (it->total_chunks <= UNBOUNDED_SCAN_CHUNKS && it->first_chunk == 0 &&
+		it->last_chunk == it->total_chunks - 1)
 		it->batch_end = it->total_chunks - 1;
+	else if (it->last_chunk - it->first_chunk < UNBOUNDED_SCAN_CHUNKS)
+	{
+		/* a window of a few chunks: all of them at once */
+		it->batch_end = it->last_chunk;
+		ScanKeyInit(&it->keys[1], (AttrNumber) 2, BTGreaterEqualStrategyNumber,
+					F_INT4GE, Int32GetDatum(first));
+		ScanKeyInit(&it->keys[2], (AttrNumber) 2, BTLessEqualStrategyNumber,
+					F_INT4LE, Int32GetDatum(it->batch_end));
+		nkeys = it->batch_end == it->total_chunks - 1 ? 2 : 3;
+	}
 	else
 	{
-		it->batch_end = (int32) Min((int64) first + Max(first, 1) - 1,
-									(int64) it->total_chunks - 1);
+		it->batch_end = (int32) Min((int64) first + Max(done, 1) - 1,
+									(int64) it->last_chunk);
 		ScanKeyInit(&it->keys[1], (AttrNumber) 2, BTGreaterEqualStrategyNumber,
 					F_INT4GE, Int32GetDatum(first));
 		ScanKeyInit(&it->keys[2], (AttrNumber) 2, BTLessEqualStrategyNumber,
@@ -82,11 +95,33 @@ void
 jt_toast_iterator_begin(JtToastIterator *it, Oid toastrelid, Oid valueid,
 						int32 stored_size)
 {
+	jt_toast_iterator_begin_window(it, toastrelid, valueid, stored_size, 0,
+								   stored_size);
+}
+
+/*
+ * Read bytes start .. start + length - 1 of a TOAST value of stored_size
+ * bytes: only the chunks holding them, each checked as part of the whole
+ * value.
+ */
+void
+jt_toast_iterator_begin_window(JtToastIterator *it, Oid toastrelid,
+							   Oid valueid, int32 stored_size, int32 start,
+							   int32 length)
+{
+	Assert(start >= 0 && length >= 0 &&
+		   (int64) start + length <= stored_size);
 	memset(it, 0, sizeof(JtToastIterator));
 	it->valueid = valueid;
 	it->stored_size = stored_size;
 	it->total_chunks = stored_size > 0 ?
 		((stored_size - 1) / TOAST_MAX_CHUNK_SIZE) + 1 : 0;
+	it->window_start = start;
+	it->window_end = start + length;
+	it->first_chunk = start / TOAST_MAX_CHUNK_SIZE;
+	it->last_chunk = length > 0 ?
+		(start + length - 1) / TOAST_MAX_CHUNK_SIZE : it->first_chunk - 1;
+	it->next_chunk = it->first_chunk;
 
 	it->toastrel = table_open(toastrelid, AccessShareLock);
 	it->valid_index = toast_open_indexes(it->toastrel, AccessShareLock,
@@ -174,9 +209,13 @@ jt_toast_iterator_next(JtToastIterator *it, const char **data, int32 *len)
 {
 	HeapTuple	tuple;
 
+	/* a window that ends before its value does: no extra chunk to see */
+	if (it->next_chunk > it->last_chunk &&
+		it->last_chunk < it->total_chunks - 1)
+		return false;
 	tuple = systable_getnext_ordered(it->scan, ForwardScanDirection);
 	if (tuple == NULL && it->next_chunk > it->batch_end &&
-		it->next_chunk < it->total_chunks)
+		it->next_chunk <= it->last_chunk)
 	{
 		/* this batch is complete: go on with the next one */
 		systable_endscan_ordered(it->scan);
@@ -185,7 +224,7 @@ jt_toast_iterator_next(JtToastIterator *it, const char **data, int32 *len)
 	}
 	if (tuple == NULL)
 	{
-		if (it->next_chunk < it->total_chunks)
+		if (it->next_chunk <= it->last_chunk)
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),
 					 errmsg("missing chunk number %d for toast value %u in %s",
@@ -196,6 +235,15 @@ jt_toast_iterator_next(JtToastIterator *it, const char **data, int32 *len)
 
 	jt_toast_chunk_data(it->toastrel, tuple, it->valueid, it->next_chunk,
 						it->total_chunks, it->stored_size, data, len);
+	/* only the window's bytes */
+	{
+		int32		chunk_start = it->next_chunk * TOAST_MAX_CHUNK_SIZE;
+		int32		from = Max(it->window_start - chunk_start, 0);
+		int32		to = Min(it->window_end - chunk_start, *len);
+
+		*data += from;
+		*len = to - from;
+	}
 	it->next_chunk++;
 	return true;
 }

@@ -29,6 +29,10 @@ typedef struct JtToastIterator
 	Oid			valueid;
 	int32		stored_size;	/* bytes in all chunks together */
 	int32		total_chunks;
+	int32		window_start;	/* the bytes read: [start, end) */
+	int32		window_end;
+	int32		first_chunk;	/* the chunks holding them */
+	int32		last_chunk;
 	int32		next_chunk;		/* sequence number expected next */
 	int32		batch_end;		/* last chunk_seq the current scan returns */
 #if PG_VERSION_NUM < 180000
@@ -38,6 +42,10 @@ typedef struct JtToastIterator
 
 extern void jt_toast_iterator_begin(JtToastIterator *it, Oid toastrelid,
 									Oid valueid, int32 stored_size);
+extern void jt_toast_iterator_begin_window(JtToastIterator *it,
+										   Oid toastrelid, Oid valueid,
+										   int32 stored_size, int32 start,
+										   int32 length);
 extern bool jt_toast_iterator_next(JtToastIterator *it, const char **data,
 								   int32 *len);
 extern void jt_toast_iterator_end(JtToastIterator *it);

@@ -55,12 +55,13 @@ find_replaced_ranges(void *arg, const JtRef *ref, List *path)
 			const JtDelta *d = &rr->skel->deltas[i];
 			uint64		offset;
 
-			if (d->hdr.valueid != ref->ranges[r].valueid ||
+			if (jt_delta_base_id(d) != jt_part_id(&ref->ranges[r]) ||
 				!jt_delta_is_replacement(d))
 				continue;
-			offset = jt_entry_offset(ref->refdata - rr->payload, r);
+			offset = jt_entry_offset(ref->refdata - rr->payload, r,
+									 rr->skel->version);
 			if (ref->refdata < rr->payload ||
-				offset + JT_ENTRY_SIZE > rr->payload_len)
+				offset + jt_entry_size(rr->skel->version) > rr->payload_len)
 				elog(ERROR, "jsonb_toaster: a reference lies outside its pointer");
 			rr->offsets[i] = (uint32) offset;
 			rr->matches[i]++;
@@ -84,7 +85,8 @@ write_replaced_parts(Relation rel, Form_pg_attribute att, struct varlena *value,
 	char	   *payload;
 	uint64		stored_outside;
 	StringInfoData deltas;
-	char		cmethod = jt_column_compression(att);
+	JtPartWriter writer;
+	uint32	   *written = palloc(Max(skel->ndeltas, 1) * sizeof(uint32));
 
 	VARATT_CUSTOM_GET_HEADER(header, value);
 	stored_outside = header.va_storedsize - header.va_size;
@@ -92,34 +94,49 @@ write_replaced_parts(Relation rel, Form_pg_attribute att, struct varlena *value,
 	payload = palloc(JT_PAYLOAD_TREE_OFFSET + hdr.tree_size);
 	memcpy(payload, stored_payload, JT_PAYLOAD_TREE_OFFSET + hdr.tree_size);
 
+	/* an UPDATE, whose TOAST writes take no options */
+	jt_part_writer_begin(&writer, rel, jt_column_compression(att), 0,
+						 jt_version_packs(skel->version));
 	for (uint32 i = 0; i < skel->ndeltas; i++)
 	{
 		const JtDelta *d = &skel->deltas[i];
 		JtPartEntry range;
 		JtPartEntry stored;
 		struct varlena *part;
-		varatt_external ext;
 
+		written[i] = UINT32_MAX;
 		if (!jt_delta_is_replacement(d))
 			continue;
 		part = palloc(VARHDRSZ + d->hdr.literal_len);
 		SET_VARSIZE(part, VARHDRSZ + d->hdr.literal_len);
 		memcpy(VARDATA(part), d->literal, d->hdr.literal_len);
-		jt_entry_read(payload + offsets[i], &range);
+		jt_entry_read(payload + offsets[i], skel->version, &range);
 		stored = jt_stored_range(skel, &range);
-		/* an UPDATE, whose TOAST writes take no options */
-		jt_store_part(rel, part, cmethod, jt_stored_compressed(&stored), 0, &ext);
+		written[i] = jt_part_writer_add(&writer, part,
+										jt_stored_compressed(&stored));
 		pfree(part);
 		elog(DEBUG1, "jsonb_toaster: wrote the part jsonb_set() or the like carried whole");
+	}
+	jt_part_writer_finish(&writer);
+	for (uint32 i = 0; i < skel->ndeltas; i++)
+	{
+		JtPartEntry range;
+		const JtPartEntry *where;
 
-		stored_outside -= range.extinfo & VARLENA_EXTSIZE_MASK;
-		stored_outside += VARATT_EXTERNAL_GET_EXTSIZE(ext);
-		range.extinfo = ext.va_extinfo;
-		range.valueid = ext.va_valueid;
-		jt_entry_write(payload + offsets[i], &range);
+		if (written[i] == UINT32_MAX)
+			continue;
+		where = jt_part_writer_entry(&writer, written[i]);
+		jt_entry_read(payload + offsets[i], skel->version, &range);
+		stored_outside -= jt_entry_extsize(&range);
+		stored_outside += jt_entry_extsize(where);
+		range.extinfo = where->extinfo;
+		range.valueid = where->valueid;
+		range.offset = where->offset;
+		range.value_size = where->value_size;
+		jt_entry_write(payload + offsets[i], skel->version, &range);
 	}
 	initStringInfo(&deltas);
-	jt_delta_area_copy(skel, InvalidOid, false, &deltas);
+	jt_delta_area_copy(skel, JT_NO_PART, false, &deltas);
 	return jt_make_pointer(&hdr, payload + JT_PAYLOAD_TREE_OFFSET,
 						   deltas.data, deltas.len,
 						   header.va_rawsize, stored_outside,
@@ -195,7 +212,7 @@ adopted_pointer(Relation rel, Form_pg_attribute att, struct varlena *value,
 		/* one entry, or the pointer is damaged: leave it to be read back */
 		if (rr.matches[i] != 1)
 			return NULL;
-		jt_entry_read(rr.payload + rr.offsets[i], &range);
+		jt_entry_read(rr.payload + rr.offsets[i], skel.version, &range);
 		if ((uint64) range.rawsize != VARHDRSZ + (uint64) d->hdr.literal_len)
 			return NULL;
 	}
@@ -255,6 +272,12 @@ adopt_listed(Relation rel, Form_pg_attribute att, struct varlena *value,
 		taken = false;
 	for (uint32 i = 0; i < n && taken; i++)
 		taken = jt_part_is_kept(owned, ranges[i].valueid);
+	/* the general path gives up a value left mostly dead (sharing.c) */
+	if (taken && jt_parts_keep_sparse_value(ranges, n))
+	{
+		elog(DEBUG1, "jsonb_toaster: a pointer jsonb_set() or the like returned keeps a value mostly dead");
+		taken = false;
+	}
 	if (taken)
 		result = adopted_pointer(rel, att, value, oldvalue);
 	MemoryContextSwitchTo(caller);

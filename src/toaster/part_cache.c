@@ -305,7 +305,8 @@ jt_part_cache_lookup(uint64 token, const JtPartEntry *range)
 	{
 		const JtPartEntry *r = &cache_parts[i].range;
 
-		if (r->valueid == range->valueid && r->extinfo == range->extinfo &&
+		if (r->valueid == range->valueid && r->offset == range->offset &&
+			r->extinfo == range->extinfo &&
 			r->rawsize == range->rawsize)
 		{
 			elog(DEBUG1, "jsonb_toaster: part read again from the copy kept by the flatten");

@@ -105,26 +105,118 @@ jt_column_compression(Form_pg_attribute att)
 }
 
 /*
- * Write a part to the TOAST relation, compressed with the column's method
- * if compress.  A part that replaces another in an UPDATE is compressed only
- * if that one was: the edit was small enough to leave one part, and it
- * rarely makes content compress that did not, while pglz's attempt at a
- * part that does not compress took 8% of the backend's time in Y's
- * update (docs/toaster.md).
+ * A packed value is written once its parts reach this many bytes, so that
+ * the parts of a document of hundreds of MB need not all be held at once,
+ * nor make a value larger than a varlena may be.
  */
+#define JT_PACKED_VALUE_MAX		(64 * 1024 * 1024)
+
 void
-jt_store_part(Relation rel, const struct varlena *raw, char cmethod,
-			  bool compress, int options, varatt_external *ext)
+jt_part_writer_begin(JtPartWriter *w, Relation rel, char cmethod,
+					 int options, bool pack)
+{
+	w->rel = rel;
+	w->cmethod = cmethod;
+	w->options = options;
+	w->pack = pack;
+	initStringInfo(&w->pending);
+	w->npending = 0;
+	w->capacity = 8;
+	w->parts = palloc(w->capacity * sizeof(JtPartEntry));
+	w->nparts = 0;
+}
+
+/* Write the pending parts as one TOAST value, and say where they went. */
+static void
+write_pending(JtPartWriter *w)
+{
+	struct varlena *value;
+	Datum		stored;
+	varatt_external ext;
+
+	if (w->npending == 0)
+		return;
+	/* pending has room for a header in front of what it holds */
+	value = (struct varlena *) w->pending.data;
+	SET_VARSIZE(value, w->pending.len);
+	stored = toast_save_datum(w->rel, PointerGetDatum(value), NULL,
+							  w->options);
+	VARATT_EXTERNAL_GET_POINTER(ext, DatumGetPointer(stored));
+	pfree(DatumGetPointer(stored));
+	for (uint32 i = w->nparts - w->npending; i < w->nparts; i++)
+	{
+		w->parts[i].valueid = ext.va_valueid;
+		w->parts[i].value_size = VARATT_EXTERNAL_GET_EXTSIZE(ext);
+	}
+	resetStringInfo(&w->pending);
+	w->npending = 0;
+}
+
+/*
+ * Add a part (a jsonb datum), compressed with the writer's method if
+ * compress, and return its number.  A part that replaces another in an
+ * UPDATE is compressed only if that one was: the edit was small enough to
+ * leave one part, and it rarely makes content compress that did not, while
+ * pglz's attempt at a part that does not compress took 8% of the backend's
+ * time in an update of such parts (docs/toaster.md).
+ *
+ * A part's stored bytes are what a TOAST value of its own would hold:
+ * compressed, its raw size and method, then the compressed stream.
+ */
+uint32
+jt_part_writer_add(JtPartWriter *w, const struct varlena *raw, bool compress)
 {
 	struct varlena *compressed = NULL;
-	Datum		stored;
+	const struct varlena *stored;
+	JtPartEntry *entry;
+	uint32		extsize;
 
 	if (compress)
-		compressed = jt_compress_part(raw, cmethod);
-	stored = toast_save_datum(rel, PointerGetDatum(compressed ? compressed : raw),
-							  NULL, options);
-	VARATT_EXTERNAL_GET_POINTER(*ext, DatumGetPointer(stored));
-	pfree(DatumGetPointer(stored));
+		compressed = jt_compress_part(raw, w->cmethod);
+	stored = compressed ? compressed : raw;
+	extsize = VARSIZE(stored) - VARHDRSZ;
+
+	if (w->npending > 0 &&
+		(!w->pack || (uint64) w->pending.len + extsize > JT_PACKED_VALUE_MAX))
+		write_pending(w);
+	if (w->npending == 0)
+		appendStringInfoSpaces(&w->pending, VARHDRSZ);
+
+	if (w->nparts == w->capacity)
+	{
+		w->capacity *= 2;
+		w->parts = repalloc(w->parts, w->capacity * sizeof(JtPartEntry));
+	}
+	entry = &w->parts[w->nparts];
+	memset(entry, 0, sizeof(JtPartEntry));
+	entry->rawsize = VARSIZE(raw);
+	/* as toast_save_datum() sets va_extinfo for the part on its own */
+	entry->extinfo = extsize;
+	if (compressed)
+		entry->extinfo |= (uint32) VARDATA_COMPRESSED_GET_COMPRESS_METHOD(compressed) <<
+			VARLENA_EXTSIZE_BITS;
+	entry->offset = w->pending.len - VARHDRSZ;
+	appendBinaryStringInfo(&w->pending, VARDATA(stored), extsize);
+	w->npending++;
 	if (compressed)
 		pfree(compressed);
+	return w->nparts++;
+}
+
+/* Write what is pending. */
+void
+jt_part_writer_finish(JtPartWriter *w)
+{
+	write_pending(w);
+}
+
+/*
+ * Where part number part went: its raw size, extinfo, value, offset and
+ * value size (the rest of the entry is the caller's).
+ */
+const JtPartEntry *
+jt_part_writer_entry(const JtPartWriter *w, uint32 part)
+{
+	Assert(part < w->nparts && w->npending == 0);
+	return &w->parts[part];
 }

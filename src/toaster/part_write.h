@@ -15,13 +15,39 @@
 #include "access/htup_details.h"
 #include "catalog/pg_attribute.h"
 #include "utils/relcache.h"
+#include "lib/stringinfo.h"
 #include "varatt.h"
+
+#include "format/format.h"
+
+/*
+ * Writes the parts one statement stores for one value.  Parts are added
+ * one by one; jt_part_writer_finish() writes them, packed into one TOAST
+ * value (or a few, for a value of hundreds of MB) if the writer packs, and
+ * jt_part_writer_entry() then says where each went.
+ */
+typedef struct JtPartWriter
+{
+	Relation	rel;
+	char		cmethod;
+	int			options;
+	bool		pack;
+	StringInfoData pending;		/* stored bytes of the parts not written */
+	uint32		npending;
+	JtPartEntry *parts;			/* where each part added went, or goes */
+	uint32		nparts;
+	uint32		capacity;
+} JtPartWriter;
 
 extern struct varlena *jt_compress_part(const struct varlena *raw,
 										char cmethod);
 extern char jt_column_compression(Form_pg_attribute att);
-extern void jt_store_part(Relation rel, const struct varlena *raw,
-						  char cmethod, bool compress, int options,
-						  varatt_external *ext);
+extern void jt_part_writer_begin(JtPartWriter *w, Relation rel, char cmethod,
+								 int options, bool pack);
+extern uint32 jt_part_writer_add(JtPartWriter *w, const struct varlena *raw,
+								 bool compress);
+extern void jt_part_writer_finish(JtPartWriter *w);
+extern const JtPartEntry *jt_part_writer_entry(const JtPartWriter *w,
+											   uint32 part);
 
 #endif							/* JSONB_TOASTER_PART_WRITE_H */

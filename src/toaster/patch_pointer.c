@@ -50,7 +50,8 @@ keep_as_delta(const JtPatch *patch, const char *deltas, uint32 deltas_len,
 	 * new tuple from the first byte that differs to the last, and the records
 	 * after the new one are the old tuple's tail.
 	 */
-	jt_delta_append(&area, &patch->base_range, first, removed, literal.data,
+	jt_delta_append(&area, jt_pointer_version(patch->old_pointer),
+					&patch->base_range, first, removed, literal.data,
 					literal.len);
 	appendBinaryStringInfo(&area, deltas, deltas_len);
 	if (area.len - VARHDRSZ > room)
@@ -72,14 +73,17 @@ pointer_at_base(const JtPatch *patch, const char *area, uint32 area_len,
 	JtSkeletonInfo hdr;
 	JtPartEntry range;
 	char	   *payload;
+	uint32		version = jt_pointer_version(patch->old_pointer);
 
 	jt_payload_read_info(patch->payload, &hdr);
 	payload = palloc(JT_PAYLOAD_TREE_OFFSET + hdr.tree_size);
 	memcpy(payload, patch->payload, JT_PAYLOAD_TREE_OFFSET + hdr.tree_size);
-	jt_entry_read(payload + patch->range_offset, &range);
+	jt_entry_read(payload + patch->range_offset, version, &range);
 	range.extinfo = patch->base_range.extinfo;
 	range.valueid = patch->base_range.valueid;
-	jt_entry_write(payload + patch->range_offset, &range);
+	range.offset = patch->base_range.offset;
+	range.value_size = patch->base_range.value_size;
+	jt_entry_write(payload + patch->range_offset, version, &range);
 	return jt_pointer_over(patch->old_pointer, &hdr,
 						   payload + JT_PAYLOAD_TREE_OFFSET, area, area_len,
 						   rawsize);
@@ -191,7 +195,8 @@ patch_as_replacement(const JtPatch *patch, int32 rawsize, int32 target)
 	appendBinaryStringInfo(&area,
 						   patch->payload + JT_PAYLOAD_TREE_OFFSET + hdr.tree_size,
 						   deltas_len);
-	jt_delta_append(&area, &patch->base_range, 0,
+	jt_delta_append(&area, jt_pointer_version(patch->old_pointer),
+					&patch->base_range, 0,
 					patch->base_range.header & JT_CONTAINER_COUNT_MASK,
 					VARDATA(patch->part), VARSIZE(patch->part) - VARHDRSZ);
 	/* until jt_adopt() writes the part, the old one stays referred to */
@@ -218,7 +223,8 @@ jt_patch_pointer(const JtPatch *patch, int32 rawsize, bool *whole)
 	if (patch->part == NULL || patch->base == NULL)
 		return NULL;
 	jt_entry_read(jt_pointer_payload(patch->old_pointer, NULL) +
-				  patch->range_offset, &oldrange);
+				  patch->range_offset, jt_pointer_version(patch->old_pointer),
+				  &oldrange);
 	if (part_outgrown(VARSIZE(patch->part),
 					  Max((uint32) oldrange.rawsize, patch->largest_sibling)))
 		return NULL;

@@ -28,6 +28,7 @@
 #include "utils/guc.h"
 #include "utils/memutils.h"
 
+#include "format/format.h"
 #include "support/names.h"
 #include "toaster/settings.h"
 
@@ -37,6 +38,7 @@
 
 int			jt_inline_budget = JT_DEFAULT_INLINE_BUDGET;
 int			jt_range_size = JT_DEFAULT_RANGE_SIZE;
+int			jt_format_version = JT_SKELETON_VERSION_LATEST;
 
 void
 jt_toaster_settings_init(void)
@@ -56,6 +58,14 @@ jt_toaster_settings_init(void)
 							&jt_range_size, JT_DEFAULT_RANGE_SIZE,
 							64, JT_MAX_SETTING, PGC_USERSET, GUC_UNIT_BYTE,
 							NULL, NULL, NULL);
+	DefineCustomIntVariable(JSONB_TOASTER_GUC_PREFIX ".format_version",
+							"Format version of the values the jsonb toaster writes.",
+							"Version 4 is what releases before packed parts read: "
+							"every part its own TOAST value.  Values of every "
+							"version are read.",
+							&jt_format_version, JT_SKELETON_VERSION_LATEST,
+							JT_SKELETON_VERSION_CRC32C, JT_SKELETON_VERSION_LATEST,
+							PGC_USERSET, 0, NULL, NULL, NULL);
 }
 
 /* s without the white space around it, in place */

@@ -22,6 +22,14 @@
  * part took over.  If the new part is a small edit of it, that old part is
  * taken as its base, and only the edit is stored, in the pointer (delta.h).
  *
+ * Parts written together share one TOAST value, which is deleted only when
+ * no row version names any of them.  A value most of whose bytes no
+ * version names any more is given up: an UPDATE writes the parts it still
+ * holds anew instead of taking them over, and jt_adopt() turns down a
+ * pointer that would keep it (jt_parts_keep_sparse_value()), so that the
+ * general path does.  So no more than half of a value a version keeps is
+ * dead.
+ *
  * Nothing is shared in tables that are logically logged: logical decoding
  * rebuilds a value only from the parts the same change wrote.
  *
@@ -58,7 +66,56 @@ struct JtOldParts
 	uint32	   *position;		/* and the other way */
 	uint32		next;			/* position after the last part taken */
 	bool	   *named;			/* a new part has its hash and size */
+	bool	   *sparse;			/* not to take: its value is given up (see
+								 * the top), or it is packed and the new
+								 * value names no packed part */
 };
+
+/*
+ * Is a TOAST value of value_size bytes of which a row version names named
+ * bytes mostly dead?
+ */
+static bool
+value_is_sparse(uint64 named, uint64 value_size)
+{
+	return named * 2 < value_size;
+}
+
+static int
+range_value_cmp(const void *a, const void *b)
+{
+	const JtPartEntry *x = (const JtPartEntry *) a;
+	const JtPartEntry *y = (const JtPartEntry *) b;
+
+	return (x->valueid > y->valueid) - (x->valueid < y->valueid);
+}
+
+/*
+ * Does a pointer whose parts are ranges[0 .. n-1] keep a TOAST value most
+ * of whose bytes it does not name?
+ */
+bool
+jt_parts_keep_sparse_value(const JtPartEntry *ranges, uint32 n)
+{
+	JtPartEntry *sorted = palloc(Max(n, 1) * sizeof(JtPartEntry));
+	bool		sparse = false;
+	uint32		i = 0;
+
+	memcpy(sorted, ranges, n * sizeof(JtPartEntry));
+	qsort(sorted, n, sizeof(JtPartEntry), range_value_cmp);
+	while (i < n && !sparse)
+	{
+		uint64		named = 0;
+		uint32		j = i;
+
+		for (; j < n && sorted[j].valueid == sorted[i].valueid; j++)
+			named += jt_entry_extsize(&sorted[j]);
+		sparse = value_is_sparse(named, sorted[i].value_size);
+		i = j;
+	}
+	pfree(sorted);
+	return sparse;
+}
 
 static int
 range_hash_cmp(const void *a, const void *b)
@@ -80,6 +137,15 @@ position_hash_cmp(const void *a, const void *b, void *arg)
 
 	return range_hash_cmp(&ranges[*(const uint32 *) a],
 						  &ranges[*(const uint32 *) b]);
+}
+
+static int
+index_value_cmp(const void *a, const void *b, void *arg)
+{
+	const JtPartEntry *ranges = (const JtPartEntry *) arg;
+
+	return range_value_cmp(&ranges[*(const uint32 *) a],
+						   &ranges[*(const uint32 *) b]);
 }
 
 /*
@@ -111,10 +177,11 @@ sort_keeping_positions(JtOldParts *old)
 
 /*
  * The parts a new value of rel may share with oldvalue, the value stored
- * in the row being updated; NULL when it may share none.
+ * in the row being updated (only those that are whole TOAST values unless
+ * packed_ok); NULL when it may share none.
  */
 JtOldParts *
-jt_old_parts_open(Relation rel, struct varlena *oldvalue)
+jt_old_parts_open(Relation rel, struct varlena *oldvalue, bool packed_ok)
 {
 	JtSkeleton	skel;
 	JtOldParts *old;
@@ -136,9 +203,14 @@ jt_old_parts_open(Relation rel, struct varlena *oldvalue)
 		return NULL;
 	old->taken = palloc0(old->nranges * sizeof(bool));
 	old->named = palloc0(old->nranges * sizeof(bool));
+	old->sparse = palloc0(old->nranges * sizeof(bool));
 	old->read = palloc0(old->nranges * sizeof(struct varlena *));
 	old->cache_token = jt_part_cache_holds(oldvalue);
 	sort_keeping_positions(old);
+	/* a value of a version that names no packed part takes none */
+	if (!packed_ok)
+		for (uint32 i = 0; i < old->nranges; i++)
+			old->sparse[i] = !jt_entry_is_whole_value(&old->ranges[i]);
 	return old;
 }
 
@@ -179,6 +251,41 @@ candidates(JtOldParts *old, const JtPartEntry *range, uint32 *first,
 	while (*end < old->nranges && range_hash_cmp(&old->ranges[*end], range) == 0)
 		(*end)++;
 	return true;
+}
+
+/*
+ * Mark the old parts whose TOAST value the new value would keep mostly
+ * dead: of the bytes of the value, those of the old parts a new part has
+ * the hash of (those it will likely take over) are less than half.
+ */
+static void
+mark_sparse(JtOldParts *old)
+{
+	uint32	   *order = palloc(old->nranges * sizeof(uint32));
+	uint32		i = 0;
+
+	for (uint32 k = 0; k < old->nranges; k++)
+		order[k] = k;
+	qsort_arg(order, old->nranges, sizeof(uint32), index_value_cmp,
+			  old->ranges);
+	while (i < old->nranges)
+	{
+		const JtPartEntry *first = &old->ranges[order[i]];
+		uint64		named = 0;
+		uint32		j;
+		bool		sparse;
+
+		for (j = i; j < old->nranges &&
+			 old->ranges[order[j]].valueid == first->valueid; j++)
+			if (old->named[order[j]])
+				named += jt_entry_extsize(&old->ranges[order[j]]);
+		/* a value that is one part holds no dead bytes, whatever is taken */
+		sparse = !(j - i == 1 && jt_entry_is_whole_value(first)) &&
+			value_is_sparse(named, first->value_size);
+		for (; i < j; i++)
+			old->sparse[order[i]] |= sparse;
+	}
+	pfree(order);
 }
 
 /*
@@ -227,14 +334,15 @@ jt_old_parts_prefetch(JtOldParts *old, const JtPartEntry *ranges, uint32 n)
 		if (!named)
 			unmatched++;
 	}
+	mark_sparse(old);
 	for (uint32 i = 0; i < old->nranges; i++)
-		if (!old->named[i] && old->read[i] == NULL)
+		if (!old->named[i] && old->read[i] == NULL && !old->sparse[i])
 			unnamed++;
 	if (unnamed > 0 && unnamed <= unmatched)
 	{
 		for (uint32 i = 0; i < old->nranges; i++)
 		{
-			if (old->named[i] || old->read[i] != NULL)
+			if (old->named[i] || old->read[i] != NULL || old->sparse[i])
 				continue;
 			wanted[nwanted] = old->ranges[i];
 			index[nwanted++] = i;
@@ -281,12 +389,12 @@ take(JtOldParts *old, uint32 i)
 
 /*
  * Is there an old part, not taken yet, with exactly the content raw of a
- * new part (whose directory entry is range)?  If so, take it: return its
- * stored location.
+ * new part (whose directory entry is range)?  If so, take it: *stored
+ * gets its directory entry, which says where it is stored.
  */
 bool
 jt_old_parts_take(JtOldParts *old, const JtPartEntry *range,
-				  const struct varlena *raw, uint32 *extinfo, Oid *valueid)
+				  const struct varlena *raw, JtPartEntry *stored)
 {
 	uint32		first;
 	uint32		end;
@@ -299,7 +407,8 @@ jt_old_parts_take(JtOldParts *old, const JtPartEntry *range,
 		const struct varlena *oldraw;
 		bool		same;
 
-		if (old->taken[i] || old->ranges[i].header != range->header)
+		if (old->taken[i] || old->sparse[i] ||
+			old->ranges[i].header != range->header)
 			continue;
 		/* a hash is not proof: compare the bytes */
 		oldraw = old_part_content(old, i, &should_free);
@@ -310,8 +419,7 @@ jt_old_parts_take(JtOldParts *old, const JtPartEntry *range,
 		if (same)
 		{
 			take(old, i);
-			*extinfo = old->ranges[i].extinfo;
-			*valueid = old->ranges[i].valueid;
+			*stored = old->ranges[i];
 			return true;
 		}
 	}
@@ -339,7 +447,7 @@ jt_old_parts_take_as_delta(JtOldParts *old, const struct varlena *raw,
 	if (old->next >= old->nranges)
 		return false;
 	i = old->at_position[old->next];
-	if (old->taken[i] || old->named[i])
+	if (old->taken[i] || old->named[i] || old->sparse[i])
 		return false;
 	oldraw = old_part_content(old, i, &should_free);
 	made = jt_delta_make(oldraw, NULL, raw, NULL, 0, 0, budget, literal, first,

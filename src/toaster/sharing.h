@@ -19,14 +19,17 @@
 
 typedef struct JtOldParts JtOldParts;
 
-extern JtOldParts *jt_old_parts_open(Relation rel, struct varlena *oldvalue);
+extern JtOldParts *jt_old_parts_open(Relation rel, struct varlena *oldvalue,
+									 bool packed_ok);
 extern void jt_old_parts_rehash(const JtOldParts *old,
 								const struct varlena *raw, uint32 *hash);
 extern void jt_old_parts_prefetch(JtOldParts *old, const JtPartEntry *ranges,
 								  uint32 n);
 extern bool jt_old_parts_take(JtOldParts *old, const JtPartEntry *range,
 							  const struct varlena *raw,
-							  uint32 *extinfo, Oid *valueid);
+							  JtPartEntry *stored);
+extern bool jt_parts_keep_sparse_value(const JtPartEntry *ranges,
+									   uint32 n);
 extern bool jt_old_parts_take_as_delta(JtOldParts *old,
 									   const struct varlena *raw,
 									   uint32 budget, StringInfo literal,

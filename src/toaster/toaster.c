@@ -84,6 +84,38 @@ jt_toaster_init(void)
 		RegisterCustomToaster(JSONB_TOASTER_ID, &jsonb_toaster_routine);
 }
 
+/* The same, by value id alone. */
+static int
+entry_valueid_cmp_value(const void *a, const void *b)
+{
+	Oid			x = ((const JtPartEntry *) a)->valueid;
+	Oid			y = ((const JtPartEntry *) b)->valueid;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * The TOAST value a part lies in, as an on-disk pointer: the part's own
+ * when it is the whole value (so that a value written before parts were
+ * packed reads as it always has), else the value's bytes, uncompressed.
+ */
+static void
+value_pointer(const JtPartEntry *range, Oid toastrelid, varatt_external *ext)
+{
+	if (jt_entry_is_whole_value(range))
+	{
+		ext->va_rawsize = range->rawsize;
+		ext->va_extinfo = range->extinfo;
+	}
+	else
+	{
+		ext->va_rawsize = (int32) range->value_size + VARHDRSZ;
+		ext->va_extinfo = range->value_size;
+	}
+	ext->va_valueid = range->valueid;
+	ext->va_toastrelid = toastrelid;
+}
+
 /* Part fetcher: the parts a build has planned, still in memory. */
 static void
 fetch_planned_parts(void *arg, uint32 first, uint32 n,
@@ -102,18 +134,49 @@ fetch_planned_parts(void *arg, uint32 first, uint32 n,
 	}
 }
 
-/* Part fetcher: the parts logical decoding rebuilt from WAL. */
+/* The TOAST values logical decoding rebuilt from WAL, as get_parts lists. */
+typedef struct DecodedValues
+{
+	const JtPartEntry *values;	/* jt_distinct_values() of the pointer */
+	uint32		nvalues;
+	struct varlena **contents;	/* each value's bytes, as core rebuilt it */
+} DecodedValues;
+
+/* Part fetcher: parts cut from the values logical decoding rebuilt. */
 static void
 fetch_decoded_parts(void *arg, uint32 first, uint32 n,
 					const JtPartEntry *ranges, Oid toastrelid,
 					struct varlena **raws, bool *should_free)
 {
-	struct varlena **part_values = (struct varlena **) arg;
+	DecodedValues *decoded = (DecodedValues *) arg;
 
 	for (uint32 i = 0; i < n; i++)
 	{
-		raws[i] = detoast_attr(part_values[first + i]);
-		should_free[i] = (raws[i] != part_values[first + i]);
+		const JtPartEntry *range = &ranges[i];
+		JtPartEntry *found;
+		struct varlena *value;
+
+		found = bsearch(range, decoded->values, decoded->nvalues,
+						sizeof(JtPartEntry), entry_valueid_cmp_value);
+		if (found == NULL)
+			elog(ERROR, "jsonb_toaster: part in toast value %u not decoded",
+				 range->valueid);
+		value = decoded->contents[found - decoded->values];
+		if (jt_entry_is_whole_value(range))
+		{
+			/* core gave the part as a value on its own */
+			raws[i] = detoast_attr(value);
+			should_free[i] = (raws[i] != value);
+			continue;
+		}
+		if (VARATT_IS_EXTENDED(value) ||
+			VARSIZE(value) - VARHDRSZ != range->value_size)
+			elog(ERROR, "jsonb_toaster: toast value %u decoded as %u bytes, not %u",
+				 range->valueid, (uint32) VARSIZE_ANY_EXHDR(value),
+				 range->value_size);
+		raws[i] = jt_part_from_bytes(range, VARDATA(value) + range->offset,
+									 toastrelid);
+		should_free[i] = true;
 	}
 }
 
@@ -130,7 +193,7 @@ skeleton_gives_back(JtBuildResult *res, const struct varlena *doc,
 	bool		same;
 
 	payload = jt_build_payload(res, toastrelid, &payload_len);
-	jt_skeleton_parse(&skel, payload, payload_len, JT_SKELETON_VERSION_LATEST);
+	jt_skeleton_parse(&skel, payload, payload_len, res->version);
 	fetcher.fetch = fetch_planned_parts;
 	fetcher.decompress = NULL;
 	fetcher.arg = res;
@@ -185,11 +248,14 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	StringInfoData literal;
 	uint32		nkept = 0;
 	uint32		ndeltas = 0;
+	JtPartWriter writer;
+	uint32	   *written;
 
 	target = Max(Min(budget, jt_column_inline_budget(rel, att->attnum)), 0);
 
 	doc = detoast_attr(value);
-	if (!jt_build_skeleton(doc, target, (uint32) jt_range_size, &res))
+	if (!jt_build_skeleton(doc, target, (uint32) jt_range_size,
+						   (uint32) jt_format_version, &res))
 		return NULL;
 	if (!skeleton_gives_back(&res, doc, toastrelid))
 	{
@@ -209,7 +275,7 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	old = NULL;
 	if (oldvalue != NULL && VARATT_IS_EXTERNAL_CUSTOM(oldvalue) &&
 		may_read_column(rel, att->attnum))
-		old = jt_old_parts_open(rel, oldvalue);
+		old = jt_old_parts_open(rel, oldvalue, jt_version_packs(res.version));
 	if (old != NULL)
 	{
 		/* the new parts' directory entries, read ahead against the old */
@@ -224,22 +290,25 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	}
 	initStringInfo(&deltas);
 	initStringInfo(&literal);
+	jt_part_writer_begin(&writer, rel, cmethod, options,
+						 jt_version_packs(res.version));
+	written = palloc(Max(res.nparts, 1) * sizeof(uint32));
 	for (uint32 i = 0; i < res.nparts; i++)
 	{
 		struct varlena *raw = res.parts[i].raw;
-		varatt_external ext;
+		JtPartEntry taken;
 		JtPartEntry base;
 		uint32		first;
 		uint32		removed;
 		int64		room;
 
+		written[i] = UINT32_MAX;
+
 		/* a part the old value has already: take it over */
-		if (old != NULL &&
-			jt_old_parts_take(old, &planned[i], raw, &ext.va_extinfo,
-							  &ext.va_valueid))
+		if (old != NULL && jt_old_parts_take(old, &planned[i], raw, &taken))
 		{
-			jt_build_set_stored(&res, i, ext.va_extinfo, ext.va_valueid);
-			stored_outside += VARATT_EXTERNAL_GET_EXTSIZE(ext);
+			jt_build_set_stored(&res, i, &taken);
+			stored_outside += jt_entry_extsize(&taken);
 			nkept++;
 			continue;
 		}
@@ -253,17 +322,28 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 													room),
 									   &literal, &first, &removed, &base))
 		{
-			jt_delta_append(&deltas, &base, first, removed, literal.data,
-							literal.len);
-			jt_build_set_stored(&res, i, base.extinfo, base.valueid);
-			stored_outside += base.extinfo & VARLENA_EXTSIZE_MASK;
+			jt_delta_append(&deltas, res.version, &base, first,
+							removed, literal.data, literal.len);
+			jt_build_set_stored(&res, i, &base);
+			stored_outside += jt_entry_extsize(&base);
 			ndeltas++;
 			continue;
 		}
 
-		jt_store_part(rel, raw, cmethod, true, options, &ext);
-		jt_build_set_stored(&res, i, ext.va_extinfo, ext.va_valueid);
-		stored_outside += VARATT_EXTERNAL_GET_EXTSIZE(ext);
+		written[i] = jt_part_writer_add(&writer, raw, true);
+	}
+
+	/* the new parts, packed into one TOAST value */
+	jt_part_writer_finish(&writer);
+	for (uint32 i = 0; i < res.nparts; i++)
+	{
+		const JtPartEntry *stored;
+
+		if (written[i] == UINT32_MAX)
+			continue;
+		stored = jt_part_writer_entry(&writer, written[i]);
+		jt_build_set_stored(&res, i, stored);
+		stored_outside += jt_entry_extsize(stored);
 	}
 
 	if (old != NULL)
@@ -274,7 +354,7 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	hdr.tree_size = res.tree.len;
 	return jt_make_pointer(&hdr, res.tree.data, deltas.data, deltas.len,
 						   VARSIZE(doc), stored_outside,
-						   JT_SKELETON_VERSION_LATEST);
+						   (uint8) res.version);
 }
 
 static struct varlena *
@@ -314,6 +394,11 @@ jt_toast(Relation rel, int attnum, struct varlena *value,
 	return result;
 }
 
+/*
+ * Delete the TOAST values of attr's parts that replacement, the value
+ * stored in its place, does not keep.  A value holding several parts stays
+ * as long as the replacement keeps one of them (docs/ownership.md).
+ */
 static void
 jt_delete(Relation rel, struct varlena *attr, struct varlena *replacement,
 		  bool is_speculative)
@@ -336,15 +421,20 @@ jt_delete(Relation rel, struct varlena *attr, struct varlena *replacement,
 								 ALLOCSET_SMALL_SIZES);
 	caller = MemoryContextSwitchTo(work);
 	n = jt_pointer_parts(attr, &toastrelid, &ranges);
+	n = jt_distinct_values(ranges, n);
 	kept = jt_kept_parts(replacement, toastrelid);
 	for (uint32 i = 0; i < n; i++)
 	{
+		varatt_external ext;
 		struct varlena *ptr;
 
-		/* the new row version took this part over */
+		/* the new row version took this value over */
 		if (jt_part_is_kept(kept, ranges[i].valueid))
 			continue;
-		ptr = jt_part_pointer(&ranges[i], toastrelid);
+		value_pointer(&ranges[i], toastrelid, &ext);
+		ptr = palloc(TOAST_POINTER_SIZE);
+		SET_VARTAG_EXTERNAL(ptr, VARTAG_ONDISK);
+		memcpy(VARDATA_EXTERNAL(ptr), &ext, sizeof(ext));
 		toast_delete_datum(rel, PointerGetDatum(ptr), is_speculative);
 		pfree(ptr);
 	}
@@ -355,7 +445,8 @@ jt_delete(Relation rel, struct varlena *attr, struct varlena *replacement,
 /*
  * Core calls this once a tuple in contexts that live as long as a table
  * rewrite or a decoding session: only the array it is given back may stay
- * in the caller's context.
+ * in the caller's context.  The parts core handles are TOAST values: those
+ * the pointer's parts lie in, each once.
  */
 static int
 jt_get_parts(struct varlena *attr, varatt_external **parts)
@@ -372,14 +463,10 @@ jt_get_parts(struct varlena *attr, varatt_external **parts)
 	MemoryContextSwitchTo(work);
 	jt_parse_pointer(attr, &skel);
 	n = jt_skeleton_list_parts(&skel, &ranges);
+	n = jt_distinct_values(ranges, n);
 	result = MemoryContextAlloc(caller, Max(n, 1) * sizeof(varatt_external));
 	for (uint32 i = 0; i < n; i++)
-	{
-		result[i].va_rawsize = ranges[i].rawsize;
-		result[i].va_extinfo = ranges[i].extinfo;
-		result[i].va_valueid = ranges[i].valueid;
-		result[i].va_toastrelid = skel.hdr.toastrelid;
-	}
+		value_pointer(&ranges[i], skel.hdr.toastrelid, &result[i]);
 	MemoryContextSwitchTo(caller);
 	MemoryContextDelete(work);
 	*parts = result;
@@ -393,6 +480,9 @@ jt_reassemble(struct varlena *attr, struct varlena **part_values)
 	MemoryContext work;
 	JtSkeleton	skel;
 	JtPartFetcher fetcher;
+	JtPartEntry *ranges;
+	uint32		n;
+	DecodedValues decoded;
 	struct varlena *flat;
 	struct varlena *result;
 
@@ -401,9 +491,13 @@ jt_reassemble(struct varlena *attr, struct varlena **part_values)
 								 ALLOCSET_DEFAULT_SIZES);
 	MemoryContextSwitchTo(work);
 	jt_parse_pointer(attr, &skel);
+	n = jt_skeleton_list_parts(&skel, &ranges);
+	decoded.nvalues = jt_distinct_values(ranges, n);
+	decoded.values = ranges;
+	decoded.contents = part_values;
 	fetcher.fetch = fetch_decoded_parts;
 	fetcher.decompress = NULL;
-	fetcher.arg = part_values;
+	fetcher.arg = &decoded;
 	flat = jt_skeleton_flatten(&skel, &fetcher);
 	result = MemoryContextAlloc(caller, VARSIZE(flat));
 	memcpy(result, flat, VARSIZE(flat));

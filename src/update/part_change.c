@@ -347,24 +347,26 @@ jt_apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	initStringInfo(&buf);
 	appendBinaryStringInfo(&buf, jt_pointer_payload(pointer, NULL),
 						   JT_PAYLOAD_TREE_OFFSET + skel->hdr.tree_size);
-	jt_delta_area_copy(skel, base_range.valueid, true, &buf);
+	jt_delta_area_copy(skel, jt_part_id(&base_range), true, &buf);
 	payload = buf.data;
 	payload_len = buf.len;
 	/* parts carried whole by a pointer this was made from: not kept */
-	carried_len = jt_delta_carried_len(skel, base_range.valueid);
+	carried_len = jt_delta_carried_len(skel, jt_part_id(&base_range));
 	ref_offset = JT_PAYLOAD_TREE_OFFSET + site->offset;
 	jt_ref_set_count(payload + ref_offset, count);
 
-	range_offset = (uint32) jt_entry_offset(ref_offset, r);
-	jt_entry_read(payload + range_offset, &range);
+	range_offset = (uint32) jt_entry_offset(ref_offset, r, skel->version);
+	jt_entry_read(payload + range_offset, skel->version, &range);
 	range.rawsize = VARSIZE(newpart);
 	/* not stored yet: sized as an uncompressed value, with no value id */
 	range.extinfo = VARSIZE(newpart) - VARHDRSZ;
 	range.valueid = InvalidOid;
+	range.offset = 0;
+	range.value_size = range.extinfo;
 	range.header = root.header;
 	range.hash = jt_part_hash(skel->version, VARDATA(newpart),
 							  VARSIZE(newpart) - VARHDRSZ);
-	jt_entry_write(payload + range_offset, &range);
+	jt_entry_write(payload + range_offset, skel->version, &range);
 	if (ref->layouts)
 	{
 		new_byte = jt_part_layout(&src, &root);

@@ -39,9 +39,21 @@ typedef enum TreeSplice
 /* The parts a change of the tree no longer refers to. */
 typedef struct DroppedParts
 {
-	List	   *valueids;		/* OIDs of their stored parts */
+	uint64	   *ids;			/* their stored parts (jt_part_id()) */
+	uint32		nids;
 	uint64		stored;			/* the TOAST bytes they take */
 } DroppedParts;
+
+static void
+add_dropped(DroppedParts *dropped, uint64 id)
+{
+	if (dropped->ids == NULL)
+		dropped->ids = palloc(sizeof(uint64) * 8);
+	else if (dropped->nids % 8 == 0)
+		dropped->ids = repalloc(dropped->ids,
+								sizeof(uint64) * (dropped->nids + 8));
+	dropped->ids[dropped->nids++] = id;
+}
 
 /*
  * Add the parts of a reference to *dropped (a JtRefVisitor).  A part kept
@@ -55,8 +67,7 @@ drop_ref_parts(void *arg, const JtRef *ref, List *path)
 
 	for (uint32 r = 0; r < ref->nranges; r++)
 	{
-		dropped->valueids = lappend_oid(dropped->valueids,
-										ref->ranges[r].valueid);
+		add_dropped(dropped, jt_part_id(&ref->ranges[r]));
 		dropped->stored += ref->ranges[r].extinfo & VARLENA_EXTSIZE_MASK;
 	}
 }
@@ -81,8 +92,7 @@ splice_tree(JtSkeleton *skel, const char *key, uint32 keylen, JtSource *vsrc,
 	uint32		tree_len;
 	uint32		root_entry;
 	StringInfoData buf;
-	DroppedParts here = {NIL, 0};
-	Oid		   *except;
+	DroppedParts here = {NULL, 0, 0};
 
 	tree = jt_splice_object(&skel->src, &skel->root, key, keylen, vsrc, vnode,
 							create, &tree_len, &splice);
@@ -93,25 +103,21 @@ splice_tree(JtSkeleton *skel, const char *key, uint32 keylen, JtSource *vsrc,
 	if (splice.removed &&
 		jt_nav_object_get(&skel->src, &skel->root, key, keylen, &current))
 		jt_skeleton_walk_below(skel, &current, drop_ref_parts, &here);
-	if ((uint32) list_length(here.valueids) > skel->hdr.nparts)
+	if (here.nids > skel->hdr.nparts)
 		jt_nav_corrupt(&skel->src, "a tree refers to more parts than its header counts");
 
 	hdr = skel->hdr;
 	hdr.tree_size = tree_len;
-	hdr.nparts -= list_length(here.valueids);
+	hdr.nparts -= here.nids;
 	initStringInfo(&buf);
 	appendStringInfoSpaces(&buf, JT_PAYLOAD_TREE_OFFSET);
 	jt_payload_write_info(buf.data, &hdr);
 	appendBinaryStringInfo(&buf, tree, tree_len);
 	/* the other parts stay, with their deltas */
-	except = palloc(Max(list_length(here.valueids), 1) * sizeof(Oid));
-	for (int i = 0; i < list_length(here.valueids); i++)
-		except[i] = list_nth_oid(here.valueids, i);
-	jt_delta_area_copy_except(skel, except, list_length(here.valueids), true,
-							  &buf);
-	pfree(except);
+	jt_delta_area_copy_except(skel, here.ids, here.nids, true, &buf);
 	pfree(tree);
-	dropped->valueids = list_concat(dropped->valueids, here.valueids);
+	for (uint32 i = 0; i < here.nids; i++)
+		add_dropped(dropped, here.ids[i]);
 	dropped->stored += here.stored;
 	/* of the old pointer's version: it is that pointer, changed */
 	jt_skeleton_parse(patched, buf.data, buf.len, skel->version);
@@ -136,7 +142,7 @@ tree_pointer(struct varlena *pointer, char *payload, uint32 payload_len,
 								   (int32) flat_size, dropped->stored);
 	if (result != NULL)
 		elog(DEBUG1, "jsonb_toaster: changed the skeleton's tree, returned it%s",
-			 dropped->valueids ? " without the parts of the values removed" : "");
+			 dropped->nids > 0 ? " without the parts of the values removed" : "");
 	return result;
 }
 
@@ -165,7 +171,7 @@ jt_apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, uint32 n,
 	bool		known = false;
 	struct varlena *document = NULL;
 	struct varlena *result;
-	DroppedParts dropped = {NIL, 0};
+	DroppedParts dropped = {NULL, 0, 0};
 
 	for (uint32 i = 0; i < n; i++)
 		growth += vnodes ? (int64) vnodes[i].length + keylens[i] : 0;
@@ -230,7 +236,7 @@ jt_apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, uint32 n,
 	 * when it adopts it).  Its size is told by the tree and the directories,
 	 * or else by flattening, below.
 	 */
-	try_pointer = jt_delta_carried_len(skel, InvalidOid) == 0;
+	try_pointer = jt_delta_carried_len(skel, JT_NO_PART) == 0;
 	if (try_pointer)
 	{
 		known = jt_skeleton_flat_size(skel, &flat_size);
@@ -252,7 +258,7 @@ jt_apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, uint32 n,
 	 * general path, which lists what it keeps; only a size unknown yet makes
 	 * flattening here worth it.
 	 */
-	if (dropped.valueids != NIL && !(try_pointer && !known))
+	if (dropped.nids > 0 && !(try_pointer && !known))
 	{
 		pfree(payload);
 		return NULL;
@@ -269,7 +275,7 @@ jt_apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, uint32 n,
 	{
 		result = tree_pointer(pointer, payload, payload_len,
 							  VARSIZE(document), &dropped);
-		if (result != NULL || dropped.valueids != NIL)
+		if (result != NULL || dropped.nids > 0)
 		{
 			pfree(document);
 			pfree(payload);

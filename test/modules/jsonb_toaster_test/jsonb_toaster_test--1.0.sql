@@ -46,6 +46,13 @@ CREATE FUNCTION jt_test_skeleton_set_part(skeleton jsonb, partno integer,
 RETURNS jsonb
 AS 'MODULE_PATHNAME', 'jt_test_skeleton_set_part'
 LANGUAGE C STRICT VOLATILE;
+-- the same, the part then said to start at byte value_offset of its value
+-- (format version 5 and later)
+CREATE FUNCTION jt_test_skeleton_set_part(skeleton jsonb, partno integer,
+	rawsize integer, extsize integer, valueid oid, value_offset integer)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'jt_test_skeleton_set_part'
+LANGUAGE C STRICT VOLATILE;
 
 -- Bytes held by one call site of fn(doc, arg) after "calls" calls (its
 -- fn_extra and whatever it keeps there): equal for 10 and 1000 calls means

@@ -108,9 +108,10 @@ typedef struct PartFinder
 {
 	const char *tree;
 	uint32		tree_size;
+	uint32		version;		/* the pointer's format version */
 	uint32		target;			/* the part sought */
 	uint32		seen;			/* parts passed so far */
-	int64		found;			/* tree offset of its JtRefRange, or -1 */
+	int64		found;			/* tree offset of its entry, or -1 */
 	int64		layout;			/* and of its layout byte, or -1 */
 } PartFinder;
 
@@ -135,8 +136,8 @@ find_in_ref(PartFinder *pf, uint64 offset, uint64 end)
 	if (pf->target - pf->seen < nranges)
 	{
 		pf->found = offset + sizeof(JtRefHeader) +
-			(uint64) (pf->target - pf->seen) * sizeof(JtRefRange);
-		if (pf->found + sizeof(JtRefRange) > pf->tree_size ||
+			(uint64) (pf->target - pf->seen) * jt_entry_size(pf->version);
+		if (pf->found + jt_entry_size(pf->version) > pf->tree_size ||
 			end > pf->tree_size)
 			elog(ERROR, "skeleton tree read out of bounds");
 		/* format version 3: the layout bytes end the reference */
@@ -186,9 +187,10 @@ check_stored_by_toaster(struct varlena *attr)
 /*
  * The skeleton of a jsonb argument: its header, and where the directory
  * entry of part partno lies in the datum; and, if layout_pos is not NULL,
- * where its layout byte lies (an error if it has none).
+ * where its layout byte lies (an error if it has none).  Returns the
+ * pointer's format version, which says how entries are laid out.
  */
-static void
+static uint32
 find_part(struct varlena *attr, int32 partno, JtSkeletonHeader *hdr,
 		  Size *range_pos, Size *layout_pos)
 {
@@ -214,6 +216,7 @@ find_part(struct varlena *attr, int32 partno, JtSkeletonHeader *hdr,
 
 	pf.tree = payload + sizeof(JtSkeletonHeader);
 	pf.tree_size = hdr->tree_size;
+	pf.version = header.va_version;
 	pf.target = (uint32) partno;
 	pf.seen = 0;
 	pf.found = -1;
@@ -238,23 +241,44 @@ find_part(struct varlena *attr, int32 partno, JtSkeletonHeader *hdr,
 		*layout_pos = (payload - (const char *) attr) +
 			sizeof(JtSkeletonHeader) + (Size) pf.layout;
 	}
+	return pf.version;
 }
 
-/* The raw content of the part a directory entry names, read by core. */
+/*
+ * The raw content of the part a directory entry names, read by core: the
+ * whole TOAST value, or for a part packed with others, its bytes of the
+ * value (fetched as a slice of it) decompressed by core.
+ */
 static struct varlena *
-stored_part(const JtRefRange *range, Oid toastrelid)
+stored_part(const JtPartEntry *range, Oid toastrelid)
 {
 	struct varatt_external ptr;
 	struct varlena *extptr;
+	struct varlena *bytes;
+	struct varlena *stored;
+	uint32		extsize = range->extinfo & VARLENA_EXTSIZE_MASK;
 
-	ptr.va_rawsize = range->rawsize;
-	ptr.va_extinfo = range->extinfo;
 	ptr.va_valueid = range->valueid;
 	ptr.va_toastrelid = toastrelid;
 	extptr = (struct varlena *) palloc(TOAST_POINTER_SIZE);
 	SET_VARTAG_EXTERNAL(extptr, VARTAG_ONDISK);
+	if (range->offset == 0 && range->value_size == extsize)
+	{
+		ptr.va_rawsize = range->rawsize;
+		ptr.va_extinfo = range->extinfo;
+		memcpy(VARDATA_EXTERNAL(extptr), &ptr, sizeof(ptr));
+		return detoast_attr(extptr);
+	}
+	ptr.va_rawsize = (int32) range->value_size + VARHDRSZ;
+	ptr.va_extinfo = range->value_size;
 	memcpy(VARDATA_EXTERNAL(extptr), &ptr, sizeof(ptr));
-	return detoast_attr(extptr);
+	bytes = detoast_attr_slice(extptr, range->offset, extsize);
+	if (extsize == (uint32) range->rawsize - VARHDRSZ)
+		return bytes;
+	stored = palloc(extsize + VARHDRSZ);
+	SET_VARSIZE_COMPRESSED(stored, extsize + VARHDRSZ);
+	memcpy(VARDATA(stored), VARDATA(bytes), extsize);
+	return detoast_attr(stored);
 }
 
 #endif							/* JT_CUSTOM_TOAST */
@@ -274,14 +298,15 @@ jt_test_part_bytes(PG_FUNCTION_ARGS)
 #ifdef JT_CUSTOM_TOAST
 	struct varlena *attr = (struct varlena *) PG_GETARG_POINTER(0);
 	JtSkeletonHeader hdr;
-	JtRefRange	range;
+	JtPartEntry range;
 	Size		pos;
+	uint32		version;
 	struct varlena *raw;
 	Size		len;
 	bytea	   *result;
 
-	find_part(attr, PG_GETARG_INT32(1), &hdr, &pos, NULL);
-	memcpy(&range, (char *) attr + pos, sizeof(range));
+	version = find_part(attr, PG_GETARG_INT32(1), &hdr, &pos, NULL);
+	jt_entry_read((char *) attr + pos, version, &range);
 	raw = stored_part(&range, hdr.toastrelid);
 	len = VARSIZE_ANY_EXHDR(raw);
 	result = palloc(len + VARHDRSZ);
@@ -318,12 +343,13 @@ jt_test_skeleton_replace_part(PG_FUNCTION_ARGS)
 	struct varlena *attr = (struct varlena *) PG_GETARG_POINTER(0);
 	struct varlena *repl = (struct varlena *) PG_GETARG_POINTER(2);
 	JtSkeletonHeader hdr;
-	JtRefRange	range;
+	JtPartEntry range;
 	Size		pos;
+	uint32		version;
 	struct varatt_external ptr;
 	struct varlena *result;
 
-	find_part(attr, PG_GETARG_INT32(1), &hdr, &pos, NULL);
+	version = find_part(attr, PG_GETARG_INT32(1), &hdr, &pos, NULL);
 	if (!VARATT_IS_EXTERNAL_ONDISK(repl))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -336,11 +362,13 @@ jt_test_skeleton_replace_part(PG_FUNCTION_ARGS)
 
 	result = palloc(VARSIZE_EXTERNAL(attr));
 	memcpy(result, attr, VARSIZE_EXTERNAL(attr));
-	memcpy(&range, (char *) result + pos, sizeof(range));
+	jt_entry_read((char *) result + pos, version, &range);
 	range.rawsize = ptr.va_rawsize;
 	range.extinfo = ptr.va_extinfo;
 	range.valueid = ptr.va_valueid;
-	memcpy((char *) result + pos, &range, sizeof(range));
+	range.offset = 0;
+	range.value_size = VARATT_EXTERNAL_GET_EXTSIZE(ptr);
+	jt_entry_write((char *) result + pos, version, &range);
 	PG_RETURN_POINTER(result);
 #else
 	ereport(ERROR,
@@ -354,12 +382,14 @@ PG_FUNCTION_INFO_V1(jt_test_skeleton_set_part);
 
 /*
  * jt_test_skeleton_set_part(skeleton jsonb, partno int, rawsize int,
- *							 extsize int, valueid oid) returns jsonb
+ *							 extsize int, valueid oid
+ *							 [, value_offset int]) returns jsonb
  *
  * A copy of the toaster's pointer skeleton in which the directory entry of
  * part partno (as for jt_test_part_bytes) claims the given raw size (with
- * its varlena header), stored size and TOAST value id; its compression
- * method and the rest of the entry are left as they were.
+ * its varlena header), stored size and TOAST value id, and if given, the
+ * offset of the part in that value; its compression method and the rest
+ * of the entry are left as they were.
  */
 Datum
 jt_test_skeleton_set_part(PG_FUNCTION_ARGS)
@@ -368,22 +398,49 @@ jt_test_skeleton_set_part(PG_FUNCTION_ARGS)
 	struct varlena *attr = (struct varlena *) PG_GETARG_POINTER(0);
 	int32		extsize = PG_GETARG_INT32(3);
 	JtSkeletonHeader hdr;
-	JtRefRange	range;
+	JtPartEntry range;
 	Size		pos;
+	uint32		version;
 	struct varlena *result;
 
-	find_part(attr, PG_GETARG_INT32(1), &hdr, &pos, NULL);
+	version = find_part(attr, PG_GETARG_INT32(1), &hdr, &pos, NULL);
 	if (extsize < 0 || extsize > VARLENA_EXTSIZE_MASK)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("stored size %d is out of range", extsize)));
 	result = palloc(VARSIZE_EXTERNAL(attr));
 	memcpy(result, attr, VARSIZE_EXTERNAL(attr));
-	memcpy(&range, (char *) result + pos, sizeof(range));
+	jt_entry_read((char *) result + pos, version, &range);
 	range.rawsize = PG_GETARG_INT32(2);
 	range.extinfo = (range.extinfo & ~VARLENA_EXTSIZE_MASK) | (uint32) extsize;
 	range.valueid = PG_GETARG_OID(4);
-	memcpy((char *) result + pos, &range, sizeof(range));
+	/* written as stored: the claim may be one jt_entry_write() refuses */
+	if (jt_version_packs(version))
+	{
+		JtRefRangePacked stored;
+
+		memcpy(&stored, (char *) result + pos, sizeof(stored));
+		stored.rawsize = range.rawsize;
+		stored.extinfo = range.extinfo;
+		stored.valueid = range.valueid;
+		if (PG_NARGS() > 5)
+			stored.offset = (uint32) PG_GETARG_INT32(5);
+		memcpy((char *) result + pos, &stored, sizeof(stored));
+	}
+	else if (PG_NARGS() > 5)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a value of format version %u has no offsets", version)));
+	else
+	{
+		JtRefRange	stored;
+
+		memcpy(&stored, (char *) result + pos, sizeof(stored));
+		stored.rawsize = range.rawsize;
+		stored.extinfo = range.extinfo;
+		stored.valueid = range.valueid;
+		memcpy((char *) result + pos, &stored, sizeof(stored));
+	}
 	PG_RETURN_POINTER(result);
 #else
 	ereport(ERROR,
@@ -468,26 +525,43 @@ jt_test_skeleton_set_delta(PG_FUNCTION_ARGS)
 	struct varlena *attr = (struct varlena *) PG_GETARG_POINTER(0);
 	varatt_custom header;
 	JtSkeletonHeader hdr;
-	JtDeltaHeader delta;
 	Size		pos;
 	Size		pos_unused;
+	uint32		version;
+	Size		header_size;
 	struct varlena *result;
 
-	find_part(attr, 0, &hdr, &pos_unused, NULL);
+	version = find_part(attr, 0, &hdr, &pos_unused, NULL);
+	header_size = jt_version_packs(version) ?
+		sizeof(JtDeltaHeaderPacked) : sizeof(JtDeltaHeader);
 	VARATT_CUSTOM_GET_HEADER(header, attr);
 	pos = (VARDATA_CUSTOM(attr) - (const char *) attr) + sizeof(JtSkeletonHeader) +
 		hdr.tree_size;
 	if (header.va_size - VARHDRSZ_CUSTOM - sizeof(JtSkeletonHeader) - hdr.tree_size <
-		sizeof(JtDeltaHeader))
+		header_size)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("the value holds no delta")));
 	result = palloc(VARSIZE_EXTERNAL(attr));
 	memcpy(result, attr, VARSIZE_EXTERNAL(attr));
-	memcpy(&delta, (char *) result + pos, sizeof(delta));
-	delta.first = (uint32) PG_GETARG_INT32(1);
-	delta.removed = (uint32) PG_GETARG_INT32(2);
-	memcpy((char *) result + pos, &delta, sizeof(delta));
+	if (jt_version_packs(version))
+	{
+		JtDeltaHeaderPacked delta;
+
+		memcpy(&delta, (char *) result + pos, sizeof(delta));
+		delta.first = (uint32) PG_GETARG_INT32(1);
+		delta.removed = (uint32) PG_GETARG_INT32(2);
+		memcpy((char *) result + pos, &delta, sizeof(delta));
+	}
+	else
+	{
+		JtDeltaHeader delta;
+
+		memcpy(&delta, (char *) result + pos, sizeof(delta));
+		delta.first = (uint32) PG_GETARG_INT32(1);
+		delta.removed = (uint32) PG_GETARG_INT32(2);
+		memcpy((char *) result + pos, &delta, sizeof(delta));
+	}
 	PG_RETURN_POINTER(result);
 #else
 	ereport(ERROR,
@@ -567,7 +641,8 @@ PG_FUNCTION_INFO_V1(jt_test_skeleton_legacy_hashes);
  *
  * The toaster's pointer skeleton as format version 3 wrote it: every
  * part's content hash taken by hash_bytes(), not CRC-32C.  The value must
- * be of format version 4 and hold no deltas.  Lets tests present values
+ * be of format version 4 (jsonb_toaster.format_version = 4 writes it) and
+ * hold no deltas.  Lets tests present values
  * written before version 4 to the code that reads, updates and shares
  * them.
  */
@@ -595,15 +670,15 @@ jt_test_skeleton_legacy_hashes(PG_FUNCTION_ARGS)
 	memcpy(result, attr, VARSIZE_EXTERNAL(attr));
 	for (uint32 p = 0; p < hdr.nparts; p++)
 	{
-		JtRefRange	range;
+		JtPartEntry range;
 		struct varlena *raw;
 
 		find_part(attr, (int32) p, &hdr, &pos, NULL);
-		memcpy(&range, (char *) result + pos, sizeof(range));
+		jt_entry_read((char *) result + pos, JT_SKELETON_VERSION_CRC32C, &range);
 		raw = stored_part(&range, hdr.toastrelid);
 		range.hash = hash_bytes((const unsigned char *) VARDATA_ANY(raw),
 								(int) VARSIZE_ANY_EXHDR(raw));
-		memcpy((char *) result + pos, &range, sizeof(range));
+		jt_entry_write((char *) result + pos, JT_SKELETON_VERSION_CRC32C, &range);
 	}
 	header.va_version = JT_SKELETON_VERSION_LAYOUTS;
 	memcpy(VARDATA_EXTERNAL(result), &header, offsetof(varatt_custom, va_data));

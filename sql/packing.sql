@@ -1,0 +1,153 @@
+--
+-- Packed parts (patched servers only): the parts one statement writes for a
+-- value share one TOAST value; a value stays while a row version names one
+-- of its parts, and is given up when most of it is dead.
+--
+CREATE EXTENSION IF NOT EXISTS jsonb_toaster;
+CREATE EXTENSION IF NOT EXISTS jsonb_toaster_test;
+
+-- 200 keys of 600 bytes: about 60 parts per document
+CREATE FUNCTION pdoc(id int, edit int DEFAULT 0) RETURNS jsonb LANGUAGE sql AS $$
+	SELECT jsonb_object_agg(format('k%s', lpad(j::text, 3, '0')),
+		CASE WHEN j = edit THEN 'edited' ELSE repeat(md5((id * 1000 + j)::text), 19) END)
+	FROM generate_series(1, 200) j
+$$;
+-- TOAST rows against the chunks of the values live rows name, each once;
+-- and the values two rows name
+CREATE FUNCTION toast_ok(rel regclass) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE live bigint; stored bigint; shared bigint;
+BEGIN
+	EXECUTE format('SELECT coalesce(sum(chunks), 0) FROM (SELECT DISTINCT v.value_id, v.chunks FROM %s, jsonb_toaster_values(jb) v) v', rel)
+		INTO live;
+	EXECUTE format('SELECT count(*) FROM %s',
+				   (SELECT reltoastrelid::regclass FROM pg_class WHERE oid = rel))
+		INTO stored;
+	EXECUTE format('SELECT count(*) FROM (SELECT v.value_id FROM %s, jsonb_toaster_values(jb) v GROUP BY 1 HAVING count(*) > 1) s', rel)
+		INTO shared;
+	RETURN CASE WHEN stored = live AND shared = 0 THEN 'ok'
+		ELSE format('%s TOAST rows, %s live chunks, %s values in two rows', stored, live, shared) END;
+END $$;
+
+CREATE TABLE pk (id int PRIMARY KEY, jb jsonb);
+ALTER TABLE pk ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+CREATE TABLE pk_plain (id int PRIMARY KEY, jb jsonb);
+INSERT INTO pk SELECT i, pdoc(i) FROM generate_series(1, 4) i;
+INSERT INTO pk_plain SELECT i, pdoc(i) FROM generate_series(1, 4) i;
+
+-- one TOAST value per document, holding every part, back to back
+SELECT id, jt_test_format_version(jb) AS version,
+	(SELECT count(*) FROM jsonb_toaster_parts(jb)) > 40 AS many_parts,
+	(SELECT count(*) FROM jsonb_toaster_values(jb)) AS tvalues,
+	(SELECT parts FROM jsonb_toaster_values(jb)) =
+		(SELECT count(*) FROM jsonb_toaster_parts(jb)) AS all_in_it,
+	(SELECT size FROM jsonb_toaster_values(jb)) =
+		(SELECT sum(stored_size) FROM jsonb_toaster_parts(jb)) AS no_gap
+FROM pk ORDER BY id;
+-- the parts tile the value: each starts where the one before ends
+SELECT count(*) AS gaps FROM (
+	SELECT value_offset, lag(value_offset + stored_size) OVER (PARTITION BY id ORDER BY value_offset) AS prev_end
+	FROM pk, jsonb_toaster_parts(jb)) s
+WHERE prev_end IS NOT NULL AND value_offset <> prev_end;
+SELECT toast_ok('pk');
+SELECT count(*) AS differ FROM pk JOIN pk_plain USING (id)
+WHERE jt_test_flat_bytes(pk.jb) <> jt_test_flat_bytes(pk_plain.jb);
+-- reads of one key, the first, the last, every key
+SELECT count(*) FILTER (WHERE pk.jb -> k IS DISTINCT FROM pk_plain.jb -> k) AS differ
+FROM pk JOIN pk_plain USING (id), jsonb_object_keys(pk_plain.jb) k;
+
+-- a client-sent document with one value changed much (no delta): one new
+-- TOAST value holding the new part, the other parts still named where
+-- they were, and the old value kept since most of it is still named
+CREATE TEMP TABLE before AS SELECT id, p.value_id, p.value_offset FROM pk, jsonb_toaster_parts(jb) p;
+UPDATE pk SET jb = jsonb_set(pdoc(1), '{k100}', to_jsonb(repeat('z', 900))) WHERE id = 1;
+UPDATE pk_plain SET jb = jsonb_set(pdoc(1), '{k100}', to_jsonb(repeat('z', 900))) WHERE id = 1;
+SELECT (SELECT count(*) FROM jsonb_toaster_values(jb)) AS tvalues,
+	count(*) FILTER (WHERE (p.value_id, p.value_offset) IN (SELECT value_id, value_offset FROM before WHERE id = 1)) AS kept,
+	count(*) FILTER (WHERE (p.value_id, p.value_offset) NOT IN (SELECT value_id, value_offset FROM before WHERE id = 1)) AS written
+FROM pk, jsonb_toaster_parts(jb) p WHERE pk.id = 1 GROUP BY pk.jb;
+VACUUM pk;
+SELECT toast_ok('pk');
+
+-- the same row changed part after part: once the parts still named in the
+-- first value are less than half of it, the next UPDATE writes them anew
+-- and the first value goes
+CREATE TEMP TABLE first_value AS SELECT value_id FROM pk, jsonb_toaster_values(jb) v
+WHERE id = 2;
+CREATE FUNCTION first_value_named() RETURNS boolean LANGUAGE sql AS $$
+	SELECT EXISTS (SELECT FROM pk, jsonb_toaster_values(jb) v
+				   WHERE id = 2 AND v.value_id IN (SELECT value_id FROM first_value))
+$$;
+DO $$
+DECLARE
+	j int := 0;
+BEGIN
+	WHILE first_value_named() AND j < 200 LOOP
+		j := j + 7;
+		UPDATE pk SET jb = jsonb_set(jb, ARRAY[format('k%s', lpad(j::text, 3, '0'))],
+			to_jsonb(repeat('y', 900))) WHERE id = 2;
+		UPDATE pk_plain SET jb = jsonb_set(jb, ARRAY[format('k%s', lpad(j::text, 3, '0'))],
+			to_jsonb(repeat('y', 900))) WHERE id = 2;
+	END LOOP;
+	RAISE NOTICE 'first value given up: %, after at least a third of the parts changed: %',
+		NOT first_value_named(), j >= 200 / 3;
+END $$;
+-- at no point was more than half of a value kept dead
+SELECT count(*) AS mostly_dead FROM (
+	SELECT v.value_id, v.size, sum(p.stored_size) AS named
+	FROM pk, jsonb_toaster_values(jb) v, jsonb_toaster_parts(jb) p
+	WHERE p.value_id = v.value_id GROUP BY 1, 2) s
+WHERE named * 2 < size;
+VACUUM pk;
+SELECT toast_ok('pk');
+SELECT count(*) AS differ FROM pk JOIN pk_plain USING (id)
+WHERE jt_test_flat_bytes(pk.jb) <> jt_test_flat_bytes(pk_plain.jb);
+
+-- format version 4: every part a TOAST value of its own; read as ever,
+-- and an UPDATE of such a value in the latest version takes its parts
+SET jsonb_toaster.format_version = 4;
+INSERT INTO pk SELECT 10, pdoc(10);
+INSERT INTO pk_plain SELECT 10, pdoc(10);
+RESET jsonb_toaster.format_version;
+SELECT jt_test_format_version(jb) AS version,
+	(SELECT count(*) FROM jsonb_toaster_values(jb)) = (SELECT count(*) FROM jsonb_toaster_parts(jb)) AS one_value_each,
+	(SELECT bool_and(value_offset = 0) FROM jsonb_toaster_parts(jb)) AS at_zero
+FROM pk WHERE id = 10;
+UPDATE pk SET jb = jsonb_set(pdoc(10), '{k050}', to_jsonb(repeat('x', 900))) WHERE id = 10;
+UPDATE pk_plain SET jb = jsonb_set(pdoc(10), '{k050}', to_jsonb(repeat('x', 900))) WHERE id = 10;
+SELECT jt_test_format_version(jb) AS version,
+	(SELECT count(*) FROM jsonb_toaster_values(jb)) - (SELECT count(*) FROM jsonb_toaster_parts(jb)) AS values_less_parts
+FROM pk WHERE id = 10;
+-- and back: a value of the latest version updated in format version 4
+-- keeps none of its packed parts, and writes each part on its own
+SET jsonb_toaster.format_version = 4;
+UPDATE pk SET jb = jsonb_set(pdoc(3), '{k010}', to_jsonb(repeat('w', 900))) WHERE id = 3;
+UPDATE pk_plain SET jb = jsonb_set(pdoc(3), '{k010}', to_jsonb(repeat('w', 900))) WHERE id = 3;
+RESET jsonb_toaster.format_version;
+SELECT jt_test_format_version(jb) AS version,
+	(SELECT bool_and(value_offset = 0) FROM jsonb_toaster_parts(jb)) AS at_zero
+FROM pk WHERE id = 3;
+VACUUM pk;
+SELECT toast_ok('pk');
+SELECT count(*) AS differ FROM pk JOIN pk_plain USING (id)
+WHERE jt_test_flat_bytes(pk.jb) <> jt_test_flat_bytes(pk_plain.jb);
+SELECT count(*) FILTER (WHERE pk.jb -> k IS DISTINCT FROM pk_plain.jb -> k) AS differ
+FROM pk JOIN pk_plain USING (id), jsonb_object_keys(pk_plain.jb) k;
+
+-- the setting's bounds
+SET jsonb_toaster.format_version = 3;
+SET jsonb_toaster.format_version = 6;
+
+-- rewrites copy each value once, whole
+VACUUM FULL pk;
+SELECT toast_ok('pk');
+CLUSTER pk USING pk_pkey;
+SELECT toast_ok('pk');
+SELECT count(*) AS differ FROM pk JOIN pk_plain USING (id)
+WHERE jt_test_flat_bytes(pk.jb) <> jt_test_flat_bytes(pk_plain.jb);
+-- DELETE takes every value
+DELETE FROM pk;
+VACUUM pk;
+SELECT toast_ok('pk');
+
+DROP TABLE pk, pk_plain;
+DROP FUNCTION pdoc(int, int), toast_ok(regclass), first_value_named();
