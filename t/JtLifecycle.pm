@@ -97,7 +97,7 @@ BEGIN
 	EXECUTE format($q$
 WITH t AS (SELECT chunk_id, count(*) AS n FROM %s GROUP BY chunk_id),
 	l AS (SELECT DISTINCT value_id, chunks FROM (
-		SELECT p.value_id, p.chunks FROM %s, jsonb_toaster_parts(jb) p
+		SELECT v.value_id, v.chunks FROM %s, jsonb_toaster_values(jb) v
 		UNION ALL
 		SELECT s.value_id, s.chunks FROM %s, jsonb_toaster_storage(jb) s
 		WHERE s.form = 'external') v)
@@ -150,8 +150,11 @@ RETURNS record AS 'jsonb_toaster', 'jsonb_toaster_storage' LANGUAGE C STRICT STA
 CREATE FUNCTION jt_probe.jsonb_toaster_parts(value jsonb,
 	OUT path text[], OUT range integer, OUT kind text, OUT count integer,
 	OUT raw_size integer, OUT stored_size integer, OUT compression text,
-	OUT value_id oid, OUT chunks integer, OUT hash bigint)
+	OUT value_id oid, OUT chunks integer, OUT hash bigint, OUT value_offset integer)
 RETURNS SETOF record AS 'jsonb_toaster', 'jsonb_toaster_parts' LANGUAGE C STRICT STABLE;
+CREATE FUNCTION jt_probe.jsonb_toaster_values(value jsonb,
+	OUT value_id oid, OUT size integer, OUT chunks integer, OUT parts integer)
+RETURNS SETOF record AS 'jsonb_toaster', 'jsonb_toaster_values' LANGUAGE C STRICT STABLE;
 };
 }
 
@@ -256,7 +259,7 @@ CREATE TABLE m_ref (id int PRIMARY KEY, state text NOT NULL, other int NOT NULL 
 	$sql .= "ALTER TABLE m ALTER COLUMN jb SET (toaster = 'jsonb_toaster');\n";
 	$sql .= join(";\n", map { fill($_, 'm'), fill($_, 'm_ref') } @load_after) . ";\n";
 	$sql .= q{
-CREATE TABLE m_before AS SELECT id, p.value_id, p.hash FROM m, jsonb_toaster_parts(jb) p;
+CREATE TABLE m_before AS SELECT id, p.value_id, p.value_offset, p.hash FROM m, jsonb_toaster_parts(jb) p;
 CREATE TABLE m_old AS SELECT id, md5(jb::text) AS md5 FROM m_ref;
 };
 	my $out = run_sql($node, $db, $sql);
@@ -285,9 +288,11 @@ SELECT bool_and(n > d) FROM (SELECT id, count(*) AS n, count(DISTINCT path) AS d
 	FROM m, jsonb_toaster_parts(jb) WHERE state = 'ranges' GROUP BY id) r;
 SELECT count(*) FROM m, jsonb_toaster_parts(jb) p
 	WHERE state = 'deltas' AND EXISTS (SELECT FROM m_before b
-		WHERE b.id = m.id AND b.value_id = p.value_id AND b.hash <> p.hash);
+		WHERE b.id = m.id AND b.value_id = p.value_id AND b.value_offset = p.value_offset
+			AND b.hash <> p.hash);
 SELECT count(DISTINCT id) FROM m, jsonb_toaster_parts(jb) p
-	WHERE state = 'shared' AND p.value_id IN (SELECT value_id FROM m_before b WHERE b.id = m.id);
+	WHERE state = 'shared' AND (p.value_id, p.value_offset) IN
+		(SELECT value_id, value_offset FROM m_before b WHERE b.id = m.id);
 };
 	$out = run_sql($node, $db, $sql);
 	if ($out =~ /^ERROR/)
@@ -380,7 +385,7 @@ sub check_holder
 	my $h = $case->{holder};
 	my ($older) = $h->query($case->{pre} . q{
 SELECT coalesce(string_agg(DISTINCT v::text, ','), '') FROM (
-	SELECT p.value_id FROM m, jsonb_toaster_parts(jb) p
+	SELECT v.value_id FROM m, jsonb_toaster_values(jb) v
 	UNION ALL
 	SELECT s.value_id FROM m, jsonb_toaster_storage(jb) s WHERE s.form = 'external') x (v)});
 	$older = '' if $h->{stderr} ne '';

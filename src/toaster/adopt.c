@@ -272,10 +272,10 @@ adopt_listed(Relation rel, Form_pg_attribute att, struct varlena *value,
 		taken = false;
 	for (uint32 i = 0; i < n && taken; i++)
 		taken = jt_part_is_kept(owned, ranges[i].valueid);
-	/* the general path gives up a value left mostly dead (sharing.c) */
-	if (taken && jt_parts_keep_sparse_value(ranges, n))
+	/* the general path gives up values left mostly dead (sharing.c) */
+	if (taken && jt_parts_keep_too_many_dead(ranges, n))
 	{
-		elog(DEBUG1, "jsonb_toaster: a pointer jsonb_set() or the like returned keeps a value mostly dead");
+		elog(DEBUG1, "jsonb_toaster: a pointer jsonb_set() or the like returned keeps more dead bytes than live ones");
 		taken = false;
 	}
 	if (taken)

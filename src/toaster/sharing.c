@@ -23,12 +23,13 @@
  * taken as its base, and only the edit is stored, in the pointer (delta.h).
  *
  * Parts written together share one TOAST value, which is deleted only when
- * no row version names any of them.  A value most of whose bytes no
- * version names any more is given up: an UPDATE writes the parts it still
- * holds anew instead of taking them over, and jt_adopt() turns down a
- * pointer that would keep it (jt_parts_keep_sparse_value()), so that the
- * general path does.  So no more than half of a value a version keeps is
- * dead.
+ * no row version names any of them: a version that names some of a
+ * value's parts keeps the others' bytes, dead.  A version keeps no more
+ * dead bytes than live ones: when it would, an UPDATE gives up the values
+ * with the smallest share of their bytes named, one after another, until
+ * it would not, and writes the parts they still hold anew instead of
+ * taking them over; jt_adopt() turns down a pointer that would keep too
+ * many (jt_parts_keep_too_many_dead()), so that the general path does.
  *
  * Nothing is shared in tables that are logically logged: logical decoding
  * rebuilds a value only from the parts the same change wrote.
@@ -71,16 +72,6 @@ struct JtOldParts
 								 * value names no packed part */
 };
 
-/*
- * Is a TOAST value of value_size bytes of which a row version names named
- * bytes mostly dead?
- */
-static bool
-value_is_sparse(uint64 named, uint64 value_size)
-{
-	return named * 2 < value_size;
-}
-
 static int
 range_value_cmp(const void *a, const void *b)
 {
@@ -90,31 +81,81 @@ range_value_cmp(const void *a, const void *b)
 	return (x->valueid > y->valueid) - (x->valueid < y->valueid);
 }
 
+/* One TOAST value a version would keep: its bytes, and those it names. */
+typedef struct KeptValue
+{
+	uint64		size;
+	uint64		named;
+	uint32		first;			/* its parts: [first, end) of the caller's */
+	uint32		end;			/* order */
+	bool		given_up;
+} KeptValue;
+
+static int
+kept_value_share_cmp(const void *a, const void *b)
+{
+	const KeptValue *x = (const KeptValue *) a;
+	const KeptValue *y = (const KeptValue *) b;
+
+	/* x->named / x->size < y->named / y->size, without division */
+	uint64		l = x->named * y->size;
+	uint64		r = y->named * x->size;
+
+	return (l > r) - (l < r);
+}
+
 /*
- * Does a pointer whose parts are ranges[0 .. n-1] keep a TOAST value most
- * of whose bytes it does not name?
+ * Give up values (sorted by share named, smallest first) until the dead
+ * bytes of those kept are no more than live bytes; returns how many are
+ * given up.
+ */
+static uint32
+give_up_values(KeptValue *values, uint32 nvalues, uint64 live)
+{
+	uint64		dead = 0;
+	uint32		given_up = 0;
+
+	/* a value of which nothing is named is not kept: its bytes are not dead */
+	for (uint32 v = 0; v < nvalues; v++)
+		if (values[v].named > 0)
+			dead += values[v].size - Min(values[v].named, values[v].size);
+	qsort(values, nvalues, sizeof(KeptValue), kept_value_share_cmp);
+	for (uint32 v = 0; v < nvalues && dead > live; v++)
+	{
+		if (values[v].named == 0)
+			continue;
+		dead -= values[v].size - Min(values[v].named, values[v].size);
+		values[v].given_up = true;
+		given_up++;
+	}
+	return given_up;
+}
+
+/*
+ * Would a pointer whose parts are ranges[0 .. n-1] keep more dead bytes
+ * than live ones in the TOAST values they lie in?
  */
 bool
-jt_parts_keep_sparse_value(const JtPartEntry *ranges, uint32 n)
+jt_parts_keep_too_many_dead(const JtPartEntry *ranges, uint32 n)
 {
 	JtPartEntry *sorted = palloc(Max(n, 1) * sizeof(JtPartEntry));
-	bool		sparse = false;
+	uint64		live = 0;
+	uint64		size = 0;
 	uint32		i = 0;
 
 	memcpy(sorted, ranges, n * sizeof(JtPartEntry));
 	qsort(sorted, n, sizeof(JtPartEntry), range_value_cmp);
-	while (i < n && !sparse)
+	while (i < n)
 	{
-		uint64		named = 0;
 		uint32		j = i;
 
 		for (; j < n && sorted[j].valueid == sorted[i].valueid; j++)
-			named += jt_entry_extsize(&sorted[j]);
-		sparse = value_is_sparse(named, sorted[i].value_size);
+			live += jt_entry_extsize(&sorted[j]);
+		size += sorted[i].value_size;
 		i = j;
 	}
 	pfree(sorted);
-	return sparse;
+	return size > 2 * live;
 }
 
 static int
@@ -254,14 +295,18 @@ candidates(JtOldParts *old, const JtPartEntry *range, uint32 *first,
 }
 
 /*
- * Mark the old parts whose TOAST value the new value would keep mostly
- * dead: of the bytes of the value, those of the old parts a new part has
- * the hash of (those it will likely take over) are less than half.
+ * Mark the old parts whose TOAST value the new value gives up (see the
+ * top).  What the new value would name of each old value is guessed from
+ * the old parts a new part has the hash of (those it will likely take
+ * over); its live bytes are those, and new_bytes of parts to be written.
  */
 static void
-mark_sparse(JtOldParts *old)
+mark_sparse(JtOldParts *old, uint64 new_bytes)
 {
 	uint32	   *order = palloc(old->nranges * sizeof(uint32));
+	KeptValue  *values = palloc(old->nranges * sizeof(KeptValue));
+	uint32		nvalues = 0;
+	uint64		live = new_bytes;
 	uint32		i = 0;
 
 	for (uint32 k = 0; k < old->nranges; k++)
@@ -271,20 +316,27 @@ mark_sparse(JtOldParts *old)
 	while (i < old->nranges)
 	{
 		const JtPartEntry *first = &old->ranges[order[i]];
-		uint64		named = 0;
+		KeptValue  *v = &values[nvalues++];
 		uint32		j;
-		bool		sparse;
 
+		v->size = first->value_size;
+		v->named = 0;
+		v->first = i;
+		v->given_up = false;
 		for (j = i; j < old->nranges &&
 			 old->ranges[order[j]].valueid == first->valueid; j++)
 			if (old->named[order[j]])
-				named += jt_entry_extsize(&old->ranges[order[j]]);
-		/* a value that is one part holds no dead bytes, whatever is taken */
-		sparse = !(j - i == 1 && jt_entry_is_whole_value(first)) &&
-			value_is_sparse(named, first->value_size);
-		for (; i < j; i++)
-			old->sparse[order[i]] |= sparse;
+				v->named += jt_entry_extsize(&old->ranges[order[j]]);
+		v->end = j;
+		live += v->named;
+		i = j;
 	}
+	if (give_up_values(values, nvalues, live) > 0)
+		for (uint32 v = 0; v < nvalues; v++)
+			if (values[v].given_up)
+				for (uint32 k = values[v].first; k < values[v].end; k++)
+					old->sparse[order[k]] = true;
+	pfree(values);
 	pfree(order);
 }
 
@@ -308,6 +360,9 @@ jt_old_parts_prefetch(JtOldParts *old, const JtPartEntry *ranges, uint32 n)
 	uint32		nwanted = 0;
 	uint32		unmatched = 0;
 	uint32		unnamed = 0;
+	uint64		new_raw = 0;
+	uint64		old_raw = 0;
+	uint64		old_stored = 0;
 
 	wanted = palloc(old->nranges * sizeof(JtPartEntry));
 	index = palloc(old->nranges * sizeof(uint32));
@@ -332,9 +387,18 @@ jt_old_parts_prefetch(JtOldParts *old, const JtPartEntry *ranges, uint32 n)
 			}
 		}
 		if (!named)
+		{
 			unmatched++;
+			new_raw += ranges[k].rawsize;
+		}
 	}
-	mark_sparse(old);
+	/* the new parts' stored size: compressed as the old ones were */
+	for (uint32 i = 0; i < old->nranges; i++)
+	{
+		old_raw += old->ranges[i].rawsize;
+		old_stored += jt_entry_extsize(&old->ranges[i]);
+	}
+	mark_sparse(old, old_raw > 0 ? new_raw * old_stored / old_raw : new_raw);
 	for (uint32 i = 0; i < old->nranges; i++)
 		if (!old->named[i] && old->read[i] == NULL && !old->sparse[i])
 			unnamed++;

@@ -28,8 +28,8 @@ extern void jt_old_parts_prefetch(JtOldParts *old, const JtPartEntry *ranges,
 extern bool jt_old_parts_take(JtOldParts *old, const JtPartEntry *range,
 							  const struct varlena *raw,
 							  JtPartEntry *stored);
-extern bool jt_parts_keep_sparse_value(const JtPartEntry *ranges,
-									   uint32 n);
+extern bool jt_parts_keep_too_many_dead(const JtPartEntry *ranges,
+										uint32 n);
 extern bool jt_old_parts_take_as_delta(JtOldParts *old,
 									   const struct varlena *raw,
 									   uint32 budget, StringInfo literal,
