@@ -348,7 +348,9 @@ CREATE TABLE pc_cases (ord int, kase text, rawsize text, extsize text, valueid t
 INSERT INTO pc_cases VALUES
   (3, 'part 2''s bytes', 'raw_size', 'stored_size',
    '(SELECT value_id FROM pc_parts q WHERE q.doc = p.doc AND q.range = 2)',
-   '(SELECT value_offset FROM pc_parts q WHERE q.doc = p.doc AND q.range = 2)');
+   '(SELECT value_offset FROM pc_parts q WHERE q.doc = p.doc AND q.range = 2)'),
+  (10, 'past its value''s end', 'raw_size', 'stored_size', 'value_id',
+   'value_offset + 100000000');
 INSERT INTO pc_cases (ord, kase, rawsize, extsize, valueid) VALUES
   (1, 'genuine', 'raw_size', 'stored_size', 'value_id'),
   (2, 'no such value', 'raw_size', 'stored_size', '1'),
