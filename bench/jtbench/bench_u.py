@@ -108,15 +108,22 @@ def update_once(cfg, assignment):
                 f"VACUUM ANALYZE {t}; CHECKPOINT;")
     cfg.check_storage(t, "js")
     heap0, toast0 = db.relation_sizes(t)
+    # the TOAST values there before: those the UPDATE writes are the others
+    toastrel = db.value(f"SELECT reltoastrelid::regclass FROM pg_class WHERE oid = '{t}'::regclass")
+    db.execute(f"DROP TABLE IF EXISTS u_values_before;"
+               f"CREATE TABLE u_values_before AS SELECT DISTINCT chunk_id FROM {toastrel};")
     lsn0 = db.value("SELECT pg_current_wal_insert_lsn()")
     ms = db.timed(f"UPDATE {t} SET {assignment};", options=cfg.session_options)
     lsn1 = db.value("SELECT pg_current_wal_insert_lsn()")
     wal = int(db.value(f"SELECT '{lsn1}'::pg_lsn - '{lsn0}'"))
     fpi = db.fpi_bytes(lsn0, lsn1)
     heap1, toast1 = db.relation_sizes(t)
+    written = int(db.value(f"SELECT count(DISTINCT chunk_id) FROM {toastrel} "
+                           f"WHERE chunk_id NOT IN (SELECT chunk_id FROM u_values_before)"))
     cfg.check_storage(t, "js")
-    db.execute(f"DROP TABLE {t};")
+    db.execute(f"DROP TABLE {t}, u_values_before;")
     return {"ms": ms, "wal_bytes": wal, "wal_fpi_bytes": fpi,
+            "toast_values_written": written,
             "heap_bytes_before": heap0, "heap_bytes_after": heap1,
             "toast_bytes_before": toast0, "toast_bytes_after": toast1}
 

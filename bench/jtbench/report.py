@@ -852,6 +852,14 @@ def u_targets(res, c, base):
                      f"({fmt_bytes(t1)} / {fmt_bytes(t0)}; {base}: "
                      f"{fmt_num(ratio(g(base, case, 'toast_bytes_after'), g(base, case, 'toast_bytes_before')))}x)",
                      "≤ 1.1x", v, ok])
+        written = g(c, case, "toast_values_written")
+        rows = res.select(bench="U", config=c, case=case, metric="ms")
+        nrows = rows[0].get("rows") if rows else None
+        if written is not None and nrows:
+            v, ok = verdict(written / nrows, 1.0)
+            body.append([c, "U", f"`{case}`: TOAST values written per row "
+                         f"({written} for {nrows} rows; {base}: "
+                         f"{g(base, case, 'toast_values_written')})", "≤ 1", v, ok])
 
     def per_row(case):
         return sorted(res.select(bench="U", config=c, case=case, metric="wal_bytes"),
