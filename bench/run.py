@@ -83,7 +83,7 @@ def main():
     ap.add_argument("--configs", default=",".join(configs.DEFAULT),
                     help=f"configurations (default: {','.join(configs.DEFAULT)})")
     ap.add_argument("--scale", type=float, default=1.0,
-                    help="data size factor for I, U, P, R, M and Y (1.0 = BENCHMARKS.md sizes; "
+                    help="data size factor for I, U, P, R, M and Y (1.0 = the sizes of docs/benchmarks.md; "
                          "Y: also the duration of each pgbench run)")
     ap.add_argument("--s-step", type=int, default=1,
                     help="S: measure every Nth row (plus the first and last); 1 = all 100")

@@ -3,7 +3,7 @@
 #
 # Builds (or reuses) the release PostgreSQL 18 server (no assertions) and
 # the extension, starts a temporary instance (library preloaded), runs
-# bench/run.py (benchmarks S, I, U, P, R, M and Y of BENCHMARKS.md for every
+# bench/run.py (benchmarks S, I, U, P, R, M, Y, Q and C of docs/benchmarks.md for every
 # configuration: stock-*, partial-* and toaster-*), prints the comparison and
 # writes the report, plots and results.jsonl.
 #

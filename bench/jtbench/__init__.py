@@ -1,1 +1,1 @@
-"""jsonb_toaster benchmark suite (see bench/README.md)."""
+"""jsonb_toaster benchmark suite (see docs/benchmarks.md)."""

@@ -8,7 +8,7 @@ size (as reported by jsonb_toaster_storage, which reads no TOAST):
 
 so that plain documents, compressed inline ones, TOASTed ones and
 skeletons (stored by the toaster) of each size decade are timed
-separately.  For each query of BENCHMARKS.md the mean time per access over
+separately.  For each query of docs/benchmarks.md the mean time per access over
 a bucket is measured with a pgbench script (bench/I/<query>.sql), next to
 the floor of visiting the same rows without reading their documents
 (bench/I/floor.sql).

@@ -3,7 +3,7 @@
 N users (100,000 at scale 1) from bench/R/users_gen.py: a few short fields
 (name, username, email, login {last, count}) next to a 5,000-character bio
 that does not compress, so every document is TOASTed.  Each query of
-BENCHMARKS.md runs as EXPLAIN (ANALYZE, BUFFERS, TIMING OFF, SERIALIZE
+the benchmark runs as EXPLAIN (ANALYZE, BUFFERS, TIMING OFF, SERIALIZE
 text), which counts the shared buffers that executing the query and
 turning its result into text touch (a returned TOASTed value is fetched
 while serialising); one warm-up, then the buffers of the last run and the

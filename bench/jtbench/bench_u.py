@@ -36,7 +36,7 @@ CASES = [
     ("js - '1'", "js = js - '1'"),
     ("jsonb_set(js, '{500}', '0')", "js = jsonb_set(js, '{500}', '0')"),
     ("js || '{\"bar\": \"baz\"}'", "js = js || '{\"bar\": \"baz\"}'"),
-    # not in BENCHMARKS.md: the ORM's merge of a few changed fields, here
+    # not in the benchmark definitions: the ORM's merge of a few changed fields, here
     # two keys far apart (the first and the last of its 11 parts)
     ("js || '{\"2\": 0, \"999\": 0}'", "js = js || '{\"2\": 0, \"999\": 0}'"),
     ("client-sent document", None),

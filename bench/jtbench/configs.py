@@ -1,4 +1,4 @@
-"""Benchmark configurations (BENCHMARKS.md).
+"""Benchmark configurations (docs/benchmarks.md).
 
 A configuration decides how a table's jsonb column is stored (compression
 method, the toaster or standard TOAST) and how a session reads it (builtin
