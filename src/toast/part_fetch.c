@@ -5,16 +5,17 @@
  *
  * A flatten needs every part of a reference, one after another.  Fetching
  * each as core de-TOASTs a value costs, per part, opening the TOAST
- * relation and its index, a scan and a descent of the index.  The parts of
- * a reference are instead read together: one ordered scan of the
- * (chunk_id, chunk_seq) index whose key is "chunk_id = ANY(the parts'
- * value ids)" ("chunk_id = the value id" for one part).  btree steps from
- * one value id to the next along the leaf pages without descending again
- * when they are close, as the value ids of parts written together are.
- * The chunks are checked as heap_fetch_toast_slice() checks them (all
- * there, in order, of the expected sizes), the parts assembled and
- * decompressed; a compressed part of one chunk is decompressed straight
- * from it.
+ * relation and its index, a scan and a descent of the index.  The parts
+ * asked for together are read together: the chunks of the TOAST values
+ * read whole in one ordered scan of the (chunk_id, chunk_seq) index whose
+ * key is "chunk_id = ANY(their value ids)" (btree steps from one value id to
+ * the next along the leaf pages without descending again when they are
+ * close, as the value ids of values written together are), and those of
+ * each value read in part (parts packed with others: format.h) in a scan
+ * bounded by chunk_seq.  The chunks are checked as heap_fetch_toast_slice()
+ * checks them (all there, in order, of the sizes their value's size
+ * implies), the parts assembled and decompressed; a compressed part within
+ * one chunk is decompressed straight from it.
  *
  * Copyright (c) 2026, jsonb_toaster developers
  *
@@ -66,30 +67,21 @@ typedef struct ValueRead
 	int32		nchunks;		/* of the whole value */
 	int32		first_chunk;	/* the chunks read */
 	int32		last_chunk;
+	int32		next_chunk;		/* the one expected next */
 	PartRead   *parts;			/* sorted by offset */
 	uint32		nparts;
 } ValueRead;
 
+/* Is the whole of a value read? */
+static inline bool
+read_whole(const ValueRead *v)
+{
+	return v->first_chunk == 0 && v->last_chunk == v->nchunks - 1;
+}
+
 static void decompress_stream(const char *stream, int32 extsize,
 							  const JtPartEntry *range, Oid toastrelid,
 							  struct varlena *raw);
-
-/* A standard on-disk TOAST pointer to a part that is a whole value. */
-struct varlena *
-jt_part_pointer(const JtPartEntry *range, Oid toastrelid)
-{
-	varatt_external ext;
-	struct varlena *ptr = palloc(TOAST_POINTER_SIZE);
-
-	Assert(jt_entry_is_whole_value(range));
-	ext.va_rawsize = range->rawsize;
-	ext.va_extinfo = range->extinfo;
-	ext.va_valueid = range->valueid;
-	ext.va_toastrelid = toastrelid;
-	SET_VARTAG_EXTERNAL(ptr, VARTAG_ONDISK);
-	memcpy(VARDATA_EXTERNAL(ptr), &ext, sizeof(ext));
-	return ptr;
-}
 
 static int
 part_read_cmp(const void *a, const void *b)
@@ -127,16 +119,39 @@ take_chunk(const ValueRead *v, int32 seq, const char *data, int32 len,
 	}
 }
 
+/* Check a chunk of value v and give its parts what it holds. */
+static void
+take_next_chunk(Relation toastrel, ValueRead *v, HeapTuple tuple)
+{
+	const char *data;
+	int32		len;
+
+	jt_toast_chunk_data(toastrel, tuple, v->valueid, v->next_chunk, v->nchunks,
+						v->value_size, &data, &len);
+	take_chunk(v, v->next_chunk, data, len, RelationGetRelid(toastrel));
+	v->next_chunk++;
+}
+
+static void
+check_all_read(Relation toastrel, const ValueRead *v)
+{
+	if (v->next_chunk <= v->last_chunk)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("missing chunk number %d for toast value %u in %s",
+						v->next_chunk, v->valueid,
+						RelationGetRelationName(toastrel))));
+}
+
 /* Scan the chunks of one value that hold the parts wanted of it. */
 static void
 scan_value(Relation toastrel, Relation index, Snapshot snapshot,
-		   const ValueRead *v)
+		   ValueRead *v)
 {
 	ScanKeyData keys[3];
 	int			nkeys = 1;
 	SysScanDesc scan;
 	HeapTuple	tuple;
-	int32		expected = v->first_chunk;
 
 	ScanKeyInit(&keys[0], (AttrNumber) 1, BTEqualStrategyNumber, F_OIDEQ,
 				ObjectIdGetDatum(v->valueid));
@@ -149,29 +164,81 @@ scan_value(Relation toastrel, Relation index, Snapshot snapshot,
 		ScanKeyInit(&keys[nkeys++], (AttrNumber) 2,
 					BTLessEqualStrategyNumber, F_INT4LE,
 					Int32GetDatum(v->last_chunk));
+	v->next_chunk = v->first_chunk;
 	scan = systable_beginscan_ordered(toastrel, index, snapshot, nkeys, keys);
 	while ((tuple = systable_getnext_ordered(scan, ForwardScanDirection)) != NULL)
-	{
-		const char *data;
-		int32		len;
-
-		jt_toast_chunk_data(toastrel, tuple, v->valueid, expected, v->nchunks,
-							v->value_size, &data, &len);
-		take_chunk(v, expected, data, len, RelationGetRelid(toastrel));
-		expected++;
-	}
-	if (expected <= v->last_chunk)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("missing chunk number %d for toast value %u in %s",
-						expected, v->valueid,
-						RelationGetRelationName(toastrel))));
+		take_next_chunk(toastrel, v, tuple);
+	check_all_read(toastrel, v);
 	systable_endscan_ordered(scan);
 }
 
-/* Scan the chunks of every value, into their parts' .stored or .raw. */
+/* The value a chunk belongs to: values are sorted by value id. */
+static ValueRead *
+find_value(ValueRead **values, uint32 n, Oid valueid)
+{
+	uint32		lo = 0;
+	uint32		hi = n;
+
+	while (lo < hi)
+	{
+		uint32		mid = lo + (hi - lo) / 2;
+
+		if (values[mid]->valueid < valueid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && values[lo]->valueid == valueid ? values[lo] : NULL;
+}
+
+/* Scan the chunks of several values read whole, all at once. */
 static void
-scan_chunks(Oid toastrelid, const ValueRead *values, uint32 nvalues)
+scan_whole_values(Relation toastrel, Relation index, Snapshot snapshot,
+				  ValueRead **values, uint32 n)
+{
+	Datum	   *ids = palloc(n * sizeof(Datum));
+	ArrayType  *idarray;
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	TupleDesc	tupdesc = RelationGetDescr(toastrel);
+
+	for (uint32 i = 0; i < n; i++)
+	{
+		ids[i] = ObjectIdGetDatum(values[i]->valueid);
+		values[i]->next_chunk = 0;
+	}
+	idarray = construct_array(ids, (int) n, OIDOID, sizeof(Oid), true,
+							  TYPALIGN_INT);
+	ScanKeyEntryInitialize(&key, SK_SEARCHARRAY, (AttrNumber) 1,
+						   BTEqualStrategyNumber, InvalidOid, InvalidOid,
+						   F_OIDEQ, PointerGetDatum(idarray));
+	scan = systable_beginscan_ordered(toastrel, index, snapshot, 1, &key);
+	while ((tuple = systable_getnext_ordered(scan, ForwardScanDirection)) != NULL)
+	{
+		bool		isnull;
+		Oid			valueid = DatumGetObjectId(fastgetattr(tuple, 1, tupdesc, &isnull));
+		ValueRead  *v = find_value(values, n, valueid);
+
+		if (v == NULL)
+			elog(ERROR, "index scan returned toast value %u, not asked for",
+				 valueid);
+		take_next_chunk(toastrel, v, tuple);
+	}
+	for (uint32 i = 0; i < n; i++)
+		check_all_read(toastrel, values[i]);
+	systable_endscan_ordered(scan);
+	pfree(idarray);
+	pfree(ids);
+}
+
+/*
+ * Scan the chunks of every value, into their parts' .stored or .raw: the
+ * values read whole in one scan, the others one scan each.  values[] is
+ * sorted by value id.
+ */
+static void
+scan_chunks(Oid toastrelid, ValueRead *values, uint32 nvalues)
 {
 	Relation	toastrel;
 	Relation   *toastidxs;
@@ -179,16 +246,30 @@ scan_chunks(Oid toastrelid, const ValueRead *values, uint32 nvalues)
 	int			valid_index;
 	SnapshotData toast_snapshot pg_attribute_unused();	/* before 18 */
 	Snapshot	snapshot;
+	ValueRead **whole = palloc(nvalues * sizeof(ValueRead *));
+	uint32		nwhole = 0;
 
 	toastrel = table_open(toastrelid, AccessShareLock);
 	valid_index = toast_open_indexes(toastrel, AccessShareLock, &toastidxs,
 									 &num_indexes);
 	snapshot = jt_get_toast_snapshot(&toast_snapshot);
 	for (uint32 i = 0; i < nvalues; i++)
-		scan_value(toastrel, toastidxs[valid_index], snapshot, &values[i]);
+	{
+		if (read_whole(&values[i]))
+			whole[nwhole++] = &values[i];
+		else
+			scan_value(toastrel, toastidxs[valid_index], snapshot, &values[i]);
+	}
+	/* one value id: a plain equality, as core's, spares the array keys */
+	if (nwhole == 1)
+		scan_value(toastrel, toastidxs[valid_index], snapshot, whole[0]);
+	else if (nwhole > 1)
+		scan_whole_values(toastrel, toastidxs[valid_index], snapshot, whole,
+						  nwhole);
 	/* the locks stay until the end of the transaction, as the iterator's */
 	toast_close_indexes(toastidxs, num_indexes, NoLock);
 	table_close(toastrel, NoLock);
+	pfree(whole);
 }
 
 /*

@@ -14,8 +14,6 @@
 
 #include "format/flatten.h"
 
-extern struct varlena *jt_part_pointer(const JtPartEntry *range,
-									   Oid toastrelid);
 extern struct varlena *jt_read_part(const JtPartEntry *range, Oid toastrelid);
 extern struct varlena *jt_part_from_bytes(const JtPartEntry *range,
 										  const char *bytes, Oid toastrelid);

@@ -144,6 +144,36 @@ write_replaced_parts(Relation rel, Form_pg_attribute att, struct varlena *value,
 }
 
 /*
+ * Would storing value, a pointer made by jt_patch_pointer(), keep more dead
+ * bytes than live ones in the TOAST values it names (see sharing.c)?  As
+ * it will be stored: a part it carries whole is written to a value of its
+ * own, so its entry's stored part is not named any more, and the part is
+ * counted live at its raw size.
+ */
+static bool
+keeps_too_many_dead(struct varlena *value)
+{
+	JtSkeleton	skel;
+	JtPartEntry *ranges;
+	uint32		n;
+	uint32		kept = 0;
+	uint64		carried = 0;
+
+	jt_parse_pointer(value, &skel);
+	n = jt_skeleton_list_parts(&skel, &ranges);
+	for (uint32 i = 0; i < n; i++)
+	{
+		const JtDelta *d = skel.ndeltas > 0 ? jt_delta_for(&skel, &ranges[i]) : NULL;
+
+		if (d != NULL && jt_delta_is_replacement(d))
+			carried += d->hdr.literal_len;
+		else
+			ranges[kept++] = ranges[i];
+	}
+	return jt_parts_keep_too_many_dead(ranges, kept, carried);
+}
+
+/*
  * May a pointer of size bytes, whose skeleton (tree and deltas) takes
  * skeleton_size of them, take the place of oldvalue in column attnum of a
  * row of rel?  For a column with an inline budget of its own, not if the
@@ -273,7 +303,7 @@ adopt_listed(Relation rel, Form_pg_attribute att, struct varlena *value,
 	for (uint32 i = 0; i < n && taken; i++)
 		taken = jt_part_is_kept(owned, ranges[i].valueid);
 	/* the general path gives up values left mostly dead (sharing.c) */
-	if (taken && jt_parts_keep_too_many_dead(ranges, n))
+	if (taken && keeps_too_many_dead(value))
 	{
 		elog(DEBUG1, "jsonb_toaster: a pointer jsonb_set() or the like returned keeps more dead bytes than live ones");
 		taken = false;

@@ -109,7 +109,7 @@ jt_column_compression(Form_pg_attribute att)
  * the parts of a document of hundreds of MB need not all be held at once,
  * nor make a value larger than a varlena may be.
  */
-#define JT_PACKED_VALUE_MAX		(64 * 1024 * 1024)
+#define JT_PACKED_VALUE_MAX		(16 * 1024 * 1024)
 
 void
 jt_part_writer_begin(JtPartWriter *w, Relation rel, char cmethod,

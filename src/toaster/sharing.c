@@ -67,6 +67,8 @@ struct JtOldParts
 	uint32	   *position;		/* and the other way */
 	uint32		next;			/* position after the last part taken */
 	bool	   *named;			/* a new part has its hash and size */
+	uint64	   *value_named;	/* bytes of its value new parts have the
+								 * hash of (set by mark_sparse()) */
 	bool	   *sparse;			/* not to take: its value is given up (see
 								 * the top), or it is packed and the new
 								 * value names no packed part */
@@ -132,14 +134,16 @@ give_up_values(KeptValue *values, uint32 nvalues, uint64 live)
 }
 
 /*
- * Would a pointer whose parts are ranges[0 .. n-1] keep more dead bytes
- * than live ones in the TOAST values they lie in?
+ * Would a pointer whose stored parts are ranges[0 .. n-1], and which has
+ * other_live bytes of parts yet to be written, keep more dead bytes than
+ * live ones in the TOAST values its parts lie in?
  */
 bool
-jt_parts_keep_too_many_dead(const JtPartEntry *ranges, uint32 n)
+jt_parts_keep_too_many_dead(const JtPartEntry *ranges, uint32 n,
+							uint64 other_live)
 {
 	JtPartEntry *sorted = palloc(Max(n, 1) * sizeof(JtPartEntry));
-	uint64		live = 0;
+	uint64		live = other_live;
 	uint64		size = 0;
 	uint32		i = 0;
 
@@ -155,7 +159,8 @@ jt_parts_keep_too_many_dead(const JtPartEntry *ranges, uint32 n)
 		i = j;
 	}
 	pfree(sorted);
-	return size > 2 * live;
+	/* size - (live - other_live) dead bytes, against live ones */
+	return size + other_live > 2 * live;
 }
 
 static int
@@ -245,6 +250,7 @@ jt_old_parts_open(Relation rel, struct varlena *oldvalue, bool packed_ok)
 	old->taken = palloc0(old->nranges * sizeof(bool));
 	old->named = palloc0(old->nranges * sizeof(bool));
 	old->sparse = palloc0(old->nranges * sizeof(bool));
+	old->value_named = palloc0(old->nranges * sizeof(uint64));
 	old->read = palloc0(old->nranges * sizeof(struct varlena *));
 	old->cache_token = jt_part_cache_holds(oldvalue);
 	sort_keeping_positions(old);
@@ -329,6 +335,8 @@ mark_sparse(JtOldParts *old, uint64 new_bytes)
 				v->named += jt_entry_extsize(&old->ranges[order[j]]);
 		v->end = j;
 		live += v->named;
+		for (uint32 k = i; k < j; k++)
+			old->value_named[order[k]] = v->named;
 		i = j;
 	}
 	if (give_up_values(values, nvalues, live) > 0)
@@ -379,11 +387,7 @@ jt_old_parts_prefetch(JtOldParts *old, const JtPartEntry *ranges, uint32 n)
 				if (old->ranges[i].header != ranges[k].header)
 					continue;
 				named = true;
-				if (old->named[i] || old->read[i] != NULL)
-					continue;
 				old->named[i] = true;
-				wanted[nwanted] = old->ranges[i];
-				index[nwanted++] = i;
 			}
 		}
 		if (!named)
@@ -399,9 +403,19 @@ jt_old_parts_prefetch(JtOldParts *old, const JtPartEntry *ranges, uint32 n)
 		old_stored += jt_entry_extsize(&old->ranges[i]);
 	}
 	mark_sparse(old, old_raw > 0 ? new_raw * old_stored / old_raw : new_raw);
+	/* the candidates that may be taken, and the parts no new part names */
 	for (uint32 i = 0; i < old->nranges; i++)
-		if (!old->named[i] && old->read[i] == NULL && !old->sparse[i])
+	{
+		if (old->read[i] != NULL || old->sparse[i])
+			continue;
+		if (old->named[i])
+		{
+			wanted[nwanted] = old->ranges[i];
+			index[nwanted++] = i;
+		}
+		else
 			unnamed++;
+	}
 	if (unnamed > 0 && unnamed <= unmatched)
 	{
 		for (uint32 i = 0; i < old->nranges; i++)
@@ -512,6 +526,10 @@ jt_old_parts_take_as_delta(JtOldParts *old, const struct varlena *raw,
 		return false;
 	i = old->at_position[old->next];
 	if (old->taken[i] || old->named[i] || old->sparse[i])
+		return false;
+	/* nor a base that alone would keep a value mostly dead */
+	if (old->value_named[i] == 0 &&
+		old->ranges[i].value_size > 2 * (uint64) jt_entry_extsize(&old->ranges[i]))
 		return false;
 	oldraw = old_part_content(old, i, &should_free);
 	made = jt_delta_make(oldraw, NULL, raw, NULL, 0, 0, budget, literal, first,

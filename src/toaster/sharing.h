@@ -29,7 +29,7 @@ extern bool jt_old_parts_take(JtOldParts *old, const JtPartEntry *range,
 							  const struct varlena *raw,
 							  JtPartEntry *stored);
 extern bool jt_parts_keep_too_many_dead(const JtPartEntry *ranges,
-										uint32 n);
+										uint32 n, uint64 other_live);
 extern bool jt_old_parts_take_as_delta(JtOldParts *old,
 									   const struct varlena *raw,
 									   uint32 budget, StringInfo literal,

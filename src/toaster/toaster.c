@@ -9,8 +9,8 @@
  * offers the column's value here first.  A document that can be cut
  * (skeleton_build.c) becomes a custom TOAST pointer holding its skeleton;
  * its long values are written to the table's TOAST relation as ordinary
- * jsonb values, each under its own value id and compressed with the
- * column's method.  Before anything is written the skeleton is flattened
+ * jsonb values compressed with the column's method, the parts one call
+ * writes packed into one TOAST value (format.h).  Before anything is written the skeleton is flattened
  * back from the parts in memory and compared with the document: a value
  * the toaster could not give back byte for byte is left to standard TOAST.
  *
