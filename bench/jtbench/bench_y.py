@@ -342,8 +342,20 @@ def measure_round(cfg, kind, workload, scripts, clients, seconds, rows, seed, wo
     return f"{out['tps']:.0f} tps"
 
 
+def toast_values_table(cfg, kind):
+    t = cfg.table(f"y_{kind}", shared=True)
+    return db.value(f"SELECT reltoastrelid::regclass FROM pg_class WHERE oid = '{t}'::regclass")
+
+
 def measure(cfg, kind, workload, scripts, clients, seconds, rows, seed, work,
             results, use_walinspect):
+    # at the target point of an updating workload, the TOAST values the
+    # run writes: those in the table after it that were not there before
+    count_values = workload in UPDATING and is_target_point(kind, workload, clients)
+    if count_values:
+        toastrel = toast_values_table(cfg, kind)
+        db.execute(f"DROP TABLE IF EXISTS y_values_before;"
+                   f"CREATE TABLE y_values_before AS SELECT DISTINCT chunk_id FROM {toastrel};")
     out, lsn0 = run_pgbench(cfg, kind, workload, scripts, clients, seconds, rows,
                             seed, work)
     params = dict(doc=kind, clients=clients, seconds=seconds, rows=rows,
@@ -381,6 +393,12 @@ def measure(cfg, kind, workload, scripts, clients, seconds, rows, seed, work,
         if updates:
             results.add("Y", cfg.name, workload, "wal_bytes_per_update", wal / updates,
                         **params)
+        if count_values:
+            written = int(db.value(f"SELECT count(DISTINCT chunk_id) FROM {toastrel} "
+                                   f"WHERE chunk_id NOT IN (SELECT chunk_id FROM y_values_before)"))
+            db.execute("DROP TABLE y_values_before;")
+            results.add("Y", cfg.name, workload, "toast_values_written", written,
+                        updates=updates, **params)
         fpi = db.fpi_bytes(lsn0, lsn1) if use_walinspect else None
         if fpi is not None:
             results.add("Y", cfg.name, workload, "fpi_bytes", fpi, updates=updates, **params)

@@ -929,6 +929,14 @@ def issue6_section(res, configs):
             row = y_target(res, c, base, workload, floor_workload)
             if row:
                 body.append(row)
+            m = res.select(bench="Y", config=c, doc=Y_TARGET_KIND, case=workload,
+                           metric="toast_values_written", clients=Y_TARGET_CLIENTS)
+            if m and m[0].get("updates"):
+                v, ok = verdict(m[0]["value"] / m[0]["updates"], 1.0)
+                body.append([c, "Y", f"workload A on \"{Y_TARGET_KIND}\" documents, "
+                             f"{Y_TARGET_CLIENTS} clients ({workload}): TOAST values "
+                             f"written per update ({m[0]['value']} for "
+                             f"{m[0]['updates']} updates)", "≤ 1", v, ok])
     if not body:
         return None
     return "\n".join([
