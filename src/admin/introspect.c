@@ -384,6 +384,12 @@ jsonb_toaster_values(PG_FUNCTION_ARGS)
 
 			while (j < n && ranges[j].valueid == ranges[i].valueid)
 				j++;
+			/* the parts of an inline skeleton: in the pointer */
+			if (!OidIsValid(ranges[i].valueid))
+			{
+				i = j;
+				continue;
+			}
 			values[VALUES_VALUE_ID] = ObjectIdGetDatum(ranges[i].valueid);
 			values[VALUES_SIZE] = Int32GetDatum((int32) ranges[i].value_size);
 			values[VALUES_CHUNKS] = Int32GetDatum(value_chunks(ranges[i].value_size));

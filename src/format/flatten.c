@@ -183,7 +183,15 @@ load_ref(Flattener *f, const JtNode *node, LoadedRef *lr)
 	lr->free_raws = palloc(ref->nranges * sizeof(bool));
 	if ((uint64) f->partno + ref->nranges > f->skel->hdr.nparts)
 		jt_nav_corrupt(&f->skel->src, "the tree refers to more parts than its header counts");
-	if (f->skel->ndeltas == 0)
+	if (f->skel->hdr.inline_parts)
+	{
+		for (uint32 r = 0; r < ref->nranges; r++)
+		{
+			lr->raws[r] = jt_skeleton_inline_part(f->skel, &ref->ranges[r]);
+			lr->free_raws[r] = true;
+		}
+	}
+	else if (f->skel->ndeltas == 0)
 		f->fetcher->fetch(f->fetcher->arg, f->partno, ref->nranges,
 						  ref->ranges, lr->toastrelid, lr->raws,
 						  lr->free_raws);

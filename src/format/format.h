@@ -176,7 +176,21 @@ typedef struct JtSkeletonInfo
 	Oid			toastrelid;
 	uint32		nparts;
 	uint32		tree_size;
+	bool		inline_parts;	/* the parts are in the pointer (below) */
 } JtSkeletonInfo;
+
+/*
+ * An inline skeleton (format version 5 on): a document small enough once
+ * compressed to stay in the row keeps its skeleton's tree as any other,
+ * and its parts in the pointer, after the tree, one after another as one
+ * datum compressed with the column's method (or not, when that does not
+ * make it smaller) in the place of the delta area.  Its directory entries
+ * name value id 0, offset the part's first byte in the datum's raw bytes,
+ * value_size their number, and a stored size equal to the raw one.  No
+ * TOAST value, and no delta: an UPDATE rebuilds it.  The high bit of
+ * JtSkeletonHeader.nparts says so.
+ */
+#define JT_SKELETON_INLINE_PARTS	0x80000000
 
 /*
  * A part's directory entry, as read from a reference (JtRefRange or
@@ -241,7 +255,8 @@ jt_payload_read_info(const char *payload, JtSkeletonInfo *info)
 
 	memcpy(&hdr, payload, sizeof(hdr));
 	info->toastrelid = hdr.toastrelid;
-	info->nparts = hdr.nparts;
+	info->nparts = hdr.nparts & ~JT_SKELETON_INLINE_PARTS;
+	info->inline_parts = (hdr.nparts & JT_SKELETON_INLINE_PARTS) != 0;
 	info->tree_size = hdr.tree_size;
 }
 
@@ -251,7 +266,7 @@ jt_payload_write_info(char *payload, const JtSkeletonInfo *info)
 	JtSkeletonHeader hdr;
 
 	hdr.toastrelid = info->toastrelid;
-	hdr.nparts = info->nparts;
+	hdr.nparts = info->nparts | (info->inline_parts ? JT_SKELETON_INLINE_PARTS : 0);
 	hdr.tree_size = info->tree_size;
 	memcpy(payload, &hdr, sizeof(hdr));
 }
@@ -382,6 +397,10 @@ typedef struct JtSkeleton
 	uint32		version;		/* format version */
 	uint32		ndeltas;		/* parts kept as deltas (delta.h) */
 	struct JtDelta *deltas;
+	/* an inline skeleton's parts: as stored, and once decompressed */
+	const char *inline_area;
+	uint32		inline_len;
+	struct varlena *inline_raw;
 } JtSkeleton;
 
 /* Does format version version hash parts as the latest does? */

@@ -24,6 +24,7 @@
  */
 #include "postgres.h"
 
+#include "access/detoast.h"
 #include "access/heaptoast.h"
 #include "access/toast_compression.h"
 #include "lib/stringinfo.h"
@@ -57,9 +58,30 @@ jt_skeleton_parse(JtSkeleton *skel, const char *payload, uint32 payload_len,
 		jt_nav_corrupt(&skel->src, "the tree size does not match the pointer size");
 	if (skel->hdr.tree_size < 2 * sizeof(uint32))
 		jt_nav_corrupt(&skel->src, "the tree is too short");
-	/* what follows the tree is the delta area (format version 2) */
-	jt_delta_parse_area(skel, payload + sizeof(JtSkeletonHeader) + skel->hdr.tree_size,
-						payload_len - sizeof(JtSkeletonHeader) - skel->hdr.tree_size);
+	/*
+	 * What follows the tree is the delta area (format version 2), or an
+	 * inline skeleton's parts (format.h)
+	 */
+	skel->inline_area = NULL;
+	skel->inline_len = 0;
+	skel->inline_raw = NULL;
+	if (skel->hdr.inline_parts)
+	{
+		const char *area = payload + sizeof(JtSkeletonHeader) + skel->hdr.tree_size;
+		uint32		len = payload_len - sizeof(JtSkeletonHeader) - skel->hdr.tree_size;
+
+		if (!jt_version_packs(version))
+			jt_nav_corrupt(&skel->src, "a pointer of a format that has none keeps its parts inline");
+		if (len < VARHDRSZ || VARATT_IS_EXTERNAL(area) || VARSIZE_ANY(area) != len)
+			jt_nav_corrupt(&skel->src, "the parts kept in the pointer are not a datum of its remaining bytes");
+		skel->inline_area = area;
+		skel->inline_len = len;
+		skel->ndeltas = 0;
+		skel->deltas = NULL;
+	}
+	else
+		jt_delta_parse_area(skel, payload + sizeof(JtSkeletonHeader) + skel->hdr.tree_size,
+							payload_len - sizeof(JtSkeletonHeader) - skel->hdr.tree_size);
 
 	/* read in place: the navigator reads fields with memcpy */
 	skel->tree = payload + sizeof(JtSkeletonHeader);
@@ -479,7 +501,8 @@ jt_entry_location_cmp(const void *a, const void *b)
 
 /*
  * The TOAST values a pointer's parts lie in, each once (the entry of its
- * first part), sorted by value id; their number.  ranges is sorted.
+ * first part), sorted by value id; their number.  ranges is sorted.  The
+ * parts of an inline skeleton lie in none.
  */
 uint32
 jt_distinct_values(JtPartEntry *ranges, uint32 n)
@@ -489,6 +512,8 @@ jt_distinct_values(JtPartEntry *ranges, uint32 n)
 	qsort(ranges, n, sizeof(JtPartEntry), jt_entry_location_cmp);
 	for (uint32 i = 0; i < n; i++)
 	{
+		if (!OidIsValid(ranges[i].valueid))
+			continue;
 		if (nvalues > 0 && ranges[nvalues - 1].valueid == ranges[i].valueid)
 		{
 			if (ranges[nvalues - 1].value_size != ranges[i].value_size)
@@ -502,4 +527,42 @@ jt_distinct_values(JtPartEntry *ranges, uint32 n)
 		ranges[nvalues++] = ranges[i];
 	}
 	return nvalues;
+}
+
+/*
+ * The raw content of a part of an inline skeleton, a palloc'd jsonb datum.
+ * The parts' datum is decompressed once per parsed skeleton.
+ */
+struct varlena *
+jt_skeleton_inline_part(const JtSkeleton *skel, const JtPartEntry *range)
+{
+	uint32		len = jt_entry_extsize(range);
+	struct varlena *raw;
+
+	Assert(skel->hdr.inline_parts);
+	if (skel->inline_raw == NULL)
+	{
+		struct varlena *stored = palloc(skel->inline_len);
+		struct varlena *decompressed;
+
+		/* aligned, as the decompressors want it */
+		memcpy(stored, skel->inline_area, skel->inline_len);
+		decompressed = detoast_attr(stored);
+		if (decompressed != stored)
+			pfree(stored);
+		/* a cache of what the skeleton holds, not a change of it */
+		((JtSkeleton *) skel)->inline_raw = decompressed;
+	}
+	if (range->valueid != InvalidOid ||
+		(int64) len != (int64) range->rawsize - VARHDRSZ ||
+		range->value_size != VARSIZE_ANY_EXHDR(skel->inline_raw) ||
+		(uint64) range->offset + len > range->value_size)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("corrupt jsonb_toaster value"),
+				 errdetail("A part kept in the pointer lies outside its parts.")));
+	raw = palloc(len + VARHDRSZ);
+	SET_VARSIZE(raw, len + VARHDRSZ);
+	memcpy(VARDATA(raw), VARDATA_ANY(skel->inline_raw) + range->offset, len);
+	return raw;
 }

@@ -36,6 +36,8 @@ extern void jt_skeleton_walk_below(JtSkeleton *skel, const JtNode *node,
 								   JtRefVisitor visit, void *arg);
 extern uint32 jt_skeleton_list_parts(JtSkeleton *skel, JtPartEntry **ranges);
 extern int	jt_entry_location_cmp(const void *a, const void *b);
+extern struct varlena *jt_skeleton_inline_part(const JtSkeleton *skel,
+											   const JtPartEntry *range);
 extern uint32 jt_distinct_values(JtPartEntry *ranges, uint32 n);
 
 #endif							/* JSONB_TOASTER_SKELETON_H */

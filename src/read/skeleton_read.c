@@ -47,7 +47,13 @@ open_part(JtDatumSource *skelsrc, const JtPartEntry *range, JtNode *root)
 		skelsrc->part = NULL;
 	}
 	part = palloc(sizeof(JtDatumSource));
-	if (jt_delta_for(&skelsrc->skel, range) != NULL)
+	if (skelsrc->skel.hdr.inline_parts)
+	{
+		/* in the pointer: its bytes, out of the parts' datum */
+		ptr = jt_skeleton_inline_part(&skelsrc->skel, range);
+		jt_datum_source_open(part, PointerGetDatum(ptr), skelsrc->scratch);
+	}
+	else if (jt_delta_for(&skelsrc->skel, range) != NULL)
 	{
 		/* kept as a delta: rebuilt whole from its base (a range is small) */
 		ptr = jt_read_part_content(&skelsrc->skel, range, NULL);

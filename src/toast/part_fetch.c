@@ -540,10 +540,21 @@ struct varlena *
 jt_read_part_content(const JtSkeleton *skel, const JtPartEntry *range,
 					 struct varlena **base)
 {
-	JtPartEntry stored = jt_stored_range(skel, range);
-	const JtDelta *d = jt_delta_for(skel, range);
-	struct varlena *raw = jt_read_part(&stored, skel->hdr.toastrelid);
+	JtPartEntry stored;
+	const JtDelta *d;
+	struct varlena *raw;
 	struct varlena *content;
+
+	if (skel->hdr.inline_parts)
+	{
+		raw = jt_skeleton_inline_part(skel, range);
+		if (base)
+			*base = raw;
+		return raw;
+	}
+	stored = jt_stored_range(skel, range);
+	d = jt_delta_for(skel, range);
+	raw = jt_read_part(&stored, skel->hdr.toastrelid);
 
 	if (d == NULL)
 	{

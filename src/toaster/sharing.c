@@ -238,7 +238,9 @@ jt_old_parts_open(Relation rel, struct varlena *oldvalue, bool packed_ok)
 		return NULL;
 
 	jt_parse_pointer(oldvalue, &skel);
-	if (skel.hdr.toastrelid != rel->rd_rel->reltoastrelid)
+	/* an inline skeleton's parts are in the row: there is nothing to keep */
+	if (skel.hdr.toastrelid != rel->rd_rel->reltoastrelid ||
+		skel.hdr.inline_parts)
 		return NULL;
 
 	old = palloc0(sizeof(JtOldParts));

@@ -228,6 +228,72 @@ may_read_column(Relation rel, AttrNumber attnum)
 }
 
 /*
+ * Parts of a document whose raw bytes are more than this many times the
+ * room in the row are not tried inline: no compression gets them there.
+ */
+#define JT_INLINE_MAX_RATIO		32
+
+/*
+ * An inline skeleton (format.h) of the skeleton res planned for doc, if it
+ * fits in target bytes: its parts one datum compressed with cmethod, in the
+ * pointer.  NULL if it does not fit.
+ */
+static struct varlena *
+inline_pointer(JtBuildResult *res, const struct varlena *doc, char cmethod,
+			   int32 target, Oid toastrelid)
+{
+	uint64		total = 0;
+	uint64		at = 0;
+	struct varlena *raw;
+	struct varlena *compressed;
+	struct varlena *stored;
+	JtSkeletonInfo hdr;
+
+	if ((uint64) sizeof(JtSkeletonHeader) + res->tree.len + VARHDRSZ > (uint64) target)
+		return NULL;
+	for (uint32 i = 0; i < res->nparts; i++)
+		total += VARSIZE(res->parts[i].raw) - VARHDRSZ;
+	if (total > (uint64) target * JT_INLINE_MAX_RATIO)
+		return NULL;
+
+	raw = palloc(total + VARHDRSZ);
+	SET_VARSIZE(raw, total + VARHDRSZ);
+	for (uint32 i = 0; i < res->nparts; i++)
+	{
+		uint32		len = VARSIZE(res->parts[i].raw) - VARHDRSZ;
+
+		memcpy(VARDATA(raw) + at, VARDATA(res->parts[i].raw), len);
+		at += len;
+	}
+	compressed = jt_compress_part(raw, cmethod);
+	stored = compressed ? compressed : raw;
+	if ((uint64) sizeof(JtSkeletonHeader) + res->tree.len + VARSIZE(stored) >
+		(uint64) target)
+		return NULL;
+
+	at = 0;
+	for (uint32 i = 0; i < res->nparts; i++)
+	{
+		JtPartEntry entry = {0};
+		uint32		len = VARSIZE(res->parts[i].raw) - VARHDRSZ;
+
+		entry.valueid = InvalidOid;
+		entry.extinfo = len;
+		entry.offset = (uint32) at;
+		entry.value_size = (uint32) total;
+		jt_build_set_stored(res, i, &entry);
+		at += len;
+	}
+	hdr.toastrelid = toastrelid;
+	hdr.nparts = res->nparts;
+	hdr.tree_size = res->tree.len;
+	hdr.inline_parts = true;
+	return jt_make_pointer(&hdr, res->tree.data, (const char *) stored,
+						   VARSIZE(stored), VARSIZE(doc), 0,
+						   (uint8) res->version);
+}
+
+/*
  * Cut the document, check that it flattens back exactly, write its parts
  * and return the pointer; NULL to leave the value to standard TOAST.
  */
@@ -250,6 +316,7 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	uint32		ndeltas = 0;
 	JtPartWriter writer;
 	uint32	   *written;
+	struct varlena *result;
 
 	target = Max(Min(budget, jt_column_inline_budget(rel, att->attnum)), 0);
 
@@ -271,6 +338,11 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 				 errhint("Please report this as a bug of jsonb_toaster.")));
 		return NULL;
 	}
+
+	/* small enough once compressed: the parts stay in the pointer */
+	if (jt_version_packs(res.version) &&
+		(result = inline_pointer(&res, doc, cmethod, target, toastrelid)) != NULL)
+		return result;
 
 	old = NULL;
 	if (oldvalue != NULL && VARATT_IS_EXTERNAL_CUSTOM(oldvalue) &&
@@ -352,6 +424,7 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	hdr.toastrelid = toastrelid;
 	hdr.nparts = res.nparts;
 	hdr.tree_size = res.tree.len;
+	hdr.inline_parts = false;
 	return jt_make_pointer(&hdr, res.tree.data, deltas.data, deltas.len,
 						   VARSIZE(doc), stored_outside,
 						   (uint8) res.version);

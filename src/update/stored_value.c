@@ -28,7 +28,8 @@ jt_open_stored(Datum value, JtSkeleton *skel, JtRef *ref)
 		custom_toaster_id(attr) != JSONB_TOASTER_ID)
 		return SHAPE_OTHER;
 	jt_parse_pointer(attr, skel);
-	if (!jt_node_is_object(&skel->root))
+	/* an inline skeleton is rebuilt whole: it is all in the row anyway */
+	if (skel->hdr.inline_parts || !jt_node_is_object(&skel->root))
 		return SHAPE_OTHER;
 	if (skel->root.kind == JT_NODE_CONTAINER)
 		return SHAPE_TREE_ROOT;
