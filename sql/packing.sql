@@ -139,6 +139,49 @@ WHERE jt_test_flat_bytes(pk.jb) <> jt_test_flat_bytes(pk_plain.jb);
 SELECT count(*) FILTER (WHERE pk.jb -> k IS DISTINCT FROM pk_plain.jb -> k) AS differ
 FROM pk JOIN pk_plain USING (id), jsonb_object_keys(pk_plain.jb) k;
 
+-- a document small enough once compressed: an inline skeleton, its parts
+-- one compressed datum in the pointer, no TOAST value
+INSERT INTO pk SELECT 20, jsonb_build_object('leader', 'L20', 'fields',
+	(SELECT jsonb_agg(jsonb_build_object('tag', j, 'v', repeat('abc', 60))) FROM generate_series(1, 40) j));
+INSERT INTO pk_plain SELECT * FROM pk WHERE id = 20;
+SELECT (jsonb_toaster_storage(jb)).form, (jsonb_toaster_storage(jb)).chunks,
+	pg_column_size(jb) < 1000 AS small,
+	(SELECT count(*) FROM jsonb_toaster_parts(jb)) > 0 AS has_parts,
+	(SELECT bool_and(value_id = 0) FROM jsonb_toaster_parts(jb)) AS in_the_pointer,
+	(SELECT count(*) FROM jsonb_toaster_values(jb)) AS tvalues
+FROM pk WHERE id = 20;
+SELECT pk.jb ->> 'leader' AS leader, pk.jb #> '{fields,39,tag}' AS last_tag,
+	pk.jb -> 'fields' -> 5 = pk_plain.jb -> 'fields' -> 5 AS same_element,
+	jsonb_path_query_first(pk.jb, '$.fields[7].v') = pk_plain.jb #> '{fields,7,v}' AS same_path,
+	jt_test_flat_bytes(pk.jb) = jt_test_flat_bytes(pk_plain.jb) AS same_bytes
+FROM pk JOIN pk_plain USING (id) WHERE id = 20;
+-- an UPDATE rebuilds it: still inline after a small change, in TOAST once
+-- it no longer fits, inline again once it fits again
+UPDATE pk SET jb = jsonb_set(jb, '{fields,3,v}', '"x"') WHERE id = 20;
+UPDATE pk_plain SET jb = jsonb_set(jb, '{fields,3,v}', '"x"') WHERE id = 20;
+SELECT (SELECT count(*) FROM jsonb_toaster_values(jb)) AS tvalues FROM pk WHERE id = 20;
+UPDATE pk SET jb = jb || jsonb_build_object('noise', (SELECT string_agg(md5(i::text), '') FROM generate_series(1, 100) i)) WHERE id = 20;
+UPDATE pk_plain SET jb = jb || jsonb_build_object('noise', (SELECT string_agg(md5(i::text), '') FROM generate_series(1, 100) i)) WHERE id = 20;
+SELECT (SELECT count(*) FROM jsonb_toaster_values(jb)) AS tvalues FROM pk WHERE id = 20;
+UPDATE pk SET jb = jb - 'noise' WHERE id = 20;
+UPDATE pk_plain SET jb = jb - 'noise' WHERE id = 20;
+SELECT (jsonb_toaster_storage(jb)).form, (SELECT count(*) FROM jsonb_toaster_values(jb)) AS tvalues
+FROM pk WHERE id = 20;
+SELECT count(*) AS differ FROM pk JOIN pk_plain USING (id)
+WHERE jt_test_flat_bytes(pk.jb) <> jt_test_flat_bytes(pk_plain.jb);
+-- a part said to lie past the end of the parts kept in the pointer
+SELECT jt_test_skeleton_set_part(jb, 0, p.raw_size, p.stored_size, 0, 100000) -> 'fields'
+FROM pk, jsonb_toaster_parts(jb) p WHERE id = 20 AND p.range = 0 LIMIT 1;
+-- format version 4 keeps parts in TOAST, as releases before did
+SET jsonb_toaster.format_version = 4;
+UPDATE pk SET jb = jsonb_set(jb, '{leader}', '"L20 v4"') WHERE id = 20;
+UPDATE pk_plain SET jb = jsonb_set(jb, '{leader}', '"L20 v4"') WHERE id = 20;
+RESET jsonb_toaster.format_version;
+SELECT jt_test_format_version(jb) AS version, (SELECT count(*) FROM jsonb_toaster_values(jb)) > 0 AS in_toast
+FROM pk WHERE id = 20;
+VACUUM pk;
+SELECT toast_ok('pk');
+
 -- the setting's bounds
 SET jsonb_toaster.format_version = 3;
 SET jsonb_toaster.format_version = 6;

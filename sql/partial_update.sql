@@ -468,19 +468,28 @@ DROP TABLE r, rplain, rcases, rparts_before;
 -- its size flattened (its part's raw size), and its layout byte whether it
 -- is padded as a numeric; a change of the tree returns a pointer.  Short
 -- strings of odd lengths before them move the padding about.
+-- (Text and digits that do not compress: a document that compresses into
+-- the row keeps its parts in the pointer, and is rebuilt by an UPDATE.)
+CREATE FUNCTION noise(len int, seed int) RETURNS text LANGUAGE sql AS $$
+	SELECT left(string_agg(md5(seed || '/' || i), ''), len)
+	FROM generate_series(1, len / 32 + 1) i
+$$;
+CREATE FUNCTION digits(len int, seed int) RETURNS text LANGUAGE sql AS $$
+	SELECT '9' || translate(noise(len - 1, seed), 'abcdef', '012345')
+$$;
 CREATE TABLE rs (id int PRIMARY KEY, jb jsonb);
 ALTER TABLE rs ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
-INSERT INTO rs VALUES (2, jsonb_build_object('status', 'new', 'text', repeat('long text ', 600))),
-	(3, jsonb_build_object('a', 'x', 'b', 'yy', 'c', 'zzz', 's', repeat('s', 2999),
+INSERT INTO rs VALUES (2, jsonb_build_object('status', 'new', 'text', noise(6000, 2))),
+	(3, jsonb_build_object('a', 'x', 'b', 'yy', 'c', 'zzz', 's', noise(2999, 3),
 		'z', 1, 'in', jsonb_build_object('b', 'yy', 'n', 2.5),
-		'big', (repeat('9', 3001) || '.5')::numeric,
-		'num', ('-' || repeat('7', 2999))::numeric)),
-	(4, jsonb_build_object('a', 'x', 'big', (repeat('9', 5001) || '.5')::numeric)),
-	(5, jsonb_build_object('a', 'x', 'text', repeat('long text ', 600))),
-	(6, jsonb_build_object('a', 'x', 'obj', (SELECT jsonb_object_agg('k' || i, repeat('v', 20) || i)
+		'big', (digits(3001, 31) || '.5')::numeric,
+		'num', ('-' || digits(2999, 32))::numeric)),
+	(4, jsonb_build_object('a', 'x', 'big', (digits(5001, 4) || '.5')::numeric)),
+	(5, jsonb_build_object('a', 'x', 'text', noise(6000, 5))),
+	(6, jsonb_build_object('a', 'x', 'obj', (SELECT jsonb_object_agg('k' || i, noise(20, i) || i)
 		FROM generate_series(1, 300) i))),
 	(7, jsonb_build_object('a', 'x', 'meta', jsonb_build_object('k', 1, 'l', 'm'),
-		'body', repeat('body ', 1000)));
+		'body', noise(5000, 7)));
 CREATE TABLE rsplain AS SELECT * FROM rs;
 SELECT id, array_agg(p.path ORDER BY p.path) AS parts
 FROM rs, jsonb_toaster_parts(jb) p GROUP BY id ORDER BY id;
@@ -540,8 +549,8 @@ VACUUM rs;
 SELECT toast_ok('rs');
 -- a container of the tree holding a reference, removed or replaced with
 -- it; changes of changes; a result stored over another row
-INSERT INTO rs VALUES (8, jsonb_build_object('a', 'x', 's1', repeat('1', 3000),
-	'in', jsonb_build_object('deep', repeat('d', 3000), 'k', 1), 's2', repeat('2', 3000)));
+INSERT INTO rs VALUES (8, jsonb_build_object('a', 'x', 's1', noise(3000, 81),
+	'in', jsonb_build_object('deep', noise(3000, 82), 'k', 1), 's2', noise(3000, 83)));
 INSERT INTO rsplain SELECT * FROM rs WHERE id = 8;
 SELECT array_agg(p.path ORDER BY p.path) AS parts FROM rs, jsonb_toaster_parts(jb) p WHERE id = 8;
 SET client_min_messages = debug1;
@@ -561,6 +570,7 @@ FROM rs JOIN rsplain p USING (id) WHERE id IN (7, 8) ORDER BY id;
 VACUUM rs;
 SELECT toast_ok('rs');
 DROP TABLE rs, rsplain;
+DROP FUNCTION noise(int, int), digits(int, int);
 -- a pointer larger than the old one stays in the row only within the
 -- table's toast_tuple_target
 CREATE TABLE tt (id int PRIMARY KEY, jb jsonb) WITH (toast_tuple_target = 256);
