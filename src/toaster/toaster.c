@@ -234,6 +234,34 @@ may_read_column(Relation rel, AttrNumber attnum)
 #define JT_INLINE_MAX_RATIO		32
 
 /*
+ * Could the parts res planned, compressed together with cmethod, fit in
+ * room bytes?  Guessed from the largest part compressed alone (joint
+ * compression does no worse in general), with a margin: a document that
+ * clearly does not fit is not compressed whole for nothing, which would
+ * cost about as much again as compressing its parts.
+ */
+static bool
+may_fit_inline(const JtBuildResult *res, uint64 total, char cmethod,
+			   uint64 room)
+{
+	const struct varlena *largest = NULL;
+	struct varlena *sample;
+	uint64		sample_size;
+
+	for (uint32 i = 0; i < res->nparts; i++)
+		if (largest == NULL || VARSIZE(res->parts[i].raw) > VARSIZE(largest))
+			largest = res->parts[i].raw;
+	if (largest == NULL || total <= room)
+		return true;
+	sample = jt_compress_part(largest, cmethod);
+	sample_size = sample ? VARSIZE(sample) : VARSIZE(largest);
+	if (sample)
+		pfree(sample);
+	/* total * sample_size / raw size, against room and a quarter more */
+	return total * sample_size <= (room + room / 4) * VARSIZE(largest);
+}
+
+/*
  * An inline skeleton (format.h) of the skeleton res planned for doc, if it
  * fits in target bytes: its parts one datum compressed with cmethod, in the
  * pointer.  NULL if it does not fit.
@@ -253,7 +281,9 @@ inline_pointer(JtBuildResult *res, const struct varlena *doc, char cmethod,
 		return NULL;
 	for (uint32 i = 0; i < res->nparts; i++)
 		total += VARSIZE(res->parts[i].raw) - VARHDRSZ;
-	if (total > (uint64) target * JT_INLINE_MAX_RATIO)
+	if (total > (uint64) target * JT_INLINE_MAX_RATIO ||
+		!may_fit_inline(res, total, cmethod,
+						(uint64) target - sizeof(JtSkeletonHeader) - res->tree.len))
 		return NULL;
 
 	raw = palloc(total + VARHDRSZ);
