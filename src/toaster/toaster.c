@@ -262,6 +262,23 @@ may_fit_inline(const JtBuildResult *res, uint64 total, char cmethod,
 }
 
 /*
+ * Is oldvalue one of our pointers whose parts take more than twice room
+ * bytes of TOAST?
+ */
+static bool
+parts_took_far_more(struct varlena *oldvalue, int32 room)
+{
+	varatt_custom header;
+
+	if (oldvalue == NULL || !VARATT_IS_EXTERNAL_CUSTOM(oldvalue) ||
+		custom_toaster_id(oldvalue) != JSONB_TOASTER_ID)
+		return false;
+	VARATT_CUSTOM_GET_HEADER(header, oldvalue);
+	return header.va_storedsize > header.va_size &&
+		header.va_storedsize - header.va_size > 2 * (uint64) Max(room, 0);
+}
+
+/*
  * An inline skeleton (format.h) of the skeleton res planned for doc, if it
  * fits in target bytes: its parts one datum compressed with cmethod, in the
  * pointer.  NULL if it does not fit.
@@ -369,8 +386,13 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 		return NULL;
 	}
 
-	/* small enough once compressed: the parts stay in the pointer */
+	/*
+	 * Small enough once compressed: the parts stay in the pointer.  Not
+	 * tried for a new version of a value whose parts took far more than the
+	 * row has room for: an UPDATE rarely shrinks a document that much.
+	 */
 	if (jt_version_packs(res.version) &&
+		!parts_took_far_more(oldvalue, target) &&
 		(result = inline_pointer(&res, doc, cmethod, target, toastrelid)) != NULL)
 		return result;
 
