@@ -151,15 +151,21 @@ write_replaced_parts(Relation rel, Form_pg_attribute att, struct varlena *value,
  * counted live at its raw size.
  */
 static bool
-keeps_too_many_dead(struct varlena *value)
+keeps_too_many_dead(struct varlena *value, uint32 nparts_old)
 {
 	JtSkeleton	skel;
 	JtPartEntry *ranges;
 	uint32		n;
 	uint32		kept = 0;
 	uint64		carried = 0;
+	bool		carries = false;
 
 	jt_parse_pointer(value, &skel);
+	for (uint32 i = 0; i < skel.ndeltas; i++)
+		carries |= jt_delta_is_replacement(&skel.deltas[i]);
+	/* every part of the value it replaces, and no other: nothing changes */
+	if (!carries && skel.hdr.nparts == nparts_old)
+		return false;
 	n = jt_skeleton_list_parts(&skel, &ranges);
 	for (uint32 i = 0; i < n; i++)
 	{
@@ -303,7 +309,7 @@ adopt_listed(Relation rel, Form_pg_attribute att, struct varlena *value,
 	for (uint32 i = 0; i < n && taken; i++)
 		taken = jt_part_is_kept(owned, ranges[i].valueid);
 	/* the general path gives up values left mostly dead (sharing.c) */
-	if (taken && keeps_too_many_dead(value))
+	if (taken && keeps_too_many_dead(value, owned->nvalues))
 	{
 		elog(DEBUG1, "jsonb_toaster: a pointer jsonb_set() or the like returned keeps more dead bytes than live ones");
 		taken = false;
