@@ -487,6 +487,16 @@ jt_skeleton_list_parts(JtSkeleton *skel, JtPartEntry **ranges)
 	return n;
 }
 
+/* Order directory entries by the TOAST value their parts lie in. */
+int
+jt_entry_value_cmp(const void *a, const void *b)
+{
+	Oid			x = ((const JtPartEntry *) a)->valueid;
+	Oid			y = ((const JtPartEntry *) b)->valueid;
+
+	return (x > y) - (x < y);
+}
+
 /* Order directory entries by where their parts are stored. */
 int
 jt_entry_location_cmp(const void *a, const void *b)

@@ -35,6 +35,7 @@ extern void jt_skeleton_walk(JtSkeleton *skel, JtRefVisitor visit,
 extern void jt_skeleton_walk_below(JtSkeleton *skel, const JtNode *node,
 								   JtRefVisitor visit, void *arg);
 extern uint32 jt_skeleton_list_parts(JtSkeleton *skel, JtPartEntry **ranges);
+extern int	jt_entry_value_cmp(const void *a, const void *b);
 extern int	jt_entry_location_cmp(const void *a, const void *b);
 extern struct varlena *jt_skeleton_inline_part(const JtSkeleton *skel,
 											   const JtPartEntry *range);

@@ -47,15 +47,13 @@ open_part(JtDatumSource *skelsrc, const JtPartEntry *range, JtNode *root)
 		skelsrc->part = NULL;
 	}
 	part = palloc(sizeof(JtDatumSource));
-	if (skelsrc->skel.hdr.inline_parts)
+	if (skelsrc->skel.hdr.inline_parts ||
+		jt_delta_for(&skelsrc->skel, range) != NULL)
 	{
-		/* in the pointer: its bytes, out of the parts' datum */
-		ptr = jt_skeleton_inline_part(&skelsrc->skel, range);
-		jt_datum_source_open(part, PointerGetDatum(ptr), skelsrc->scratch);
-	}
-	else if (jt_delta_for(&skelsrc->skel, range) != NULL)
-	{
-		/* kept as a delta: rebuilt whole from its base (a range is small) */
+		/*
+		 * In the pointer, or kept as a delta: its content, whole (a range is
+		 * small)
+		 */
 		ptr = jt_read_part_content(&skelsrc->skel, range, NULL);
 		jt_datum_source_open(part, PointerGetDatum(ptr), skelsrc->scratch);
 	}

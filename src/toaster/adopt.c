@@ -144,21 +144,23 @@ write_replaced_parts(Relation rel, Form_pg_attribute att, struct varlena *value,
 }
 
 /*
- * Would storing value, a pointer made by jt_patch_pointer(), keep more dead
- * bytes than live ones in the TOAST values it names (see sharing.c)?  As
- * it will be stored: a part it carries whole is written to a value of its
+ * Would storing value, a pointer made by jt_patch_pointer() whose stored
+ * parts (jt_pointer_parts()) are ranges[0 .. n-1], keep more dead bytes
+ * than live ones in the TOAST values it names (see sharing.c)?  As it will
+ * be stored: a part it carries whole is written to a value of its
  * own, so its entry's stored part is not named any more, and the part is
  * counted live at its raw size.
  */
 static bool
-keeps_too_many_dead(struct varlena *value, uint32 nparts_old)
+keeps_too_many_dead(struct varlena *value, const JtPartEntry *ranges,
+					uint32 n, uint32 nparts_old)
 {
 	JtSkeleton	skel;
-	JtPartEntry *ranges;
-	uint32		n;
+	JtPartEntry *kept_ranges;
 	uint32		kept = 0;
 	uint64		carried = 0;
 	bool		carries = false;
+	bool		result;
 
 	jt_parse_pointer(value, &skel);
 	for (uint32 i = 0; i < skel.ndeltas; i++)
@@ -166,7 +168,7 @@ keeps_too_many_dead(struct varlena *value, uint32 nparts_old)
 	/* every part of the value it replaces, and no other: nothing changes */
 	if (!carries && skel.hdr.nparts == nparts_old)
 		return false;
-	n = jt_skeleton_list_parts(&skel, &ranges);
+	kept_ranges = palloc(Max(n, 1) * sizeof(JtPartEntry));
 	for (uint32 i = 0; i < n; i++)
 	{
 		const JtDelta *d = skel.ndeltas > 0 ? jt_delta_for(&skel, &ranges[i]) : NULL;
@@ -174,9 +176,11 @@ keeps_too_many_dead(struct varlena *value, uint32 nparts_old)
 		if (d != NULL && jt_delta_is_replacement(d))
 			carried += d->hdr.literal_len;
 		else
-			ranges[kept++] = ranges[i];
+			kept_ranges[kept++] = ranges[i];
 	}
-	return jt_parts_keep_too_many_dead(ranges, kept, carried);
+	result = jt_parts_keep_too_many_dead(kept_ranges, kept, carried);
+	pfree(kept_ranges);
+	return result;
 }
 
 /*
@@ -309,7 +313,7 @@ adopt_listed(Relation rel, Form_pg_attribute att, struct varlena *value,
 	for (uint32 i = 0; i < n && taken; i++)
 		taken = jt_part_is_kept(owned, ranges[i].valueid);
 	/* the general path gives up values left mostly dead (sharing.c) */
-	if (taken && keeps_too_many_dead(value, owned->nvalues))
+	if (taken && keeps_too_many_dead(value, ranges, n, owned->nvalues))
 	{
 		elog(DEBUG1, "jsonb_toaster: a pointer jsonb_set() or the like returned keeps more dead bytes than live ones");
 		taken = false;

@@ -74,15 +74,6 @@ struct JtOldParts
 								 * value names no packed part */
 };
 
-static int
-range_value_cmp(const void *a, const void *b)
-{
-	const JtPartEntry *x = (const JtPartEntry *) a;
-	const JtPartEntry *y = (const JtPartEntry *) b;
-
-	return (x->valueid > y->valueid) - (x->valueid < y->valueid);
-}
-
 /* One TOAST value a version would keep: its bytes, and those it names. */
 typedef struct KeptValue
 {
@@ -148,7 +139,7 @@ jt_parts_keep_too_many_dead(const JtPartEntry *ranges, uint32 n,
 	uint32		i = 0;
 
 	memcpy(sorted, ranges, n * sizeof(JtPartEntry));
-	qsort(sorted, n, sizeof(JtPartEntry), range_value_cmp);
+	qsort(sorted, n, sizeof(JtPartEntry), jt_entry_value_cmp);
 	while (i < n)
 	{
 		uint32		j = i;
@@ -190,7 +181,7 @@ index_value_cmp(const void *a, const void *b, void *arg)
 {
 	const JtPartEntry *ranges = (const JtPartEntry *) arg;
 
-	return range_value_cmp(&ranges[*(const uint32 *) a],
+	return jt_entry_value_cmp(&ranges[*(const uint32 *) a],
 						   &ranges[*(const uint32 *) b]);
 }
 

@@ -84,16 +84,6 @@ jt_toaster_init(void)
 		RegisterCustomToaster(JSONB_TOASTER_ID, &jsonb_toaster_routine);
 }
 
-/* The same, by value id alone. */
-static int
-entry_valueid_cmp_value(const void *a, const void *b)
-{
-	Oid			x = ((const JtPartEntry *) a)->valueid;
-	Oid			y = ((const JtPartEntry *) b)->valueid;
-
-	return (x > y) - (x < y);
-}
-
 /*
  * The TOAST value a part lies in, as an on-disk pointer: the part's own
  * when it is the whole value (so that a value written before parts were
@@ -157,7 +147,7 @@ fetch_decoded_parts(void *arg, uint32 first, uint32 n,
 		struct varlena *value;
 
 		found = bsearch(range, decoded->values, decoded->nvalues,
-						sizeof(JtPartEntry), entry_valueid_cmp_value);
+						sizeof(JtPartEntry), jt_entry_value_cmp);
 		if (found == NULL)
 			elog(ERROR, "jsonb_toaster: part in toast value %u not decoded",
 				 range->valueid);
