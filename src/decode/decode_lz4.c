@@ -186,6 +186,39 @@ lz4_begin_match(JtDecoder *dec)
 #define FAST_IN_MARGIN	32
 #define FAST_OUT_MARGIN	64
 
+/*
+ * Copy len bytes in blocks of 16 (or 8), running up to 15 (or 7) bytes past
+ * the end; the margins keep that inside both buffers.  A block never
+ * overlaps its source when the source lies at least a block behind, so
+ * matches at such distances are copied correctly, each block reading
+ * bytes the previous ones wrote.
+ */
+static inline void
+copy_blocks16(unsigned char *dst, const unsigned char *src, uint64 len)
+{
+	unsigned char *end = dst + len;
+
+	do
+	{
+		memcpy(dst, src, 16);
+		dst += 16;
+		src += 16;
+	} while (dst < end);
+}
+
+static inline void
+copy_blocks8(unsigned char *dst, const unsigned char *src, uint64 len)
+{
+	unsigned char *end = dst + len;
+
+	do
+	{
+		memcpy(dst, src, 8);
+		dst += 8;
+		src += 8;
+	} while (dst < end);
+}
+
 static JtDecodeStatus
 lz4_fast_sequences(JtDecoder *dec, uint32 target)
 {
@@ -236,7 +269,7 @@ lz4_fast_sequences(JtDecoder *dec, uint32 target)
 		if (litlen <= 16)
 			memcpy(out + op, in + p, 16);
 		else
-			memcpy(out + op, in + p, litlen);
+			copy_blocks16(out + op, in + p, litlen);
 		op += litlen;
 		ip = p + litlen;
 		offset = in[ip] | (in[ip + 1] << 8);
@@ -281,19 +314,10 @@ lz4_fast_sequences(JtDecoder *dec, uint32 target)
 			dec->match_left = matchlen;
 			return JT_DECODE_TARGET_REACHED;
 		}
-		if (offset >= 16 && matchlen <= 18)
-		{
-			/* 16 bytes, then 2, each from behind its destination */
-			memcpy(out + op, out + op - offset, 16);
-			if (matchlen > 16)
-				memcpy(out + op + 16, out + op - offset + 16, 2);
-		}
-		else if (offset >= 8 && matchlen <= 16)
-		{
-			/* 8 bytes twice, likewise */
-			memcpy(out + op, out + op - offset, 8);
-			memcpy(out + op + 8, out + op - offset + 8, 8);
-		}
+		if (offset >= 16)
+			copy_blocks16(out + op, out + op - offset, matchlen);
+		else if (offset >= 8)
+			copy_blocks8(out + op, out + op - offset, matchlen);
 		else
 			jt_copy_match((char *) out + op, offset, matchlen);
 		op += matchlen;

@@ -33,11 +33,14 @@
 
 #include "decode/decode_pglz.h"
 
-/* The input ran out: either for now, or for good (then it is corrupt). */
+/*
+ * The input ran out at position ip: either for now, or for good (then it
+ * is corrupt).
+ */
 static inline JtDecodeStatus
-pglz_out_of_input(JtDecoder *dec, uint32 needed)
+pglz_out_of_input(JtDecoder *dec, uint32 ip, uint32 needed)
 {
-	if ((uint64) dec->in_pos + needed > dec->in_total)
+	if ((uint64) ip + needed > dec->in_total)
 	{
 		dec->error = "compressed data ends before the declared raw size";
 		return JT_DECODE_CORRUPT;
@@ -50,117 +53,139 @@ pglz_out_of_input(JtDecoder *dec, uint32 needed)
 #define PGLZ_MAX_MATCH		273
 
 /*
- * The fast path: whole groups of eight items while the input and the
- * requested output are far enough that no item can reach either: the only
- * checks left are the ones on the data itself.
+ * The decoder's state lives in locals while it runs and is written back
+ * once on return: the stores to out may alias *dec as far as the compiler
+ * knows, and would have it reload every field after each output byte.
  */
-static JtDecodeStatus
-pglz_fast_groups(JtDecoder *dec, uint32 target)
-{
-	const unsigned char *in = (const unsigned char *) dec->in;
-	unsigned char *out = (unsigned char *) dec->out;
-	uint32		ip = dec->in_pos;
-	uint32		op = dec->out_len;
-
-	while (dec->in_avail - ip >= PGLZ_GROUP_INPUT &&
-		   (int64) target - op >= 8 * PGLZ_MAX_MATCH)
-	{
-		unsigned char ctrl = in[ip++];
-
-		for (int i = 0; i < 8; i++, ctrl >>= 1)
-		{
-			if (ctrl & 1)
-			{
-				uint32		len = (in[ip] & 0x0f) + 3;
-				uint32		off = ((in[ip] & 0xf0) << 4) | in[ip + 1];
-
-				ip += 2;
-				if (len == 18)
-					len += in[ip++];
-				if (off == 0 || off > op)
-				{
-					dec->error = "back-reference reaches before the start of the output";
-					return JT_DECODE_CORRUPT;
-				}
-				jt_copy_match((char *) out + op, off, len);
-				op += len;
-			}
-			else
-				out[op++] = in[ip++];
-		}
-	}
-	dec->in_pos = ip;
-	dec->out_len = op;
-	return JT_DECODE_TARGET_REACHED;
-}
-
 JtDecodeStatus
 jt_decode_pglz(JtDecoder *dec, uint32 target)
 {
 	const unsigned char *in = (const unsigned char *) dec->in;
 	unsigned char *out = (unsigned char *) dec->out;
+	const uint32 in_avail = dec->in_avail;
+	const uint32 out_cap = dec->out_cap;
+	uint32		ip = dec->in_pos;
+	uint32		op = dec->out_len;
+	uint32		ctrl = dec->ctrl;
+	uint32		ctrl_left = dec->ctrl_left;
+	JtDecodeStatus status = JT_DECODE_TARGET_REACHED;
 
-	while (dec->out_len < target)
+	/* the rest of a copy that the previous call stopped at its target */
+	if (dec->match_left > 0 && op < target)
 	{
-		/* the rest of a copy that the previous call stopped at its target */
-		if (dec->match_left > 0)
-		{
-			uint32		n = Min(dec->match_left, target - dec->out_len);
+		uint32		n = Min(dec->match_left, target - op);
 
-			jt_copy_match((char *) out + dec->out_len, dec->match_offset, n);
-			dec->out_len += n;
-			dec->match_left -= n;
-			continue;
-		}
+		jt_copy_match((char *) out + op, dec->match_offset, n);
+		op += n;
+		dec->match_left -= n;
+	}
 
-		if (dec->ctrl_left == 0)
+	while (op < target)
+	{
+		if (ctrl_left == 0)
 		{
-			/* at a group boundary: whole groups while far from the ends */
-			if (pglz_fast_groups(dec, target) == JT_DECODE_CORRUPT)
-				return JT_DECODE_CORRUPT;
-			if (dec->out_len >= target)
+			/*
+			 * At a group boundary.  Whole groups while the input and the
+			 * requested output are far enough that no item can reach
+			 * either: the only checks left are the ones on the data.
+			 */
+			while (in_avail - ip >= PGLZ_GROUP_INPUT &&
+				   (int64) target - op >= 8 * PGLZ_MAX_MATCH)
+			{
+				ctrl = in[ip++];
+				for (int i = 0; i < 8; i++, ctrl >>= 1)
+				{
+					if (ctrl & 1)
+					{
+						uint32		len = (in[ip] & 0x0f) + 3;
+						uint32		off = ((in[ip] & 0xf0) << 4) | in[ip + 1];
+
+						ip += 2;
+						if (len == 18)
+							len += in[ip++];
+						if (off == 0 || off > op)
+						{
+							dec->error = "back-reference reaches before the start of the output";
+							status = JT_DECODE_CORRUPT;
+							goto done;
+						}
+						jt_copy_match((char *) out + op, off, len);
+						op += len;
+					}
+					else
+						out[op++] = in[ip++];
+				}
+			}
+			if (op >= target)
 				break;
-			if (dec->in_pos >= dec->in_avail)
-				return pglz_out_of_input(dec, 1);
-			dec->ctrl = in[dec->in_pos++];
-			dec->ctrl_left = 8;
+			if (ip >= in_avail)
+			{
+				status = pglz_out_of_input(dec, ip, 1);
+				break;
+			}
+			ctrl = in[ip++];
+			ctrl_left = 8;
 		}
-		if (dec->in_pos >= dec->in_avail)
-			return pglz_out_of_input(dec, 1);
+		if (ip >= in_avail)
+		{
+			status = pglz_out_of_input(dec, ip, 1);
+			break;
+		}
 
-		if (dec->ctrl & 1)
+		if (ctrl & 1)
 		{
 			uint32		len;
 			uint32		off;
 			uint32		taglen = 2;
+			uint32		n;
 
-			if (dec->in_avail - dec->in_pos < 2)
-				return pglz_out_of_input(dec, 2);
-			len = (in[dec->in_pos] & 0x0f) + 3;
-			off = ((in[dec->in_pos] & 0xf0) << 4) | in[dec->in_pos + 1];
+			if (in_avail - ip < 2)
+			{
+				status = pglz_out_of_input(dec, ip, 2);
+				break;
+			}
+			len = (in[ip] & 0x0f) + 3;
+			off = ((in[ip] & 0xf0) << 4) | in[ip + 1];
 			if (len == 18)
 			{
-				if (dec->in_avail - dec->in_pos < 3)
-					return pglz_out_of_input(dec, 3);
-				len += in[dec->in_pos + 2];
+				if (in_avail - ip < 3)
+				{
+					status = pglz_out_of_input(dec, ip, 3);
+					break;
+				}
+				len += in[ip + 2];
 				taglen = 3;
 			}
-			if (off == 0 || off > dec->out_len)
+			if (off == 0 || off > op)
 			{
 				dec->error = "back-reference reaches before the start of the output";
-				return JT_DECODE_CORRUPT;
+				status = JT_DECODE_CORRUPT;
+				break;
 			}
-			dec->in_pos += taglen;
+			ip += taglen;
 
 			/* copy what the target asks for now, the rest on the next call */
-			dec->match_left = Min(len, dec->out_cap - dec->out_len);
-			dec->match_offset = off;
+			len = Min(len, out_cap - op);
+			n = Min(len, target - op);
+			jt_copy_match((char *) out + op, off, n);
+			op += n;
+			if (len > n)
+			{
+				dec->match_left = len - n;
+				dec->match_offset = off;
+			}
 		}
 		else
-			out[dec->out_len++] = in[dec->in_pos++];
+			out[op++] = in[ip++];
 
-		dec->ctrl >>= 1;
-		dec->ctrl_left--;
+		ctrl >>= 1;
+		ctrl_left--;
 	}
-	return JT_DECODE_TARGET_REACHED;
+
+done:
+	dec->in_pos = ip;
+	dec->out_len = op;
+	dec->ctrl = (uint8) ctrl;
+	dec->ctrl_left = (uint8) ctrl_left;
+	return status;
 }
