@@ -65,6 +65,7 @@ OBJS += \
 	src/read/containment.o \
 	src/read/record_funcs.o \
 	src/read/root_funcs.o \
+	src/support/writing_statement.o \
 	src/toaster/part_cache.o \
 	src/toaster/adopt.o \
 	src/toaster/part_write.o \

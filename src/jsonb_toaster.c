@@ -23,6 +23,7 @@
 #include "admin/uninstall.h"
 #include "overrides.h"
 #include "support/names.h"
+#include "support/writing_statement.h"
 
 #ifdef JT_CUSTOM_TOAST
 #include "toaster/toaster.h"
@@ -46,6 +47,7 @@ _PG_init(void)
 	jt_toaster_init();
 	jt_overrides_init();
 	jt_uninstall_init();
+	jt_writing_statement_init();
 #endif
 	MarkGUCPrefixReserved(JSONB_TOASTER_GUC_PREFIX);
 }

@@ -57,6 +57,9 @@ typedef struct LoadedRef
 
 static void flatten_container(Flattener *f, JtSource *src, const JtNode *node);
 
+/* The most a flatten allocates up front, on the pointer's word. */
+#define JT_FLATTEN_PRESIZE_MAX	(64 * 1024 * 1024)
+
 /* Did the fetcher give a part in its compressed form? */
 static inline bool
 fetched_compressed(const JtPartFetcher *fetcher, const struct varlena *part)
@@ -363,6 +366,14 @@ jt_skeleton_flatten_node(JtSkeleton *skel, const JtNode *node,
 	f.fetcher = fetcher;
 	f.partno = 0;
 	initStringInfo(&f.buf);
+	/*
+	 * The whole document's size, when the pointer gives it, is allocated at
+	 * once rather than by doubling, which would copy it again at each step.
+	 * Bounded, since a corrupt pointer may claim any size (the result's is
+	 * checked against it afterwards).
+	 */
+	if (whole && skel->flat_size > 0)
+		enlargeStringInfo(&f.buf, Min(skel->flat_size, JT_FLATTEN_PRESIZE_MAX));
 	appendStringInfoSpaces(&f.buf, VARHDRSZ);
 
 	if (node->kind == JT_NODE_REF)

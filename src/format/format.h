@@ -401,6 +401,8 @@ typedef struct JtSkeleton
 	const char *inline_area;
 	uint32		inline_len;
 	struct varlena *inline_raw;
+	/* the flattened document's size as the pointer gives it, or 0 */
+	uint32		flat_size;
 } JtSkeleton;
 
 /* Does format version version hash parts as the latest does? */

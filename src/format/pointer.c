@@ -46,6 +46,8 @@ jt_parse_pointer(struct varlena *attr, JtSkeleton *skel)
 				 errdetail("The pointer is shorter than its header.")));
 	jt_skeleton_parse(skel, VARDATA_CUSTOM(attr),
 					  header.va_size - VARHDRSZ_CUSTOM, header.va_version);
+	if (header.va_rawsize > 0)
+		skel->flat_size = (uint32) header.va_rawsize;
 	if (header.va_version < JT_SKELETON_VERSION_LAYOUTS &&
 		(skel->ndeltas > 0) != (header.va_version == JT_SKELETON_VERSION_DELTAS))
 		ereport(ERROR,

@@ -51,6 +51,7 @@ jt_skeleton_parse(JtSkeleton *skel, const char *payload, uint32 payload_len,
 
 	jt_memory_source(&skel->src, NULL, 0, true);
 	skel->version = version;
+	skel->flat_size = 0;
 	if (payload_len < sizeof(JtSkeletonHeader))
 		jt_nav_corrupt(&skel->src, "the pointer is shorter than its header");
 	jt_payload_read_info(payload, &skel->hdr);

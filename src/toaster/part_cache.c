@@ -26,7 +26,10 @@
  *
  * Only values of at most MAX_CACHED_BYTES of parts are kept, counted as
  * they are read, so that the memory held is bounded whatever a pointer
- * declares.
+ * declares; and only while a statement that may write runs
+ * (support/writing_statement.c): a SELECT would copy every document it
+ * reads whole for nothing, and the flattener decompresses parts straight
+ * into the result when it need not keep them.
  *
  * Copyright (c) 2026, jsonb_toaster developers
  *
@@ -40,6 +43,7 @@
 
 #include "format/flatten.h"
 #include "format/pointer.h"
+#include "support/writing_statement.h"
 #include "support/xact_reset.h"
 #include "toast/part_fetch.h"
 #include "toaster/part_cache.h"
@@ -200,7 +204,7 @@ flatten_keeping(struct varlena *pointer, JtSkeleton *skel, FlattenParts *fp)
 	if (cache_filling)
 		return jt_skeleton_flatten(skel, &fetcher);
 	cache_clear();
-	if (skel->hdr.nparts == 0)
+	if (skel->hdr.nparts == 0 || !jt_writing_statement_running())
 		return jt_skeleton_flatten(skel, &fetcher);
 
 	jt_reset_at_xact_end(cache_clear);
