@@ -37,6 +37,7 @@
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "common/pg_lzcompress.h"
 
 #if defined(USE_LZ4) && __has_include(<lz4.h>)
 #include <lz4.h>
@@ -281,10 +282,9 @@ scan_chunks(Oid toastrelid, ValueRead *values, uint32 nvalues)
  * Decompress a part stored compressed (stored: PostgreSQL's in-memory
  * compressed form, its stream starting with the raw size and the method as
  * core writes it) into raw, which has room for range->rawsize bytes; raw
- * gets a 4-byte header.  pglz streams go through the project's decoder
- * (src/decode/decode.c), which gives core's output byte for byte and copies
- * the repeating patterns of wide arrays in fewer, longer steps; lz4 streams
- * through liblz4 when the server has it, as core's.
+ * gets a 4-byte header.  Decoded by core's pglz_decompress() and liblz4
+ * (when the server links it), as core decodes TOAST values; the project's
+ * decoders (src/decode/) explain a corrupt stream.
  */
 void
 jt_part_decompress(const struct varlena *stored, const JtPartEntry *range,
@@ -336,16 +336,22 @@ decompress_stream(const char *stream, int32 extsize, const JtPartEntry *range,
 						   rawlen, range->rawsize - VARHDRSZ)));
 
 	SET_VARSIZE(raw, rawlen + VARHDRSZ);
-#ifdef JT_REFERENCE_LZ4
 
 	/*
-	 * A whole lz4 stream is decoded as core decodes it, by liblz4, which is
-	 * faster than a decoder that can stop and resume; ours then only says
-	 * why a stream it rejects is corrupt.
+	 * A whole stream is decoded as core decodes a TOAST value, which is
+	 * faster than with a decoder that can stop and resume; ours then only
+	 * says why a stream core rejects is corrupt.  (Ours rejects all that
+	 * core rejects, and a few lz4 streams more: see decode_lz4.c.)
 	 */
-	if (method == JT_DECODE_LZ4 &&
-		LZ4_decompress_safe(stream + sizeof(uint32), VARDATA(raw),
-							extsize - sizeof(uint32), rawlen) == rawlen)
+	if (method == JT_DECODE_PGLZ)
+	{
+		if (pglz_decompress(stream + sizeof(uint32), extsize - sizeof(uint32),
+							VARDATA(raw), rawlen, true) == rawlen)
+			return;
+	}
+#ifdef JT_REFERENCE_LZ4
+	else if (LZ4_decompress_safe(stream + sizeof(uint32), VARDATA(raw),
+								 extsize - sizeof(uint32), rawlen) == rawlen)
 		return;
 #endif
 	if (jt_decode_all(method, stream + sizeof(uint32),
