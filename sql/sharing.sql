@@ -76,6 +76,13 @@ CREATE FUNCTION small_doc(row_id int, edit int) RETURNS jsonb LANGUAGE sql AS $$
 	SELECT jsonb_build_object('row', row_id,
 		'a', jsonb_set(doc(1, 100) -> 'a', ARRAY[edit::text], '"edited"'))
 $$;
+CREATE FUNCTION read_then_update(row_id int, edit int) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM octet_length(jb::text) FROM small WHERE id = row_id;
+	UPDATE small SET jb = small_doc(row_id, edit) WHERE id = row_id;
+END
+$$;
 CREATE TABLE small (id int PRIMARY KEY, jb jsonb);
 ALTER TABLE small ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
 INSERT INTO small SELECT i, small_doc(i, 0) FROM generate_series(1, 2) i;
@@ -100,6 +107,11 @@ SELECT 1 / 0;
 ROLLBACK TO s;
 UPDATE small SET jb = small_doc(2, 3) WHERE id = 2;
 COMMIT;
+-- outside a transaction block, only a statement that may write keeps
+-- copies: a function called by a SELECT that reads a value and then
+-- updates it reads the parts again, the same read within the UPDATE does not
+SELECT read_then_update(2, 4);
+UPDATE small SET jb = small_doc(2, 3) WHERE id = 2 AND octet_length(jb::text) > 0;
 RESET client_min_messages;
 -- every update kept every part it did not change, with or without copies
 SELECT s.id, count(*) FILTER (WHERE (p.value_id, p.value_offset) IN (SELECT value_id, value_offset FROM small_before b WHERE b.id = s.id)) AS kept,
@@ -107,7 +119,7 @@ SELECT s.id, count(*) FILTER (WHERE (p.value_id, p.value_offset) IN (SELECT valu
 FROM small s, jsonb_toaster_parts(jb) p GROUP BY s.id ORDER BY s.id;
 SELECT id, jb = small_doc(id, id + 1) AS same FROM small ORDER BY id;
 DROP TABLE small, small_before;
-DROP FUNCTION small_doc;
+DROP FUNCTION small_doc, read_then_update;
 
 VACUUM t;
 SELECT toast_ok('t');

@@ -1,13 +1,16 @@
 /*-------------------------------------------------------------------------
  *
  * writing_statement.c
- *	  Whether a statement that may write rows is running in this backend.
+ *	  Whether the running transaction may still write rows.
  *
- * Some work pays off only when the statement reading a value may then
- * store a new version of it: the part cache (toaster/part_cache.c) copies
- * the parts a flatten reads so that the toaster need not read them again
- * when it confirms which parts an UPDATE kept.  A plain SELECT would pay
- * for the copies and never use them.
+ * Some work pays off only when a value read may then be stored again in
+ * the same transaction: the part cache (toaster/part_cache.c) copies the
+ * parts a flatten reads so that the toaster need not read them again when
+ * it confirms which parts an UPDATE kept, and forgets them when the
+ * transaction ends.  A SELECT run as a transaction of its own would pay for
+ * copies that nothing can use.  So the question asked here is whether the
+ * transaction may still write: a statement that may write is running, or
+ * the transaction is a block whose later statements may.
  *
  * The executor hooks count the executors running a statement other than a
  * plain SELECT (INSERT, UPDATE, DELETE, MERGE, or a SELECT with a
@@ -25,6 +28,7 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "executor/executor.h"
 
 #include "support/writing_statement.h"
@@ -83,7 +87,7 @@ jt_writing_statement_init(void)
 }
 
 bool
-jt_writing_statement_running(void)
+jt_transaction_may_still_write(void)
 {
-	return writing_executors > 0;
+	return writing_executors > 0 || IsTransactionBlock();
 }

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * writing_statement.h
- *	  Whether a statement that may write rows is running in this backend.
+ *	  Whether the running transaction may still write rows.
  *
  * Copyright (c) 2026, jsonb_toaster developers
  *
@@ -13,6 +13,6 @@
 #define JSONB_TOASTER_WRITING_STATEMENT_H
 
 extern void jt_writing_statement_init(void);
-extern bool jt_writing_statement_running(void);
+extern bool jt_transaction_may_still_write(void);
 
 #endif							/* JSONB_TOASTER_WRITING_STATEMENT_H */

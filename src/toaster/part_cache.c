@@ -26,10 +26,10 @@
  *
  * Only values of at most MAX_CACHED_BYTES of parts are kept, counted as
  * they are read, so that the memory held is bounded whatever a pointer
- * declares; and only while a statement that may write runs
- * (support/writing_statement.c): a SELECT would copy every document it
- * reads whole for nothing, and the flattener decompresses parts straight
- * into the result when it need not keep them.
+ * declares; and only when the transaction may still write
+ * (support/writing_statement.c): a SELECT that is a transaction of its own
+ * would copy every document it reads whole for nothing, and the flattener
+ * decompresses parts straight into the result when it need not keep them.
  *
  * Copyright (c) 2026, jsonb_toaster developers
  *
@@ -204,7 +204,7 @@ flatten_keeping(struct varlena *pointer, JtSkeleton *skel, FlattenParts *fp)
 	if (cache_filling)
 		return jt_skeleton_flatten(skel, &fetcher);
 	cache_clear();
-	if (skel->hdr.nparts == 0 || !jt_writing_statement_running())
+	if (skel->hdr.nparts == 0 || !jt_transaction_may_still_write())
 		return jt_skeleton_flatten(skel, &fetcher);
 
 	jt_reset_at_xact_end(cache_clear);
