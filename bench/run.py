@@ -97,6 +97,9 @@ def main():
                     help="Q: runs per point, the fastest counting")
     ap.add_argument("--q-assignments", type=int, default=20,
                     help="Q: subscript assignments per row and configuration")
+    ap.add_argument("--c-budgets", default="0,100,200,400,800,1200,2000",
+                    help="C: inline budgets of the trade between short-field reads and "
+                         "row size, comma-separated (empty: none)")
     ap.add_argument("--i-transactions", type=int, default=7,
                     help="I: timed runs per bucket and query (median kept)")
     ap.add_argument("--u-runs", type=int, default=3,

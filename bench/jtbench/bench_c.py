@@ -14,6 +14,14 @@ partial configurations store as stock does and are skipped), a table
                      leaves the document alone (after a CHECKPOINT, so that
                      every configuration pays the same full-page images)
 
+The trade a column's inline budget controls (--c-budgets, for R, M, I and
+U's documents): for each budget (toaster_options = 'inline_budget=N'), case
+"<dataset> budget", with a field "budget": total_bytes, heap_bytes,
+other_column_update as above, and short_field_us, the time of reading one
+short field (R: username, M: leader, I: imdb_id, U: the key "1") per row, every row read
+in one query, the best of three; stock's figures on the same documents
+have no budget.
+
 Datasets (case): real published JSON from Debian packages (bench/C/
 corpora.py: botocore, mdn_bcd, iso_codes; one document per file), and the
 documents of S, I, U, R and M as those benchmarks generate them.
@@ -29,6 +37,10 @@ HERE = os.path.dirname(__file__)
 CORPORA = os.path.join(HERE, "..", "C", "corpora.py")
 REAL = ["botocore", "mdn_bcd", "iso_codes"]
 GENERATED = ["S", "I", "U", "R", "M"]
+# the datasets of the inline budget's trade, and the short field read
+BUDGET_FIELDS = {"R": "jb->>'username'", "M": "jb->>'leader'", "I": "jb->>'imdb_id'",
+                 "U": "jb->>'1'"}
+SHORT_FIELD = os.path.join(HERE, "..", "C", "short_field.sql")
 
 
 def corpora(args, log):
@@ -45,8 +57,11 @@ def corpora(args, log):
     return found
 
 
-def load(cfg, table, case, args, log, real):
+def load(cfg, table, case, args, log, real, budget=None):
     cfg.execute(cfg.create_table(table, f"id int, name text, {cfg.column()}"))
+    if budget is not None:
+        cfg.execute(f"ALTER TABLE {table} ALTER COLUMN jb SET "
+                    f"(toaster_options = 'inline_budget={budget}');")
     if case in real:
         db.copy_in(f"{table} (id, name, jb)", real[case][0], cfg.session_options)
     elif case == "S":
@@ -106,3 +121,31 @@ def run(configs, results, args, log):
                             source=real[case][1] if case in real else "generated")
             cfg.execute(f"DROP TABLE {table};")
         log(f"C: {case} done")
+    budgets = [int(b) for b in args.c_budgets.split(",") if b]
+    if budgets:
+        run_budgets(storing, results, args, log, budgets, real)
+
+
+def short_field_us(cfg, table, expr, rows):
+    """Microseconds per row of reading one short field of every row."""
+    variables = {"tab": table, "expr": expr}
+    db.pgbench(SHORT_FIELD, variables, 1, cfg.session_options)  # warm up
+    return min(db.pgbench(SHORT_FIELD, variables, 3, cfg.session_options)) * 1000 / max(1, rows)
+
+
+def run_budgets(storing, results, args, log, budgets, real):
+    for case, expr in BUDGET_FIELDS.items():
+        for cfg in storing:
+            for budget in (budgets if cfg.toaster else [None]):
+                table = f"c_budget_{case.lower()}_{cfg.name.replace('-', '_')}"
+                load(cfg, table, case, args, log, real, budget)
+                m = measure(cfg, table)
+                m["short_field_us"] = short_field_us(cfg, table, expr, m["documents"])
+                for metric in ("total_bytes", "heap_bytes", "other_column_update",
+                               "short_field_us"):
+                    results.add("C", cfg.name, f"{case} budget", metric, m[metric],
+                                budget=budget)
+                log(f"C: {case}, {cfg.name}, budget {budget}: "
+                    f"{m['other_column_update']:.0f} B WAL/row, "
+                    f"{m['short_field_us']:.2f} us/read")
+                cfg.execute(f"DROP TABLE {table};")

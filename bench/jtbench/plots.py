@@ -222,6 +222,52 @@ def plot_y(res, configs, out):
     finish(fig, "Y: YCSB-style load, throughput against clients", out, "Y")
 
 
+def plot_c(res, configs, out):
+    """The inline budget's trade: WAL of other-column updates against the
+    cost of a short-field read, both relative to stock, one curve per
+    dataset and configuration, each point a budget."""
+    from .bench_c import BUDGET_FIELDS
+    from .configs import ALL as CONFIGS
+    if not res.select(bench="C", metric="short_field_us"):
+        return
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(14, 5))
+    drawn = False
+    for c in configs:
+        base = CONFIGS[c].baseline if c in CONFIGS else None
+        for i, case in enumerate(BUDGET_FIELDS):
+            name = f"{case} budget"
+            pts = sorted(res.select(bench="C", config=c, case=name, metric="total_bytes"),
+                         key=lambda r: r["budget"])
+            stock = {m: res.select(bench="C", config=base, case=name, metric=m)
+                     for m in ("other_column_update", "short_field_us")}
+            if not pts or not all(stock.values()):
+                continue
+            budgets = [p["budget"] for p in pts]
+
+            def rel(metric):
+                return [res.select(bench="C", config=c, case=name, metric=metric,
+                                   budget=b)[0]["value"] / stock[metric][0]["value"]
+                        for b in budgets]
+            label = f"{case}, {c}"
+            ax1.plot(budgets, rel("other_column_update"), marker=MARKERS[i % len(MARKERS)],
+                     label=label)
+            ax2.plot(budgets, rel("short_field_us"), marker=MARKERS[i % len(MARKERS)],
+                     label=label)
+            drawn = True
+    if not drawn:
+        plt.close(fig)
+        return
+    for ax, title in ((ax1, "WAL per row of UPDATE .. SET id = id + 1, / stock"),
+                      (ax2, "reading one short field, time per row / stock (log scale)")):
+        ax.set_xlabel("inline_budget (bytes)")
+        ax.set_title(title, fontsize=10)
+        ax.axhline(1, color="grey", linewidth=1)
+        ax.grid(True, which="both", alpha=0.3)
+    ax2.set_yscale("log")
+    ax1.legend(fontsize=8)
+    finish(fig, "C: what a column's inline budget buys", out, "C")
+
+
 def draw_all(res, configs, out):
-    for f in (plot_s, plot_i, plot_u, plot_p, plot_r, plot_m, plot_y):
+    for f in (plot_s, plot_i, plot_u, plot_p, plot_r, plot_m, plot_y, plot_c):
         f(res, configs, out)

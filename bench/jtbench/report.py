@@ -142,7 +142,51 @@ def c_section(res, configs):
                     f"{fmt_num(ratio(v(t, case, 'other_column_update'), v(b, case, 'other_column_update')))}x"]
         body.append(row)
     lines.append(table(head, body))
+    budget_lines = c_budget_lines(res, storing, pairs)
+    if budget_lines:
+        lines += [""] + budget_lines
     return "\n".join(lines)
+
+
+def c_budget_lines(res, storing, pairs):
+    """The inline budget's trade: one table per dataset."""
+    from .bench_c import BUDGET_FIELDS
+    if not res.select(bench="C", metric="short_field_us"):
+        return []
+    lines = ["**What a column's inline budget buys** "
+             "(`toaster_options = 'inline_budget=N'`): per budget, the total "
+             "size, the WAL per row of `id = id + 1` and the time of reading one "
+             "short field per row, each against stock's on the same documents.",
+             "", "![C](C.png)", ""]
+    for case, expr in BUDGET_FIELDS.items():
+        name = f"{case} budget"
+        if not res.select(bench="C", case=name):
+            continue
+        head = ["configuration", "budget", "total", "WAL B/row", f"`{expr}` µs/row",
+                "total / stock", "WAL / stock", "read / stock"]
+        body = []
+        for t, b in pairs:
+            def base(metric):
+                m = res.select(bench="C", config=b, case=name, metric=metric)
+                return m[0]["value"] if m else None
+            for p in sorted(res.select(bench="C", config=t, case=name, metric="total_bytes"),
+                            key=lambda r: r["budget"]):
+                bud = p["budget"]
+
+                def val(metric):
+                    return res.select(bench="C", config=t, case=name, metric=metric,
+                                      budget=bud)[0]["value"]
+                body.append([t, bud, fmt_bytes(val("total_bytes")),
+                             fmt_num(val("other_column_update")),
+                             fmt_num(val("short_field_us")),
+                             f"{fmt_num(ratio(val('total_bytes'), base('total_bytes')))}x",
+                             f"{fmt_num(ratio(val('other_column_update'), base('other_column_update')))}x",
+                             f"{fmt_num(ratio(val('short_field_us'), base('short_field_us')))}x"])
+            body.append([b, "-", fmt_bytes(base("total_bytes")),
+                         fmt_num(base("other_column_update")), fmt_num(base("short_field_us")),
+                         "1x", "1x", "1x"])
+        lines += [f"*{case}'s documents*", "", table(head, body), ""]
+    return lines
 
 
 def q_section(res, configs):
