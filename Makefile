@@ -48,11 +48,6 @@ PG_CONFIG ?= pg_config
 # the sources include their headers by folder: "format/skeleton.h"
 PG_CPPFLAGS += -I$(jt_srcdir)src
 
-# whole lz4 parts are decoded by liblz4 when the server links it
-ifneq (,$(findstring -llz4,$(shell $(PG_CONFIG) --libs)))
-SHLIB_LINK += -llz4
-endif
-
 # The toaster needs the custom TOAST hooks of patches/postgresql-18: build
 # its parts only against a server that has them.  On a stock server the
 # extension still builds, with the partial-access features only.

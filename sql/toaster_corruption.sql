@@ -430,6 +430,51 @@ FROM pz_target t JOIN pz z ON z.doc LIKE t.doc || ': %' ORDER BY 1;
 DROP FUNCTION pz_forged(text, text);
 DROP TABLE pz, pz_target;
 
+-- A part whose lz4 stream has a match at distance 0, which no compressor
+-- writes and liblz4 would follow (copying bytes not yet written): the
+-- decoder refuses it.  The stream (4 literals; a match of 219 bytes at
+-- distance 0; 20 last literals: 243 raw bytes in 30) with its header (raw
+-- size, method lz4) is stored at the start of a bytea as long as the
+-- part's TOAST value, kept uncompressed in the same TOAST relation, and the
+-- part's directory entry pointed at it.
+SET jsonb_toaster.range_size = 65536;
+CREATE TABLE pl (jb jsonb COMPRESSION lz4, b bytea STORAGE EXTERNAL);
+ALTER TABLE pl ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+INSERT INTO pl (jb) SELECT jsonb_build_object('k', 1, 'w',
+  (SELECT jsonb_agg('item ' || j) FROM generate_series(1, 3000) j));
+RESET jsonb_toaster.range_size;
+SELECT count(*) AS parts, min(p.compression) AS compression,
+  (SELECT count(*) FROM jsonb_toaster_values(jb)) AS "values"
+FROM pl, jsonb_toaster_parts(jb) p GROUP BY jb;
+UPDATE pl SET b = '\xf3000040'::bytea || '\x4f61626364'::bytea || '\x0000c8'::bytea
+  || '\xf005'::bytea || decode(repeat('65', 20), 'hex')
+  || decode(repeat('00', (SELECT v.size FROM jsonb_toaster_values(jb) v) - 34), 'hex');
+SELECT octet_length(b) = (SELECT v.size FROM jsonb_toaster_values(jb) v) AS same_size,
+  pg_column_toast_chunk_id(b) IS NOT NULL AS stored_apart
+FROM pl;
+SELECT try('SELECT jt_test_flat_bytes(jt_test_skeleton_set_part(jb, 0, 247, 34,
+                   pg_column_toast_chunk_id(b), 0)) = jt_test_flat_bytes(jb) FROM pl') AS whole;
+DROP TABLE pl;
+
+-- A pointer that claims another document size than its parts make: the
+-- flattened document is checked against the claim.  The flattener
+-- allocates the claimed size up front, but at most 64 MB of it, so a claim
+-- of almost 1 GB fails as the others do.
+CREATE TABLE rs (jb jsonb);
+ALTER TABLE rs ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+INSERT INTO rs SELECT jsonb_build_object('k', 1,
+  'w', (SELECT jsonb_agg(repeat('x', 40) || g) FROM generate_series(1, 3000) g));
+SELECT (jsonb_toaster_storage(jb)).form FROM rs;
+SELECT c.kase,
+  try(format('SELECT jt_test_flat_bytes(jt_test_skeleton_set_rawsize(jb, %s)) = jt_test_flat_bytes(jb) FROM rs',
+             c.claim)) AS whole
+FROM (SELECT 'as stored' AS kase, (jsonb_toaster_storage(jb)).raw_size AS claim FROM rs
+      UNION ALL SELECT 'one byte less', (jsonb_toaster_storage(jb)).raw_size - 1 FROM rs
+      UNION ALL SELECT 'one byte more', (jsonb_toaster_storage(jb)).raw_size + 1 FROM rs
+      UNION ALL SELECT 'almost 1 GB', 1000000000
+      UNION ALL SELECT 'none', 0) c;
+DROP TABLE rs;
+
 DROP VIEW forged;
 DROP FUNCTION damage(target, text);
 DROP TABLE w, orig, target, cases, ops, results;

@@ -139,6 +139,8 @@ jt_decode_pglz(JtDecoder *dec, uint32 target)
 			uint32		taglen = 2;
 			uint32		n;
 
+			/* an interrupted copy was finished before the loop */
+			Assert(dec->match_left == 0);
 			if (in_avail - ip < 2)
 			{
 				status = pglz_out_of_input(dec, ip, 2);

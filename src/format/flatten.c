@@ -365,7 +365,7 @@ jt_skeleton_flatten_node(JtSkeleton *skel, const JtNode *node,
 	f.skel = skel;
 	f.fetcher = fetcher;
 	f.partno = 0;
-	initStringInfo(&f.buf);
+
 	/*
 	 * The whole document's size, when the pointer gives it, is allocated at
 	 * once rather than by doubling, which would copy it again at each step.
@@ -373,7 +373,13 @@ jt_skeleton_flatten_node(JtSkeleton *skel, const JtNode *node,
 	 * checked against it afterwards).
 	 */
 	if (whole && skel->flat_size > 0)
-		enlargeStringInfo(&f.buf, Min(skel->flat_size, JT_FLATTEN_PRESIZE_MAX));
+	{
+		f.buf.maxlen = (int) Min(skel->flat_size, JT_FLATTEN_PRESIZE_MAX) + 1;
+		f.buf.data = palloc(f.buf.maxlen);
+		resetStringInfo(&f.buf);
+	}
+	else
+		initStringInfo(&f.buf);
 	appendStringInfoSpaces(&f.buf, VARHDRSZ);
 
 	if (node->kind == JT_NODE_REF)

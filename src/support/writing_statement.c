@@ -10,7 +10,8 @@
  * transaction ends.  A SELECT run as a transaction of its own would pay for
  * copies that nothing can use.  So the question asked here is whether the
  * transaction may still write: a statement that may write is running, or
- * the transaction is a block whose later statements may.
+ * the transaction is a block whose later statements may (not in a
+ * read-only transaction, nor in a parallel worker).
  *
  * The executor hooks count the executors running a statement other than a
  * plain SELECT (INSERT, UPDATE, DELETE, MERGE, or a SELECT with a
@@ -28,6 +29,7 @@
  */
 #include "postgres.h"
 
+#include "access/parallel.h"
 #include "access/xact.h"
 #include "executor/executor.h"
 
@@ -59,10 +61,7 @@ writing_executor_start(QueryDesc *queryDesc, int eflags)
 	else
 		standard_ExecutorStart(queryDesc, eflags);
 	if (may_write(queryDesc))
-	{
-		jt_reset_at_xact_end(reset_count);
 		writing_executors++;
-	}
 }
 
 static void
@@ -80,6 +79,7 @@ writing_executor_end(QueryDesc *queryDesc)
 void
 jt_writing_statement_init(void)
 {
+	jt_reset_at_xact_end(reset_count);
 	prev_executor_start = ExecutorStart_hook;
 	ExecutorStart_hook = writing_executor_start;
 	prev_executor_end = ExecutorEnd_hook;
@@ -89,5 +89,11 @@ jt_writing_statement_init(void)
 bool
 jt_transaction_may_still_write(void)
 {
+	/*
+	 * A parallel worker writes nothing, though its transaction state says
+	 * "block"; nor does a read-only transaction.
+	 */
+	if (IsParallelWorker() || XactReadOnly)
+		return false;
 	return writing_executors > 0 || IsTransactionBlock();
 }

@@ -39,10 +39,6 @@
 #include "utils/rel.h"
 #include "common/pg_lzcompress.h"
 
-#if defined(USE_LZ4) && __has_include(<lz4.h>)
-#include <lz4.h>
-#define JT_REFERENCE_LZ4
-#endif
 
 #include "decode/decode.h"
 #include "format/delta.h"
@@ -282,9 +278,8 @@ scan_chunks(Oid toastrelid, ValueRead *values, uint32 nvalues)
  * Decompress a part stored compressed (stored: PostgreSQL's in-memory
  * compressed form, its stream starting with the raw size and the method as
  * core writes it) into raw, which has room for range->rawsize bytes; raw
- * gets a 4-byte header.  Decoded by core's pglz_decompress() and liblz4
- * (when the server links it), as core decodes TOAST values; the project's
- * decoders (src/decode/) explain a corrupt stream.
+ * gets a 4-byte header.  pglz by core's pglz_decompress(), lz4 by the
+ * project's decoder (src/decode/), which also explains a corrupt stream.
  */
 void
 jt_part_decompress(const struct varlena *stored, const JtPartEntry *range,
@@ -338,22 +333,17 @@ decompress_stream(const char *stream, int32 extsize, const JtPartEntry *range,
 	SET_VARSIZE(raw, rawlen + VARHDRSZ);
 
 	/*
-	 * A whole stream is decoded as core decodes a TOAST value, which is
-	 * faster than with a decoder that can stop and resume; ours then only
-	 * says why a stream core rejects is corrupt.  (Ours rejects all that
-	 * core rejects, and a few lz4 streams more: see decode_lz4.c.)
+	 * A whole pglz stream is decoded as core decodes a TOAST value, which
+	 * is faster than with a decoder that can stop and resume, and accepts
+	 * exactly what ours does; ours then only says why a stream is corrupt.
+	 * Not lz4's: liblz4 lets through streams no compressor writes (a match
+	 * distance of 0 copies uninitialized bytes), which ours rejects (see
+	 * decode_lz4.c).
 	 */
-	if (method == JT_DECODE_PGLZ)
-	{
-		if (pglz_decompress(stream + sizeof(uint32), extsize - sizeof(uint32),
-							VARDATA(raw), rawlen, true) == rawlen)
-			return;
-	}
-#ifdef JT_REFERENCE_LZ4
-	else if (LZ4_decompress_safe(stream + sizeof(uint32), VARDATA(raw),
-								 extsize - sizeof(uint32), rawlen) == rawlen)
+	if (method == JT_DECODE_PGLZ &&
+		pglz_decompress(stream + sizeof(uint32), extsize - sizeof(uint32),
+						VARDATA(raw), rawlen, true) == rawlen)
 		return;
-#endif
 	if (jt_decode_all(method, stream + sizeof(uint32),
 					  extsize - sizeof(uint32), VARDATA(raw), rawlen,
 					  &error) != rawlen)

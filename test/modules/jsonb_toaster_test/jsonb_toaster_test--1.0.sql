@@ -102,3 +102,10 @@ CREATE FUNCTION jt_test_skeleton_without_layouts(skeleton jsonb)
 RETURNS jsonb
 AS 'MODULE_PATHNAME', 'jt_test_skeleton_without_layouts'
 LANGUAGE C STRICT VOLATILE;
+
+-- A copy of a value stored by the toaster whose pointer claims another
+-- document size (patched servers only).
+CREATE FUNCTION jt_test_skeleton_set_rawsize(skeleton jsonb, rawsize integer)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'jt_test_skeleton_set_rawsize'
+LANGUAGE C STRICT VOLATILE;

@@ -769,3 +769,35 @@ jt_test_skeleton_without_layouts(PG_FUNCTION_ARGS)
 	PG_RETURN_NULL();
 #endif
 }
+
+PG_FUNCTION_INFO_V1(jt_test_skeleton_set_rawsize);
+
+/*
+ * jt_test_skeleton_set_rawsize(skeleton jsonb, rawsize int) returns jsonb
+ *
+ * A copy of a value stored by the toaster whose pointer claims that the
+ * document is rawsize bytes long (its va_rawsize, header included).
+ */
+Datum
+jt_test_skeleton_set_rawsize(PG_FUNCTION_ARGS)
+{
+#ifdef JT_CUSTOM_TOAST
+	struct varlena *attr = (struct varlena *) PG_GETARG_POINTER(0);
+	int32		rawsize = PG_GETARG_INT32(1);
+	varatt_custom header;
+	struct varlena *result;
+
+	check_stored_by_toaster(attr);
+	VARATT_CUSTOM_GET_HEADER(header, attr);
+	header.va_rawsize = rawsize;
+	result = palloc(VARSIZE_EXTERNAL(attr));
+	memcpy(result, attr, VARSIZE_EXTERNAL(attr));
+	memcpy(VARDATA_EXTERNAL(result), &header, offsetof(varatt_custom, va_data));
+	PG_RETURN_POINTER(result);
+#else
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("jt_test_skeleton_set_rawsize needs a server with custom TOAST")));
+	PG_RETURN_NULL();
+#endif
+}
