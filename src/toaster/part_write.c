@@ -203,6 +203,17 @@ jt_part_writer_add(JtPartWriter *w, const struct varlena *raw, bool compress)
 	return w->nparts++;
 }
 
+/* The stored bytes of the parts added so far, written or not. */
+uint64
+jt_part_writer_bytes(const JtPartWriter *w)
+{
+	uint64		bytes = 0;
+
+	for (uint32 i = 0; i < w->nparts; i++)
+		bytes += jt_entry_extsize(&w->parts[i]);
+	return bytes;
+}
+
 /* Write what is pending. */
 void
 jt_part_writer_finish(JtPartWriter *w)

@@ -46,6 +46,7 @@ extern void jt_part_writer_begin(JtPartWriter *w, Relation rel, char cmethod,
 								 int options, bool pack);
 extern uint32 jt_part_writer_add(JtPartWriter *w, const struct varlena *raw,
 								 bool compress);
+extern uint64 jt_part_writer_bytes(const JtPartWriter *w);
 extern void jt_part_writer_finish(JtPartWriter *w);
 extern const JtPartEntry *jt_part_writer_entry(const JtPartWriter *w,
 											   uint32 part);

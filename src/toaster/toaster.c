@@ -353,6 +353,7 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	uint32		ndeltas = 0;
 	JtPartWriter writer;
 	uint32	   *written;
+	JtPartEntry *shared;
 	struct varlena *result;
 
 	target = Max(Min(budget, jt_column_inline_budget(rel, att->attnum)), 0);
@@ -407,6 +408,7 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	jt_part_writer_begin(&writer, rel, cmethod, options,
 						 jt_version_packs(res.version));
 	written = palloc(Max(res.nparts, 1) * sizeof(uint32));
+	shared = palloc(Max(res.nparts, 1) * sizeof(JtPartEntry));
 	for (uint32 i = 0; i < res.nparts; i++)
 	{
 		struct varlena *raw = res.parts[i].raw;
@@ -422,6 +424,7 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 		if (old != NULL && jt_old_parts_take(old, &planned[i], raw, &taken))
 		{
 			jt_build_set_stored(&res, i, &taken);
+			shared[nkept + ndeltas] = taken;
 			stored_outside += jt_entry_extsize(&taken);
 			nkept++;
 			continue;
@@ -439,12 +442,34 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 			jt_delta_append(&deltas, res.version, &base, first,
 							removed, literal.data, literal.len);
 			jt_build_set_stored(&res, i, &base);
+			shared[nkept + ndeltas] = base;
 			stored_outside += jt_entry_extsize(&base);
 			ndeltas++;
 			continue;
 		}
 
 		written[i] = jt_part_writer_add(&writer, raw, true);
+	}
+
+	/*
+	 * The values to give up were chosen before the parts were compared and
+	 * compressed (jt_old_parts_prefetch()): a candidate that turned out to
+	 * differ, or new parts that compressed less than the old ones, can
+	 * leave this version keeping more dead bytes than live ones after all.
+	 * Then it shares nothing: every part is written anew.
+	 */
+	if (nkept + ndeltas > 0 &&
+		jt_parts_keep_too_many_dead(shared, nkept + ndeltas,
+									jt_part_writer_bytes(&writer)))
+	{
+		elog(DEBUG1, "jsonb_toaster: sharing %u parts would keep more dead bytes than live ones: all written anew",
+			 nkept + ndeltas);
+		for (uint32 i = 0; i < res.nparts; i++)
+			if (written[i] == UINT32_MAX)
+				written[i] = jt_part_writer_add(&writer, res.parts[i].raw, true);
+		resetStringInfo(&deltas);
+		stored_outside = 0;
+		nkept = ndeltas = 0;
 	}
 
 	/* the new parts, packed into one TOAST value */
