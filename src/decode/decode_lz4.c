@@ -187,35 +187,24 @@ lz4_begin_match(JtDecoder *dec)
 #define FAST_OUT_MARGIN	64
 
 /*
- * Copy len bytes in blocks of 16 (or 8), running up to 15 (or 7) bytes past
+ * Copy len bytes in blocks of block bytes (16 or 8: a constant, so that
+ * each memcpy is a fixed-size move), running up to block - 1 bytes past
  * the end; the margins keep that inside both buffers.  A block never
  * overlaps its source when the source lies at least a block behind, so
  * matches at such distances are copied correctly, each block reading
  * bytes the previous ones wrote.
  */
 static inline void
-copy_blocks16(unsigned char *dst, const unsigned char *src, uint64 len)
+copy_blocks(unsigned char *dst, const unsigned char *src, uint64 len,
+			size_t block)
 {
 	unsigned char *end = dst + len;
 
 	do
 	{
-		memcpy(dst, src, 16);
-		dst += 16;
-		src += 16;
-	} while (dst < end);
-}
-
-static inline void
-copy_blocks8(unsigned char *dst, const unsigned char *src, uint64 len)
-{
-	unsigned char *end = dst + len;
-
-	do
-	{
-		memcpy(dst, src, 8);
-		dst += 8;
-		src += 8;
+		memcpy(dst, src, block);
+		dst += block;
+		src += block;
 	} while (dst < end);
 }
 
@@ -269,7 +258,7 @@ lz4_fast_sequences(JtDecoder *dec, uint32 target)
 		if (litlen <= 16)
 			memcpy(out + op, in + p, 16);
 		else
-			copy_blocks16(out + op, in + p, litlen);
+			copy_blocks(out + op, in + p, litlen, 16);
 		op += litlen;
 		ip = p + litlen;
 		offset = in[ip] | (in[ip + 1] << 8);
@@ -315,9 +304,9 @@ lz4_fast_sequences(JtDecoder *dec, uint32 target)
 			return JT_DECODE_TARGET_REACHED;
 		}
 		if (offset >= 16)
-			copy_blocks16(out + op, out + op - offset, matchlen);
+			copy_blocks(out + op, out + op - offset, matchlen, 16);
 		else if (offset >= 8)
-			copy_blocks8(out + op, out + op - offset, matchlen);
+			copy_blocks(out + op, out + op - offset, matchlen, 8);
 		else
 			jt_copy_match((char *) out + op, offset, matchlen);
 		op += matchlen;
