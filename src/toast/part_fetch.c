@@ -33,12 +33,11 @@
 #include "access/toast_compression.h"
 #include "access/toast_internals.h"
 #include "catalog/pg_type.h"
+#include "common/pg_lzcompress.h"
 #include "utils/array.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
-#include "common/pg_lzcompress.h"
-
 
 #include "decode/decode.h"
 #include "format/delta.h"

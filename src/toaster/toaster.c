@@ -454,8 +454,9 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	/*
 	 * The values to give up were chosen before the parts were compared and
 	 * compressed (jt_old_parts_prefetch()): a candidate that turned out to
-	 * differ, or new parts that compressed less than the old ones, can
-	 * leave this version keeping more dead bytes than live ones after all.
+	 * differ, or new parts that compressed better than the old ones' ratio
+	 * promised (fewer live bytes), can leave this version keeping more dead
+	 * bytes than live ones after all.
 	 * Then it shares nothing: every part is written anew.
 	 */
 	if (nkept + ndeltas > 0 &&
