@@ -48,6 +48,20 @@ PG_CONFIG ?= pg_config
 # the sources include their headers by folder: "format/skeleton.h"
 PG_CPPFLAGS += -I$(jt_srcdir)src
 
+# Whole lz4 parts are decoded by liblz4, as core decodes TOAST values, when
+# the server was built with lz4 and liblz4's header is here to build
+# against; else by the project's decoder alone.
+jt_hash := \#
+jt_server_lz4 := $(shell grep -s '^$(jt_hash)define USE_LZ4 1' \
+	$(shell $(PG_CONFIG) --includedir-server)/pg_config.h)
+jt_lz4_header := $(shell echo '$(jt_hash)include <lz4.h>' | \
+	$(shell $(PG_CONFIG) --cc) $(shell $(PG_CONFIG) --cppflags) -E -x c - \
+	>/dev/null 2>&1 && echo yes)
+ifneq (,$(and $(jt_server_lz4),$(jt_lz4_header)))
+PG_CPPFLAGS += -DJT_HAVE_LIBLZ4
+SHLIB_LINK += -llz4
+endif
+
 # The toaster needs the custom TOAST hooks of patches/postgresql-18: build
 # its parts only against a server that has them.  On a stock server the
 # extension still builds, with the partial-access features only.

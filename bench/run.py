@@ -97,6 +97,11 @@ def main():
                     help="Q: runs per point, the fastest counting")
     ap.add_argument("--q-assignments", type=int, default=20,
                     help="Q: subscript assignments per row and configuration")
+    ap.add_argument("--q-whole-runs", type=int, default=7,
+                    help="Q: rounds of the whole-document consumers, the two "
+                         "configurations of a pair taking turns")
+    ap.add_argument("--q-whole-transactions", type=int, default=2,
+                    help="Q: transactions per round of a whole-document consumer")
     ap.add_argument("--c-budgets", default="0,100,200,400,800,1200,2000",
                     help="C: inline budgets of the trade between short-field reads and "
                          "row size, comma-separated (empty: none)")

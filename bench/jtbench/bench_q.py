@@ -11,16 +11,28 @@ count sized to take about --q-target-ms, the configurations taking turns,
 the fastest of --q-runs runs counting.  One results line per point:
 case = the syntax, metric "ms_per_call" (and "wal_bytes_per_row" for
 subscript_assign), with row, stored_size and raw_size.
+
+Whole-document consumers (case "whole: <consumer>"): on I's documents that
+each toaster configuration stores as skeletons, the consumers that need the
+whole document (jb::text, jsonb_each, jsonb_pretty, jsonb_hash, jsonb_send,
+equality), a sub-document one (jsonb_array_elements of jb->'roles') and
+jsonb_to_record with every key, each timed on the toaster's table and on its
+baseline's over the same documents (bench/Q/whole.sql, the list joined to
+the table in both), the two taking turns for --q-whole-runs rounds of
+--q-whole-transactions each.  Metric "ms" (the fastest round), with
+"documents" and "median_ratio" (baseline time / toaster time, the median
+over the rounds) on the toaster's line.
 """
 
 import os
 
-from . import bench_s, db
+from . import bench_i, bench_s, db
 
 HERE = os.path.join(os.path.dirname(__file__), "..", "Q")
 EXPR = os.path.join(HERE, "expr.sql")
 FROM = os.path.join(HERE, "from.sql")
 ASSIGN = os.path.join(HERE, "assign.sql")
+WHOLE = os.path.join(HERE, "whole.sql")
 
 KEYS = ["key1", "key3"]
 
@@ -39,6 +51,22 @@ READS = {
     "contains": (EXPR, "expr", "jb @> '{\"KEY\": 1}'"),
     "to_record": (FROM, "from",
                   "jsonb_to_record(CASE WHEN g > 0 THEN t.jb END) AS r(KEY int)"),
+}
+
+# whole-document consumers, on I's documents: case -> expression over t.jb
+WHOLE_CONSUMERS = {
+    "whole: jb::text": "length(t.jb::text)",
+    "whole: jsonb_each(jb)": "(SELECT count(*) FROM jsonb_each(t.jb))",
+    "whole: jsonb_pretty(jb)": "length(jsonb_pretty(t.jb))",
+    "whole: jsonb_hash(jb)": "jsonb_hash(t.jb)",
+    "whole: jsonb_send(jb)": "length(jsonb_send(t.jb))",
+    "whole: jb = jb": "NULLIF(t.jb = t.jb, false)",
+    "whole: jsonb_to_record(jb), every key":
+        "(SELECT r FROM jsonb_to_record(t.jb) AS r(id text, imdb_id text, "
+        "real_name text, height text, date_of_birth text, roles jsonb, "
+        "biographies jsonb, trivia jsonb))",
+    "whole: jsonb_array_elements(jb->'roles')":
+        "(SELECT count(*) FROM jsonb_array_elements(t.jb->'roles'))",
 }
 
 
@@ -104,3 +132,41 @@ def run(configs, results, args, log):
                 results.add("Q", cfg.name, "subscript_assign", "wal_bytes_per_row", wal,
                             key=key, row=row, stored_size=stored, raw_size=raw, form=form)
     log("Q: subscript_assign done")
+    run_whole(configs, results, args, log)
+
+
+def run_whole(configs, results, args, log):
+    """Whole-document consumers on I's documents (see the docstring)."""
+    pairs = [(c, next(b for b in configs if b.name == c.baseline)) for c in configs
+             if c.toaster and any(b.name == c.baseline for b in configs)]
+    if not pairs:
+        return
+    if any(db.value(f"SELECT to_regclass('{c.table('imdb', shared=True)}') IS NULL") == "t"
+           for c in configs):
+        bench_i.setup(configs, args, log)
+    for cfg, base in pairs:
+        docs = f"q_whole_{cfg.name.replace('-', '_')}"
+        db.execute(f"DROP TABLE IF EXISTS {docs}; "
+                   f"CREATE TABLE {docs} AS SELECT n FROM {cfg.table('imdb', shared=True)} t "
+                   f"WHERE (SELECT form FROM jsonb_toaster_storage(t.jb)) = 'skeleton'; "
+                   f"ALTER TABLE {docs} ADD PRIMARY KEY (n); VACUUM ANALYZE {docs};")
+        ndocs = int(db.value(f"SELECT count(*) FROM {docs}"))
+        log(f"Q: whole-document consumers, {cfg.name} against {base.name}, "
+            f"{ndocs} documents")
+        for case, consumer in WHOLE_CONSUMERS.items():
+            times = {cfg.name: [], base.name: []}
+            for _ in range(args.q_whole_runs):
+                for c in (base, cfg):
+                    variables = {"tab": c.table("imdb", shared=True), "docs": docs,
+                                 "consumer": consumer}
+                    times[c.name].append(db.pgbench(
+                        WHOLE, variables, 1, c.session_options,
+                        transactions=args.q_whole_transactions)[0])
+            ratios = sorted(b / t for b, t in zip(times[base.name], times[cfg.name]))
+            results.add("Q", base.name, case, "ms", min(times[base.name]),
+                        documents=ndocs, against=cfg.name)
+            results.add("Q", cfg.name, case, "ms", min(times[cfg.name]),
+                        documents=ndocs, baseline=base.name,
+                        median_ratio=ratios[len(ratios) // 2])
+        db.execute(f"DROP TABLE {docs};")
+    log("Q: whole-document consumers done")

@@ -228,7 +228,39 @@ def q_section(res, configs):
                        else "-")
         body.append(row)
         lines += [f"**`{key}`**", "", table(["case"] + configs, body), ""]
+    lines += q_whole_lines(res, configs)
     return "\n".join(lines)
+
+
+def q_whole_lines(res, configs):
+    """Q's whole-document consumers: each toaster configuration against its
+    baseline on the same documents, the target at least 0.95x."""
+    from .bench_q import WHOLE_CONSUMERS
+    pairs = [c for c in configs if CONFIGS[c].toaster and CONFIGS[c].baseline in configs]
+    if not res.select(bench="Q", metric="ms", case=next(iter(WHOLE_CONSUMERS))):
+        return []
+    lines = ["**Whole-document consumers on I's documents** (those the toaster stores "
+             "as skeletons; the two configurations of a pair taking turns, the fastest "
+             "round's time in ms; speed = baseline time / toaster time, the median over "
+             "the rounds; target at least 0.95x)", ""]
+    body = []
+    for case in WHOLE_CONSUMERS:
+        row = [f"`{case[len('whole: '):]}`"]
+        for c in pairs:
+            t = res.select(bench="Q", config=c, case=case, metric="ms")
+            b = res.select(bench="Q", config=CONFIGS[c].baseline, case=case, metric="ms",
+                           against=c)
+            if not t or not b:
+                row.append("-")
+                continue
+            r = t[0]["median_ratio"]
+            row.append(f"{fmt_num(b[0]['value'])} / {fmt_num(t[0]['value'])} ms: "
+                       f"**{fmt_num(r)}x** {'pass' if r >= 0.95 else 'FAIL'}")
+        body.append(row)
+    docs = res.select(bench="Q", metric="ms", case=next(iter(WHOLE_CONSUMERS)))
+    heads = [f"{CONFIGS[c].baseline} / {c} ({next((d['documents'] for d in docs if d['config'] == c), '-')} documents)"
+             for c in pairs]
+    return lines + [table(["consumer"] + heads, body), ""]
 
 
 def i_section(res, configs):

@@ -281,13 +281,18 @@ write_ref_value(Flattener *f, LoadedRef *lr)
 		return;
 	}
 
-	/* room for all of it at once: the parts' sizes bound it */
+	/*
+	 * Room for all of it at once: the layout bytes give its size exactly,
+	 * else the parts' sizes bound it.  Not more than exactly, since a
+	 * buffer presized for the whole document would then be doubled.
+	 */
 	for (uint32 r = 0; r < ref->nranges; r++)
 	{
 		rawsize += ref->ranges[r].rawsize - VARHDRSZ;
 		if (part_is_compressed(lr, r))
 			largest = Max(largest, (uint32) ref->ranges[r].rawsize);
 	}
+	(void) jt_ref_flat_size(ref, &rawsize);
 	if (rawsize < MaxAllocSize - f->buf.len)
 		enlargeStringInfo(&f->buf, (int) rawsize);
 	if (largest > 0)

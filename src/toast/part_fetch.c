@@ -39,9 +39,14 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
+#ifdef JT_HAVE_LIBLZ4
+#include <lz4.h>
+#endif
+
 #include "decode/decode.h"
 #include "format/delta.h"
 #include "format/flatten.h"
+#include "format/part.h"
 #include "support/compat.h"
 #include "toast/part_fetch.h"
 #include "toast/toast_iterator.h"
@@ -332,17 +337,27 @@ decompress_stream(const char *stream, int32 extsize, const JtPartEntry *range,
 	SET_VARSIZE(raw, rawlen + VARHDRSZ);
 
 	/*
-	 * A whole pglz stream is decoded as core decodes a TOAST value, which
-	 * is faster than with a decoder that can stop and resume, and accepts
-	 * exactly what ours does; ours then only says why a stream is corrupt.
-	 * Not lz4's: liblz4 lets through streams no compressor writes (a match
-	 * distance of 0 copies uninitialized bytes), which ours rejects (see
-	 * decode_lz4.c).
+	 * A whole stream is decoded as core decodes a TOAST value, which is
+	 * faster than with a decoder that can stop and resume; ours then only
+	 * says why a stream is corrupt.  Core's pglz accepts exactly what ours
+	 * does.  liblz4 also lets through streams no compressor writes (a match
+	 * at distance 0 copies bytes not yet written, see decode_lz4.c), so its
+	 * output counts only when it hashes as the directory says the part's
+	 * content does; such a stream's never does (and parts of formats that
+	 * hashed otherwise go to ours).
 	 */
 	if (method == JT_DECODE_PGLZ &&
 		pglz_decompress(stream + sizeof(uint32), extsize - sizeof(uint32),
 						VARDATA(raw), rawlen, true) == rawlen)
 		return;
+#ifdef JT_HAVE_LIBLZ4
+	if (method == JT_DECODE_LZ4 &&
+		LZ4_decompress_safe(stream + sizeof(uint32), VARDATA(raw),
+							extsize - sizeof(uint32), rawlen) == rawlen &&
+		jt_part_hash(JT_SKELETON_VERSION_LATEST, VARDATA(raw), rawlen) ==
+		range->hash)
+		return;
+#endif
 	if (jt_decode_all(method, stream + sizeof(uint32),
 					  extsize - sizeof(uint32), VARDATA(raw), rawlen,
 					  &error) != rawlen)
