@@ -42,13 +42,16 @@ CREATE FUNCTION jsonb_toaster_parts(value jsonb,
 	OUT value_id oid,
 	OUT chunks integer,
 	OUT hash bigint,
-	OUT value_offset integer)
+	OUT value_offset integer,
+	OUT stored_offset integer,
+	OUT unit_offset integer,
+	OUT unit_parts integer)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'jsonb_toaster_parts'
 LANGUAGE C STRICT STABLE PARALLEL SAFE;
 
 COMMENT ON FUNCTION jsonb_toaster_parts(jsonb) IS
-'list the parts of a value stored by the jsonb toaster (path in the document, range, kind, count, sizes, compression, TOAST value id, chunks, content hash, offset in the TOAST value), reading only its pointer';
+'list the parts of a value stored by the jsonb toaster (path in the document, range, kind, count, sizes, compression, TOAST value id, chunks, content hash, offset in the TOAST value, where its stored bytes start, its place in a compression unit), reading only its pointer';
 
 CREATE FUNCTION jsonb_toaster_values(value jsonb,
 	OUT value_id oid,

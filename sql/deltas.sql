@@ -22,7 +22,7 @@ END $$;
 
 -- a root object of 200 short keys: it leaves the row whole, in ranges
 SET jsonb_toaster.range_size = 512;
-SET jsonb_toaster.inline_budget = 1000;
+SET jsonb_toaster.inline_budget = 1080;
 CREATE TABLE d (id int PRIMARY KEY, jb jsonb);
 ALTER TABLE d ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
 INSERT INTO d SELECT i, (SELECT jsonb_object_agg(format('k%s', lpad(j::text, 3, '0')),
@@ -266,7 +266,7 @@ CREATE TABLE v3 (id int PRIMARY KEY, jb jsonb);
 ALTER TABLE v3 ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
 SET jsonb_toaster.format_version = 4;	-- every part a TOAST value of its own
 -- room for the directories of both formats, which then cut alike
-SET jsonb_toaster.inline_budget = 1300;
+SET jsonb_toaster.inline_budget = 1380;
 INSERT INTO v3 SELECT i, (SELECT jsonb_object_agg(format('k%s', lpad(j::text, 3, '0')),
 		md5((i * 1000 + j)::text))
 	FROM generate_series(1, 300) j)
@@ -314,7 +314,7 @@ VACUUM v3;
 SELECT toast_ok('v3');
 DROP TABLE v3, v3_plain, v3_before;
 DROP FUNCTION check_v3();
-SET jsonb_toaster.inline_budget = 1000;
+SET jsonb_toaster.inline_budget = 1080;
 
 -- a part written anew by an UPDATE is compressed only if the part it
 -- replaces was: rows 1 and 3's values do not compress (hex digits of

@@ -2,9 +2,11 @@
 -- Packed parts (patched servers only): the parts one statement writes for a
 -- value share one TOAST value; a value stays while a row version names one
 -- of its parts, and a version keeps no more dead bytes than live ones.
+-- Each part compressed on its own here: units.sql has compression units.
 --
 CREATE EXTENSION IF NOT EXISTS jsonb_toaster;
 CREATE EXTENSION IF NOT EXISTS jsonb_toaster_test;
+SET jsonb_toaster.unit_size = 0;
 
 -- 200 keys of 600 bytes: about 60 parts per document
 CREATE FUNCTION pdoc(id int, edit int DEFAULT 0) RETURNS jsonb LANGUAGE sql AS $$
@@ -212,7 +214,7 @@ SELECT toast_ok('pk');
 
 -- the setting's bounds
 SET jsonb_toaster.format_version = 3;
-SET jsonb_toaster.format_version = 6;
+SET jsonb_toaster.format_version = 7;
 
 -- rewrites copy each value once, whole
 VACUUM FULL pk;
@@ -228,3 +230,4 @@ SELECT toast_ok('pk');
 
 DROP TABLE pk, pk_plain;
 DROP FUNCTION pdoc(int, int), toast_ok(regclass), first_value_named(), dead_over_live();
+RESET jsonb_toaster.unit_size;

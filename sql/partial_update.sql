@@ -36,7 +36,7 @@ $$;
 -- the root's values are all short: the whole root leaves the row, split in
 -- ranges whose directory fits the inline budget
 SET jsonb_toaster.range_size = 512;
-SET jsonb_toaster.inline_budget = 1000;
+SET jsonb_toaster.inline_budget = 1080;
 CREATE TABLE t (id int PRIMARY KEY, jb jsonb);
 ALTER TABLE t ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
 INSERT INTO t SELECT i, doc(i) FROM generate_series(1, 3) i;

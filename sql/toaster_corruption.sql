@@ -325,9 +325,11 @@ FROM results;
 -- against its TOAST pointer.  Part 1 of the wide array of each document
 -- (read along with the others) claims other sizes or another value: hex
 -- digests, which pglz leaves uncompressed (parts of several chunks), and
--- numerics (parts compressed into one chunk).
+-- numerics (parts compressed into one chunk), each part compressed on its
+-- own (units.sql damages compression units).
 --
 SET jsonb_toaster.range_size = 8192;
+SET jsonb_toaster.unit_size = 0;
 CREATE TABLE pc (doc text, jb jsonb);
 ALTER TABLE pc ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
 INSERT INTO pc VALUES
@@ -336,6 +338,7 @@ INSERT INTO pc VALUES
   ('numerics', jsonb_build_object('k', 1, 'w',
     (SELECT jsonb_agg(j * 1.5) FROM generate_series(1, 10000) j)));
 RESET jsonb_toaster.range_size;
+RESET jsonb_toaster.unit_size;
 CREATE TABLE pc_parts AS
 SELECT doc, p.range, p.raw_size, p.stored_size, p.value_id, p.value_offset, p.chunks,
   p.compression

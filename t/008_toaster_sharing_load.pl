@@ -514,7 +514,8 @@ my $too_many_dead = $node->safe_psql('postgres', q{
 SELECT string_agg(format('row %s: %s bytes of values, %s named (%s)', id, size, named, vals), E'\n')
 FROM (
 	SELECT docs.id, sum(v.size) AS size,
-		sum((SELECT sum(p.stored_size) FROM jsonb_toaster_parts(docs.jb) p
+		sum((SELECT sum(p.stored_size::numeric / coalesce(p.unit_parts, 1))
+			 FROM jsonb_toaster_parts(docs.jb) p
 			 WHERE p.value_id = v.value_id)) AS named,
 		string_agg(v.value_id || ':' || v.size || '/' || v.parts, ' ') AS vals
 	FROM docs, jsonb_toaster_values(jb) v GROUP BY docs.id) s

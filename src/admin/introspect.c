@@ -224,19 +224,24 @@ enum
 	PARTS_CHUNKS,
 	PARTS_HASH,
 	PARTS_VALUE_OFFSET,
+	PARTS_STORED_OFFSET,
+	PARTS_UNIT_OFFSET,
+	PARTS_UNIT_PARTS,
 	PARTS_NATTS
 };
 
 #ifdef JT_CUSTOM_TOAST
+/* The chunks a part is read from: its own, or its compression unit's. */
 static int32
 part_chunks(const JtPartEntry *range)
 {
 	uint32		extsize = jt_entry_extsize(range);
+	uint32		start = jt_entry_stored_offset(range);
 
 	if (extsize == 0)
 		return 0;
-	return (range->offset + extsize - 1) / TOAST_MAX_CHUNK_SIZE -
-		range->offset / TOAST_MAX_CHUNK_SIZE + 1;
+	return (start + extsize - 1) / TOAST_MAX_CHUNK_SIZE -
+		start / TOAST_MAX_CHUNK_SIZE + 1;
 }
 
 /* The chunks of a TOAST value of value_size bytes. */
@@ -296,6 +301,14 @@ emit_parts(void *arg, const JtRef *ref, List *path)
 		values[PARTS_CHUNKS] = Int32GetDatum(part_chunks(range));
 		values[PARTS_HASH] = Int64GetDatum((int64) range->hash);
 		values[PARTS_VALUE_OFFSET] = Int32GetDatum((int32) range->offset);
+		values[PARTS_STORED_OFFSET] =
+			Int32GetDatum((int32) jt_entry_stored_offset(&stored));
+		values[PARTS_UNIT_OFFSET] =
+			Int32GetDatum((int32) jt_entry_unit_raw_offset(&stored));
+		values[PARTS_UNIT_PARTS] =
+			Int32GetDatum((int32) jt_entry_unit_count(&stored));
+		nulls[PARTS_UNIT_OFFSET] = nulls[PARTS_UNIT_PARTS] =
+			!jt_entry_in_unit(&stored);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 }
@@ -307,7 +320,11 @@ emit_parts(void *arg, const JtRef *ref, List *path)
  * The parts of a value the toaster stored, one row each: the path of the
  * value in the document, its range number if the value is split, its kind,
  * entry count, sizes, compression, TOAST value id, chunk count, content
- * hash, and where in the TOAST value the part starts.  Any
+ * hash, where in the TOAST value the part lies (its offset, which names it,
+ * and where the stored bytes it is read from start) and, for a part
+ * compressed with others in a unit, where it starts in the unit's raw
+ * bytes and the unit's part count.  Such a part shows the unit's stored
+ * size and chunks, and as its offset the unit's plus its index in it.  Any
  * other value has no parts.  Reads only the pointer.
  */
 PG_FUNCTION_INFO_V1(jsonb_toaster_parts);

@@ -74,7 +74,9 @@
  *	3        deltas or not, and references may have layout bytes
  *	4        version 3 with parts' hashes by CRC-32C (jt_part_hash())
  *	5        version 4 with parts packed: a directory entry names a byte
- *	         range of a TOAST value that may hold several parts; the one
+ *	         range of a TOAST value that may hold several parts
+ *	6        version 5 with compression units: consecutive parts written
+ *	         together may be compressed as one stream (below); the one
  *	         written now
  *
  * A pointer made from a stored one by changing one part keeps its version
@@ -85,7 +87,8 @@
 #define JT_SKELETON_VERSION_LAYOUTS	3
 #define JT_SKELETON_VERSION_CRC32C	4
 #define JT_SKELETON_VERSION_PACKED	5
-#define JT_SKELETON_VERSION_LATEST	JT_SKELETON_VERSION_PACKED
+#define JT_SKELETON_VERSION_UNITS	6
+#define JT_SKELETON_VERSION_LATEST	JT_SKELETON_VERSION_UNITS
 
 /*
  * Does format version version pack parts?  From version 5, the parts one
@@ -99,6 +102,45 @@ static inline bool
 jt_version_packs(uint32 version)
 {
 	return version >= JT_SKELETON_VERSION_PACKED;
+}
+
+/*
+ * Does format version version have compression units?  From version 6,
+ * consecutive parts written together may be compressed as one stream, a
+ * unit, which finds the repetitions across parts that parts compressed one
+ * by one miss.  A unit's stored bytes lie in a TOAST value as a part's do;
+ * every part in it names them (offset less its index in the unit, stored
+ * size and method), says where in the unit's raw bytes it starts and how
+ * many parts the unit has.  Its offset is the unit's plus its index, so
+ * that (value, offset) still names one part: a unit of k parts is stored
+ * in k bytes at least (the writer makes sure).  Reading a part decodes its
+ * unit up to the part's end.
+ */
+static inline bool
+jt_version_has_units(uint32 version)
+{
+	return version >= JT_SKELETON_VERSION_UNITS;
+}
+
+/*
+ * JtPartEntry.unit: the part's index in its unit plus one (0: not in a
+ * unit), the unit's part count, and where the part starts in its raw bytes.
+ */
+#define JT_UNIT_INDEX_SHIFT		24
+#define JT_UNIT_COUNT_SHIFT		16
+#define JT_UNIT_COUNT_MASK		0xFF
+#define JT_UNIT_RAW_MASK		0xFFFF
+#define JT_UNIT_MAX_PARTS		JT_UNIT_COUNT_MASK
+/* a unit's raw bytes: its parts start within the mask's reach */
+#define JT_UNIT_MAX_RAW			JT_UNIT_RAW_MASK
+
+static inline uint32
+jt_unit_field(uint32 index, uint32 count, uint32 raw_offset)
+{
+	Assert(index < count && count <= JT_UNIT_MAX_PARTS &&
+		   raw_offset <= JT_UNIT_RAW_MASK);
+	return ((index + 1) << JT_UNIT_INDEX_SHIFT) |
+		(count << JT_UNIT_COUNT_SHIFT) | raw_offset;
 }
 
 /*
@@ -170,6 +212,21 @@ typedef struct JtRefRangePacked
 	uint32		key_length;
 } JtRefRangePacked;
 
+/* The same from format version 6: a part may lie in a compression unit. */
+typedef struct JtRefRangeUnits
+{
+	int32		rawsize;
+	uint32		extinfo;		/* in a unit: the unit's stored size, method */
+	Oid			valueid;
+	uint32		offset;			/* in a unit: the unit's, plus the index */
+	uint32		value_size;
+	uint32		header;
+	uint32		hash;
+	uint32		key_offset;
+	uint32		key_length;
+	uint32		unit;			/* 0, or jt_unit_field() */
+} JtRefRangeUnits;
+
 /* A skeleton's header, as read from its payload. */
 typedef struct JtSkeletonInfo
 {
@@ -193,10 +250,13 @@ typedef struct JtSkeletonInfo
 #define JT_SKELETON_INLINE_PARTS	0x80000000
 
 /*
- * A part's directory entry, as read from a reference (JtRefRange or
- * JtRefRangePacked).  The part's stored bytes (extinfo's size of them) are
- * bytes offset .. offset + size - 1 of TOAST value valueid, of value_size
- * bytes; an unpacked part is a whole value (offset 0, value_size its size).
+ * A part's directory entry, as read from a reference (JtRefRange,
+ * JtRefRangePacked or JtRefRangeUnits).  The part's stored bytes (extinfo's
+ * size of them) are bytes offset .. offset + size - 1 of TOAST value
+ * valueid, of value_size bytes; an unpacked part is a whole value (offset
+ * 0, value_size its size).  A part in a compression unit (unit non-zero)
+ * is instead raw bytes jt_entry_unit_raw_offset() .. of its unit, whose
+ * stored bytes (extinfo's size) start at jt_entry_stored_offset().
  */
 typedef struct JtPartEntry
 {
@@ -209,6 +269,7 @@ typedef struct JtPartEntry
 	uint32		hash;
 	uint32		key_offset;
 	uint32		key_length;
+	uint32		unit;
 } JtPartEntry;
 
 /* Where the tree starts in a payload. */
@@ -218,22 +279,97 @@ typedef struct JtPartEntry
 static inline uint32
 jt_entry_size(uint32 version)
 {
+	if (jt_version_has_units(version))
+		return (uint32) sizeof(JtRefRangeUnits);
 	return jt_version_packs(version) ?
 		(uint32) sizeof(JtRefRangePacked) : (uint32) sizeof(JtRefRange);
 }
 
-/* The stored size of a part (what its directory entry's extinfo gives). */
+/*
+ * The stored bytes a part is read from (what its directory entry's extinfo
+ * gives): its own, or its unit's.
+ */
 static inline uint32
 jt_entry_extsize(const JtPartEntry *entry)
 {
 	return entry->extinfo & VARLENA_EXTSIZE_MASK;
 }
 
+/* Does the part lie in a compression unit? */
+static inline bool
+jt_entry_in_unit(const JtPartEntry *entry)
+{
+	return entry->unit != 0;
+}
+
+/* A part's index in its unit (0 for a part not in one). */
+static inline uint32
+jt_entry_unit_index(const JtPartEntry *entry)
+{
+	return entry->unit == 0 ? 0 : (entry->unit >> JT_UNIT_INDEX_SHIFT) - 1;
+}
+
+/* The parts of a part's unit (1 for a part not in one). */
+static inline uint32
+jt_entry_unit_count(const JtPartEntry *entry)
+{
+	return entry->unit == 0 ? 1 :
+		(entry->unit >> JT_UNIT_COUNT_SHIFT) & JT_UNIT_COUNT_MASK;
+}
+
+/* Where a part starts in its unit's raw bytes. */
+static inline uint32
+jt_entry_unit_raw_offset(const JtPartEntry *entry)
+{
+	return entry->unit & JT_UNIT_RAW_MASK;
+}
+
+/*
+ * Where the stored bytes a part is read from start in its value: its own,
+ * or its unit's.  (jt_skeleton_read_ref() checks that the index does not
+ * exceed the offset.)
+ */
+static inline uint32
+jt_entry_stored_offset(const JtPartEntry *entry)
+{
+	return entry->offset - jt_entry_unit_index(entry);
+}
+
+/*
+ * The TOAST bytes a part accounts for: its own, or for a part of a
+ * compression unit, an equal share of the unit's (the first part taking
+ * what does not divide), so that a unit's parts add up to it.  Parts of a
+ * unit are ranges of about the same raw size, most often: the shares are
+ * what pointers' stored sizes count and what the rule on dead bytes
+ * weighs (a unit's bytes stay while any of its parts is named).
+ */
+static inline uint32
+jt_entry_stored_share(const JtPartEntry *entry)
+{
+	uint32		extsize = jt_entry_extsize(entry);
+	uint32		count = Max(jt_entry_unit_count(entry), 1);
+
+	return extsize / count +
+		(jt_entry_unit_index(entry) == 0 ? extsize % count : 0);
+}
+
+/* Give entry dst the place where entry src's part is stored. */
+static inline void
+jt_entry_set_location(JtPartEntry *dst, const JtPartEntry *src)
+{
+	dst->extinfo = src->extinfo;
+	dst->valueid = src->valueid;
+	dst->offset = src->offset;
+	dst->value_size = src->value_size;
+	dst->unit = src->unit;
+}
+
 /* Is the part the whole of its TOAST value? */
 static inline bool
 jt_entry_is_whole_value(const JtPartEntry *entry)
 {
-	return entry->offset == 0 && entry->value_size == jt_entry_extsize(entry);
+	return entry->offset == 0 && !jt_entry_in_unit(entry) &&
+		entry->value_size == jt_entry_extsize(entry);
 }
 
 /*
@@ -282,7 +418,23 @@ jt_entry_offset(uint64 ref_offset, uint32 r, uint32 version)
 static inline void
 jt_entry_read(const char *at, uint32 version, JtPartEntry *entry)
 {
-	if (jt_version_packs(version))
+	if (jt_version_has_units(version))
+	{
+		JtRefRangeUnits stored;
+
+		memcpy(&stored, at, sizeof(stored));
+		entry->rawsize = stored.rawsize;
+		entry->extinfo = stored.extinfo;
+		entry->valueid = stored.valueid;
+		entry->offset = stored.offset;
+		entry->value_size = stored.value_size;
+		entry->header = stored.header;
+		entry->hash = stored.hash;
+		entry->key_offset = stored.key_offset;
+		entry->key_length = stored.key_length;
+		entry->unit = stored.unit;
+	}
+	else if (jt_version_packs(version))
 	{
 		JtRefRangePacked stored;
 
@@ -296,6 +448,7 @@ jt_entry_read(const char *at, uint32 version, JtPartEntry *entry)
 		entry->hash = stored.hash;
 		entry->key_offset = stored.key_offset;
 		entry->key_length = stored.key_length;
+		entry->unit = 0;
 	}
 	else
 	{
@@ -311,12 +464,34 @@ jt_entry_read(const char *at, uint32 version, JtPartEntry *entry)
 		entry->hash = stored.hash;
 		entry->key_offset = stored.key_offset;
 		entry->key_length = stored.key_length;
+		entry->unit = 0;
 	}
 }
 
 static inline void
 jt_entry_write(char *at, uint32 version, const JtPartEntry *entry)
 {
+	if (jt_version_has_units(version))
+	{
+		JtRefRangeUnits stored;
+
+		stored.rawsize = entry->rawsize;
+		stored.extinfo = entry->extinfo;
+		stored.valueid = entry->valueid;
+		stored.offset = entry->offset;
+		stored.value_size = entry->value_size;
+		stored.header = entry->header;
+		stored.hash = entry->hash;
+		stored.key_offset = entry->key_offset;
+		stored.key_length = entry->key_length;
+		stored.unit = entry->unit;
+		memcpy(at, &stored, sizeof(stored));
+		return;
+	}
+	/* the writers of older versions make no units */
+	if (jt_entry_in_unit(entry))
+		elog(ERROR, "a part in a compression unit cannot be named in format version %u",
+			 version);
 	if (jt_version_packs(version))
 	{
 		JtRefRangePacked stored;
@@ -414,12 +589,14 @@ jt_hashes_as_latest(uint32 version)
 
 /*
  * Is the part stored under a directory entry (a stored part's, see
- * jt_stored_range()) compressed?  Stored in fewer bytes than it holds.
+ * jt_stored_range()) compressed?  Stored in fewer bytes than it holds, or
+ * in a unit, which is always compressed.
  */
 static inline bool
 jt_stored_compressed(const JtPartEntry *stored)
 {
-	return (int64) (stored->extinfo & VARLENA_EXTSIZE_MASK) <
+	return jt_entry_in_unit(stored) ||
+		(int64) (stored->extinfo & VARLENA_EXTSIZE_MASK) <
 		(int64) stored->rawsize - VARHDRSZ;
 }
 

@@ -169,14 +169,27 @@ jt_skeleton_read_ref(JtSkeleton *skel, const JtNode *node, JtRef *ref)
 
 		/* the sizes of what is stored, the base of a delta */
 		if (range->rawsize < (int32) (VARHDRSZ + sizeof(uint32)) ||
-			stored.rawsize < (int32) (VARHDRSZ + sizeof(uint32)) ||
-			extsize > (uint32) stored.rawsize - VARHDRSZ ||
-			(extsize < (uint32) stored.rawsize - VARHDRSZ &&
-			 method != TOAST_PGLZ_COMPRESSION_ID &&
-			 method != TOAST_LZ4_COMPRESSION_ID))
+			stored.rawsize < (int32) (VARHDRSZ + sizeof(uint32)))
 			jt_nav_corrupt(src, "a part has impossible sizes");
+		if (!jt_entry_in_unit(&stored))
+		{
+			if (extsize > (uint32) stored.rawsize - VARHDRSZ ||
+				(extsize < (uint32) stored.rawsize - VARHDRSZ &&
+				 method != TOAST_PGLZ_COMPRESSION_ID &&
+				 method != TOAST_LZ4_COMPRESSION_ID))
+				jt_nav_corrupt(src, "a part has impossible sizes");
+		}
+		else if (!jt_version_has_units(skel->version) ||
+				 (method != TOAST_PGLZ_COMPRESSION_ID &&
+				  method != TOAST_LZ4_COMPRESSION_ID) ||
+				 jt_entry_unit_index(&stored) >= jt_entry_unit_count(&stored) ||
+				 jt_entry_unit_count(&stored) > extsize ||
+				 jt_entry_unit_index(&stored) > stored.offset ||
+				 (uint64) jt_entry_unit_raw_offset(&stored) +
+				 stored.rawsize - VARHDRSZ > JT_UNIT_MAX_RAW)
+			jt_nav_corrupt(src, "a part's compression unit is impossible");
 		if (stored.value_size > VARLENA_EXTSIZE_MASK ||
-			(uint64) stored.offset + extsize > stored.value_size)
+			(uint64) jt_entry_stored_offset(&stored) + extsize > stored.value_size)
 			jt_nav_corrupt(src, "a part lies outside its TOAST value");
 		if (!jt_root_header_ok(range->header) || !jt_root_header_ok(stored.header) ||
 			(range->header & ~JT_CONTAINER_COUNT_MASK) !=
@@ -564,7 +577,7 @@ jt_skeleton_inline_part(const JtSkeleton *skel, const JtPartEntry *range)
 		/* a cache of what the skeleton holds, not a change of it */
 		((JtSkeleton *) skel)->inline_raw = decompressed;
 	}
-	if (range->valueid != InvalidOid ||
+	if (range->valueid != InvalidOid || jt_entry_in_unit(range) ||
 		(int64) len != (int64) range->rawsize - VARHDRSZ ||
 		range->value_size != VARSIZE_ANY_EXHDR(skel->inline_raw) ||
 		(uint64) range->offset + len > range->value_size)

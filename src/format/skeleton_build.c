@@ -631,10 +631,7 @@ jt_build_set_stored(JtBuildResult *result, uint32 i,
 	char	   *at = result->tree.data + result->parts[i].range_offset;
 
 	jt_entry_read(at, result->version, &range);
-	range.extinfo = stored->extinfo;
-	range.valueid = stored->valueid;
-	range.offset = stored->offset;
-	range.value_size = stored->value_size;
+	jt_entry_set_location(&range, stored);
 	jt_entry_write(at, result->version, &range);
 }
 

@@ -287,8 +287,8 @@ static void
 allocate_buffer(JtDatumSource *src)
 {
 	src->buffer = take_buffer(src, &src->buffer_slot, &src->buffer_cap,
-							  src->pub.size);
-	src->pub.data = src->buffer;
+							  src->view + src->pub.size);
+	src->pub.data = src->buffer + src->view;
 }
 
 /* The stored stream's buffer, for a compressed external value. */
@@ -303,11 +303,12 @@ allocate_stored(JtDatumSource *src)
 static void
 reserve_buffer(JtDatumSource *src, uint32 upto)
 {
-	if (upto <= src->buffer_cap)
+	if (src->view + upto <= src->buffer_cap)
 		return;
 	src->buffer = grow(src, src->buffer_slot != NULL, src->buffer,
-					   &src->buffer_cap, upto, src->pub.size);
-	src->pub.data = src->buffer;
+					   &src->buffer_cap, src->view + upto,
+					   src->view + src->pub.size);
+	src->pub.data = src->buffer + src->view;
 	if (src->form == JT_FORM_COMPRESSED ||
 		src->form == JT_FORM_EXTERNAL_COMPRESSED)
 		jt_decoder_move_output(&src->decoder, src->buffer);
@@ -362,6 +363,8 @@ init_stream(JtDatumSource *src)
 	src->pub.fill = datum_source_fill;
 	src->pub.corrupt = datum_source_corrupt;
 	src->pub.refs_allowed = false;
+	src->view = 0;
+	src->in_unit = false;
 }
 
 /*
@@ -402,6 +405,36 @@ open_stored(JtDatumSource *src, Oid toastrelid, Oid valueid, int32 rawsize,
 			datum_source_corrupt(&src->pub, "stored size differs from raw size in an uncompressed value");
 		allocate_buffer(src);
 	}
+}
+
+/*
+ * Read a part of a compression unit: the unit's stream is decoded from its
+ * start, into a buffer whose bytes from view on are the part's.
+ */
+static void
+open_unit_part(JtDatumSource *src, Oid toastrelid, const JtPartEntry *range)
+{
+	src->toastrelid = toastrelid;
+	src->valueid = range->valueid;
+	src->stored_size = (int32) jt_entry_extsize(range);
+	src->value_offset = (int32) jt_entry_stored_offset(range);
+	src->value_size = (int32) range->value_size;
+	src->form = JT_FORM_EXTERNAL_COMPRESSED;
+	check_raw_size(src, (int64) range->rawsize - VARHDRSZ);
+	src->pub.size = range->rawsize - VARHDRSZ;
+	src->view = jt_entry_unit_raw_offset(range);
+	src->in_unit = true;
+	if ((uint64) src->view + src->pub.size > JT_UNIT_MAX_RAW)
+		datum_source_corrupt(&src->pub, "a part lies outside its compression unit");
+	if (src->stored_size < (int32) STREAM_HEADER_SIZE)
+		datum_source_corrupt(&src->pub, "compressed stream shorter than its header");
+	allocate_buffer(src);
+	allocate_stored(src);
+	jt_decoder_init(&src->decoder,
+					decode_method(src, range->extinfo >> VARLENA_EXTSIZE_BITS),
+					src->buffer, src->view + src->pub.size,
+					src->stored + STREAM_HEADER_SIZE,
+					src->stored_size - STREAM_HEADER_SIZE);
 }
 
 void
@@ -475,9 +508,16 @@ jt_datum_source_open_part(JtDatumSource *src, const JtPartEntry *range,
 {
 	init_source(src, scratch);
 	init_stream(src);
-	if ((uint64) range->offset + jt_entry_extsize(range) > range->value_size ||
-		range->value_size > VARLENA_EXTSIZE_MASK)
+	if ((uint64) jt_entry_stored_offset(range) + jt_entry_extsize(range) >
+		range->value_size ||
+		range->value_size > VARLENA_EXTSIZE_MASK ||
+		jt_entry_unit_index(range) > range->offset)
 		datum_source_corrupt(&src->pub, "a part lies outside its TOAST value");
+	if (jt_entry_in_unit(range))
+	{
+		open_unit_part(src, toastrelid, range);
+		return;
+	}
 	open_stored(src, toastrelid, range->valueid, range->rawsize,
 				range->extinfo, (int32) range->offset,
 				(int32) range->value_size);
@@ -547,7 +587,7 @@ decode_upto(JtDatumSource *src, uint32 upto)
 {
 	for (;;)
 	{
-		JtDecodeStatus status = jt_decode(&src->decoder, upto);
+		JtDecodeStatus status = jt_decode(&src->decoder, src->view + upto);
 		const char *chunk;
 		int32		len;
 
@@ -566,13 +606,28 @@ decode_upto(JtDatumSource *src, uint32 upto)
 			uint32		header;
 
 			memcpy(&header, src->stored, sizeof(uint32));
-			if ((header & STREAM_RAWSIZE_MASK) != src->pub.size)
+			if (src->in_unit)
+			{
+				uint32		unit_raw = header & STREAM_RAWSIZE_MASK;
+
+				/*
+				 * A unit holds its part and maybe more after it: where the
+				 * stream ends is the decoder's to know, for lz4's rules on
+				 * how a block ends, though it stops at the part's end.
+				 */
+				if (unit_raw < src->view + src->pub.size ||
+					unit_raw > JT_UNIT_MAX_RAW)
+					datum_source_corrupt(&src->pub, "a part lies outside its compression unit");
+				src->decoder.out_cap = unit_raw;
+			}
+			else if ((header & STREAM_RAWSIZE_MASK) != src->pub.size)
 				datum_source_corrupt(&src->pub, "raw size in the compressed stream differs from the TOAST pointer's");
 			jt_decoder_add_input(&src->decoder, src->stored + STREAM_HEADER_SIZE,
 								 src->stored_len - STREAM_HEADER_SIZE);
 		}
 	}
-	src->pub.avail = src->decoder.out_len;
+	src->pub.avail = src->decoder.out_len > src->view ?
+		src->decoder.out_len - src->view : 0;
 }
 
 static void

@@ -66,6 +66,10 @@ typedef struct JtDatumSource
 	int32		stored_size;	/* of the value, or of the part */
 	int32		value_offset;	/* where in the value they start */
 	int32		value_size;		/* bytes of the whole value */
+	uint32		view;			/* a part of a compression unit: where it
+								 * starts in the unit's raw bytes, which the
+								 * buffer holds from the first; else 0 */
+	bool		in_unit;		/* a part of a compression unit */
 
 	JtDecoder	decoder;
 	JtToastIterator iter;

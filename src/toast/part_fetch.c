@@ -51,7 +51,7 @@
 #include "toast/part_fetch.h"
 #include "toast/toast_iterator.h"
 
-/* One part being read: where its chunks go. */
+/* The stored bytes of one part, or of one compression unit, being read. */
 typedef struct PartRead
 {
 	Oid			valueid;
@@ -63,6 +63,9 @@ typedef struct PartRead
 	struct varlena *raw;		/* or, for a compressed part within one chunk
 								 * wanted raw: its content, decompressed
 								 * straight from the chunk */
+	const uint32 *wanted;		/* the parts read from these bytes: one, or
+								 * those wanted of a compression unit */
+	uint32		nwanted;
 } PartRead;
 
 /* The parts read from one TOAST value, and the chunks that hold them. */
@@ -88,17 +91,6 @@ read_whole(const ValueRead *v)
 static void decompress_stream(const char *stream, int32 extsize,
 							  const JtPartEntry *range, Oid toastrelid,
 							  struct varlena *raw);
-
-static int
-part_read_cmp(const void *a, const void *b)
-{
-	const PartRead *x = (const PartRead *) a;
-	const PartRead *y = (const PartRead *) b;
-
-	if (x->valueid != y->valueid)
-		return x->valueid < y->valueid ? -1 : 1;
-	return (x->offset > y->offset) - (x->offset < y->offset);
-}
 
 /* Give the parts of value v what chunk seq (data, len bytes) holds. */
 static void
@@ -370,52 +362,342 @@ decompress_stream(const char *stream, int32 extsize, const JtPartEntry *range,
 }
 
 /*
+ * Decode a compression unit (its stored bytes, extsize of them, at
+ * stream; first names a part of it, for errors) into cache->raw, from its
+ * start as far as upto bytes, or wholly.
+ *
+ * pglz by core's pglz_decompress(), which accepts exactly what ours does;
+ * lz4 by liblz4 when the server has it, whose output is then checked part
+ * by part as it is cut (cut_part()): liblz4 follows streams no compressor
+ * writes (see decompress_stream()).  Else, or when that check fails, by
+ * the project's decoder, which says why a stream is corrupt.
+ */
+static void
+decode_unit(JtUnitCache *cache, const char *stream, void *alloc,
+			int32 extsize, const JtPartEntry *first, uint32 upto, bool whole,
+			Oid toastrelid, bool strict)
+{
+	uint32		info;
+	uint32		unit_raw;
+	const char *in = stream + sizeof(uint32);
+	uint32		inlen;
+	bool		done = false;
+
+	if (extsize < (int32) sizeof(uint32))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("compressed data of toast value %u in %s is corrupt",
+						first->valueid, get_rel_name(toastrelid)),
+				 errdetail("It is shorter than its header.")));
+	inlen = extsize - sizeof(uint32);
+	memcpy(&info, stream, sizeof(uint32));
+	unit_raw = info & VARLENA_EXTSIZE_MASK;
+	if ((info >> VARLENA_EXTSIZE_BITS) != (first->extinfo >> VARLENA_EXTSIZE_BITS))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("compressed data of toast value %u in %s is corrupt",
+						first->valueid, get_rel_name(toastrelid)),
+				 errdetail("Its compression method is not the one its parts name.")));
+	if (upto > unit_raw || unit_raw > JT_UNIT_MAX_RAW)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("compressed data of toast value %u in %s is corrupt",
+						first->valueid, get_rel_name(toastrelid)),
+				 errdetail("Its compression unit holds %u bytes, fewer than its parts need (%u).",
+						   unit_raw, upto)));
+	if (whole)
+		upto = unit_raw;
+	if (cache->cxt == NULL)
+		cache->cxt = CurrentMemoryContext;
+
+	cache->method = (info >> VARLENA_EXTSIZE_BITS) == TOAST_PGLZ_COMPRESSION_ID ?
+		JT_DECODE_PGLZ : JT_DECODE_LZ4;
+	/* room for the whole unit: lz4's rules on how a block ends need it */
+	if (cache->raw_cap < Max(unit_raw, 1))
+	{
+		if (cache->raw)
+			pfree(cache->raw);
+		cache->raw = MemoryContextAlloc(cache->cxt, Max(unit_raw, 1));
+		cache->raw_cap = Max(unit_raw, 1);
+	}
+	cache->decoded = 0;
+	cache->checked = true;
+	if (cache->method == JT_DECODE_PGLZ)
+		done = pglz_decompress(in, inlen, cache->raw, upto, upto == unit_raw) ==
+			(int32) upto;
+#ifdef JT_HAVE_LIBLZ4
+	else if (!strict)
+	{
+		int			got = upto == unit_raw ?
+			LZ4_decompress_safe(in, cache->raw, inlen, upto) :
+			LZ4_decompress_safe_partial(in, cache->raw, inlen, upto, unit_raw);
+
+		done = got >= (int) upto;
+		cache->checked = false;
+	}
+#endif
+	if (!done)
+	{
+		JtDecoder	dec;
+		const char *error = NULL;
+		bool		ok;
+
+		cache->checked = true;
+		if (upto == unit_raw)
+			ok = jt_decode_all(cache->method, in, inlen, cache->raw, upto,
+							   &error) == (int32) upto;
+		else
+		{
+			jt_decoder_init(&dec, cache->method, cache->raw, unit_raw, in, inlen);
+			jt_decoder_add_input(&dec, in, inlen);
+			ok = jt_decode(&dec, upto) != JT_DECODE_CORRUPT &&
+				dec.out_len >= upto;
+			error = dec.error;
+		}
+		if (!ok)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("compressed %s data of toast value %u in %s is corrupt",
+							cache->method == JT_DECODE_PGLZ ? "pglz" : "lz4",
+							first->valueid, get_rel_name(toastrelid)),
+					 errdetail("%s.", error ? error : "It ends before its raw size")));
+	}
+	cache->decoded = upto;
+	cache->toastrelid = toastrelid;
+	cache->valueid = first->valueid;
+	cache->stored_offset = jt_entry_stored_offset(first);
+	cache->extinfo = first->extinfo;
+	/*
+	 * The stream, for the strict decoder should liblz4's output fail: the
+	 * caller's allocation (alloc, holding it), which the cache frees when
+	 * given another or released.
+	 */
+	if (!cache->checked && stream != cache->stream)
+	{
+		if (cache->stream_alloc)
+			pfree(cache->stream_alloc);
+		cache->stream = stream;
+		cache->stream_alloc = alloc;
+	}
+}
+
+/* Does the cache hold the unit of range, decoded as far as its part ends? */
+static bool
+unit_cached(const JtUnitCache *cache, const JtPartEntry *range,
+			Oid toastrelid)
+{
+	return cache->decoded > 0 && cache->toastrelid == toastrelid &&
+		cache->valueid == range->valueid &&
+		cache->stored_offset == jt_entry_stored_offset(range) &&
+		cache->extinfo == range->extinfo &&
+		(uint64) jt_entry_unit_raw_offset(range) + range->rawsize - VARHDRSZ <=
+		cache->decoded;
+}
+
+/*
+ * The part of range cut from its unit, which the cache holds decoded far
+ * enough (unit_cached()).
+ */
+static struct varlena *
+cut_part(JtUnitCache *cache, const JtPartEntry *range, Oid toastrelid)
+{
+	uint32		len = range->rawsize - VARHDRSZ;
+	const char *from = cache->raw + jt_entry_unit_raw_offset(range);
+	struct varlena *raw;
+
+	Assert(unit_cached(cache, range, toastrelid));
+	if (!cache->checked &&
+		jt_part_hash(JT_SKELETON_VERSION_LATEST, from, len) != range->hash)
+	{
+		/* liblz4's output is not the part: the strict decoder says why */
+		uint32		upto = cache->decoded;
+
+		decode_unit(cache, cache->stream, cache->stream_alloc,
+					(int32) jt_entry_extsize(range), range, upto, false,
+					toastrelid, true);
+		from = cache->raw + jt_entry_unit_raw_offset(range);
+	}
+	raw = palloc(range->rawsize);
+	SET_VARSIZE(raw, range->rawsize);
+	memcpy(VARDATA(raw), from, len);
+	return raw;
+}
+
+/* A cache that holds nothing (as a zeroed one). */
+void
+jt_unit_cache_init(JtUnitCache *cache)
+{
+	memset(cache, 0, sizeof(JtUnitCache));
+}
+
+void
+jt_unit_cache_release(JtUnitCache *cache)
+{
+	if (cache->raw)
+		pfree(cache->raw);
+	if (cache->stream_alloc)
+		pfree(cache->stream_alloc);
+	memset(cache, 0, sizeof(JtUnitCache));
+}
+
+/*
+ * The parts wanted of one compression unit (ranges[wanted[0 .. n-1]], all
+ * naming the unit whose stored bytes, extsize of them, are at stream): the
+ * unit is decoded once, as far as the last of them ends (wholly when a
+ * cache keeps it for the parts asked for next), and each is cut out into
+ * raws[wanted[i]].  A cache that needs the stream again takes over alloc,
+ * the caller's allocation holding it (if not NULL), and then true is
+ * returned.
+ */
+static bool
+cut_from_unit(const char *stream, void *alloc, int32 extsize,
+			  const JtPartEntry *ranges, const uint32 *wanted, uint32 n,
+			  Oid toastrelid, struct varlena **raws, JtUnitCache *cache)
+{
+	JtUnitCache local;
+	JtUnitCache *c = cache ? cache : &local;
+	uint32		upto = 0;
+	bool		kept;
+
+	if (cache == NULL)
+		jt_unit_cache_init(&local);
+	for (uint32 i = 0; i < n; i++)
+	{
+		const JtPartEntry *range = &ranges[wanted[i]];
+
+		upto = Max(upto, jt_entry_unit_raw_offset(range) +
+				   (uint32) range->rawsize - VARHDRSZ);
+	}
+	decode_unit(c, stream, alloc, extsize, &ranges[wanted[0]], upto,
+				cache != NULL, toastrelid, false);
+	for (uint32 i = 0; i < n; i++)
+		raws[wanted[i]] = cut_part(c, &ranges[wanted[i]], toastrelid);
+	/* the stream is the cache's now, or the caller's still */
+	kept = c->stream_alloc == alloc && alloc != NULL;
+	if (cache == NULL)
+	{
+		local.stream_alloc = NULL;
+		jt_unit_cache_release(&local);
+		kept = false;
+	}
+	return kept;
+}
+
+/* Order part numbers by where what they are read from is stored. */
+static int
+wanted_location_cmp(const void *a, const void *b, void *arg)
+{
+	const JtPartEntry *ranges = (const JtPartEntry *) arg;
+	const JtPartEntry *x = &ranges[*(const uint32 *) a];
+	const JtPartEntry *y = &ranges[*(const uint32 *) b];
+	uint32		xs = jt_entry_stored_offset(x);
+	uint32		ys = jt_entry_stored_offset(y);
+
+	if (x->valueid != y->valueid)
+		return x->valueid < y->valueid ? -1 : 1;
+	if (xs != ys)
+		return xs < ys ? -1 : 1;
+	return (x->offset > y->offset) - (x->offset < y->offset);
+}
+
+/*
  * Read parts first .. first + n - 1, whose directory entries are
  * ranges[], from the TOAST relation: one index scan per TOAST value they
  * lie in, over the chunks that hold them.  A compressed part is
- * decompressed unless keep_compressed.
+ * decompressed unless keep_compressed; a part of a compression unit always
+ * is, its unit once for all the parts wanted of it, or not at all when the
+ * unit cache (if given) holds it already.
  */
 static void
 fetch_stored_parts(uint32 n, const JtPartEntry *ranges, Oid toastrelid,
 				   struct varlena **raws, bool *should_free,
-				   bool keep_compressed)
+				   bool keep_compressed, JtUnitCache *cache)
 {
+	uint32	   *order;
+	uint32		norder = 0;
 	PartRead   *parts;
+	uint32		nreads = 0;
 	ValueRead  *values;
 	uint32		nvalues = 0;
 
 	for (uint32 i = 0; i < n; i++)
 		should_free[i] = true;
 
-	parts = palloc(n * sizeof(PartRead));
 	for (uint32 i = 0; i < n; i++)
 	{
-		PartRead   *part = &parts[i];
+		int32		extsize = (int32) jt_entry_extsize(&ranges[i]);
 
-		part->valueid = ranges[i].valueid;
-		part->index = i;
-		part->range = &ranges[i];
-		part->extsize = jt_entry_extsize(&ranges[i]);
-		part->offset = (int32) ranges[i].offset;
-		if (part->extsize > ranges[i].rawsize - VARHDRSZ)
+		if (!jt_entry_in_unit(&ranges[i]) &&
+			extsize > ranges[i].rawsize - VARHDRSZ)
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),
 					 errmsg("corrupt jsonb_toaster value"),
 					 errdetail("The part in toast value %u is stored in more bytes than it holds.",
 							   ranges[i].valueid)));
-		if ((uint64) ranges[i].offset + part->extsize > ranges[i].value_size ||
-			ranges[i].value_size > VARLENA_EXTSIZE_MASK)
+		if ((uint64) jt_entry_stored_offset(&ranges[i]) + extsize > ranges[i].value_size ||
+			ranges[i].value_size > VARLENA_EXTSIZE_MASK ||
+			jt_entry_unit_index(&ranges[i]) > ranges[i].offset)
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),
 					 errmsg("corrupt jsonb_toaster value"),
 					 errdetail("A part lies outside toast value %u.",
 							   ranges[i].valueid)));
 	}
-	qsort(parts, n, sizeof(PartRead), part_read_cmp);
+
+	/*
+	 * What to read: each part's stored bytes, or its unit's once, unless the
+	 * cache has the unit.
+	 */
+	order = palloc(Max(n, 1) * sizeof(uint32));
+	for (uint32 i = 0; i < n; i++)
+	{
+		if (cache != NULL && jt_entry_in_unit(&ranges[i]) &&
+			unit_cached(cache, &ranges[i], toastrelid))
+			raws[i] = cut_part(cache, &ranges[i], toastrelid);
+		else
+			order[norder++] = i;
+	}
+	qsort_arg(order, norder, sizeof(uint32), wanted_location_cmp,
+			  (void *) ranges);
+	parts = palloc(Max(norder, 1) * sizeof(PartRead));
+	for (uint32 k = 0; k < norder; k++)
+	{
+		const JtPartEntry *range = &ranges[order[k]];
+		PartRead   *prev = nreads > 0 ? &parts[nreads - 1] : NULL;
+
+		if (prev != NULL && prev->valueid == range->valueid &&
+			prev->offset == (int32) jt_entry_stored_offset(range))
+		{
+			const JtPartEntry *last = &ranges[order[k - 1]];
+
+			if (!jt_entry_in_unit(range) || !jt_entry_in_unit(prev->range) ||
+				last->offset == range->offset ||
+				range->extinfo != prev->range->extinfo ||
+				range->value_size != prev->range->value_size)
+			{
+				/* two entries name one part (no bug of ours writes that) */
+				pfree(parts);
+				pfree(order);
+				for (uint32 j = 0; j < n; j++)
+					raws[j] = jt_read_part(&ranges[j], toastrelid);
+				return;
+			}
+			prev->nwanted++;
+			continue;
+		}
+		parts[nreads].valueid = range->valueid;
+		parts[nreads].index = order[k];
+		parts[nreads].range = range;
+		parts[nreads].offset = (int32) jt_entry_stored_offset(range);
+		parts[nreads].extsize = (int32) jt_entry_extsize(range);
+		parts[nreads].wanted = &order[k];
+		parts[nreads].nwanted = 1;
+		nreads++;
+	}
 
 	/* the values they lie in */
-	values = palloc(n * sizeof(ValueRead));
-	for (uint32 i = 0; i < n; i++)
+	values = palloc(Max(nreads, 1) * sizeof(ValueRead));
+	for (uint32 i = 0; i < nreads; i++)
 	{
 		PartRead   *part = &parts[i];
 		ValueRead  *v;
@@ -426,12 +708,12 @@ fetch_stored_parts(uint32 n, const JtPartEntry *ranges, Oid toastrelid,
 		if (i > 0 && parts[i - 1].valueid == part->valueid)
 		{
 			v = &values[nvalues - 1];
-			if (parts[i - 1].offset == part->offset ||
-				(int32) part->range->value_size != v->value_size)
+			if ((int32) part->range->value_size != v->value_size)
 			{
-				/* two entries name one part (no bug of ours writes that) */
+				/* one value, two sizes (no bug of ours writes that) */
 				pfree(values);
 				pfree(parts);
+				pfree(order);
 				for (uint32 j = 0; j < n; j++)
 					raws[j] = jt_read_part(&ranges[j], toastrelid);
 				return;
@@ -451,14 +733,14 @@ fetch_stored_parts(uint32 n, const JtPartEntry *ranges, Oid toastrelid,
 		v->nparts = 1;
 	}
 
-	for (uint32 i = 0; i < n; i++)
+	for (uint32 i = 0; i < nreads; i++)
 	{
 		PartRead   *part = &parts[i];
 
 		part->stored = NULL;
 		part->raw = NULL;
 		if (jt_stored_compressed(part->range) && !keep_compressed &&
-			part->extsize > 0 &&
+			!jt_entry_in_unit(part->range) && part->extsize > 0 &&
 			part->offset / TOAST_MAX_CHUNK_SIZE ==
 			(part->offset + part->extsize - 1) / TOAST_MAX_CHUNK_SIZE)
 			part->raw = palloc(part->range->rawsize);
@@ -468,12 +750,19 @@ fetch_stored_parts(uint32 n, const JtPartEntry *ranges, Oid toastrelid,
 
 	scan_chunks(toastrelid, values, nvalues);
 
-	for (uint32 i = 0; i < n; i++)
+	for (uint32 i = 0; i < nreads; i++)
 	{
 		PartRead   *part = &parts[i];
 		const JtPartEntry *range = part->range;
 
-		if (part->raw != NULL)
+		if (jt_entry_in_unit(range))
+		{
+			if (!cut_from_unit(VARDATA(part->stored), part->stored,
+							   part->extsize, ranges, part->wanted,
+							   part->nwanted, toastrelid, raws, cache))
+				pfree(part->stored);
+		}
+		else if (part->raw != NULL)
 			raws[part->index] = part->raw;
 		else if (jt_stored_compressed(part->range))
 		{
@@ -497,15 +786,20 @@ fetch_stored_parts(uint32 n, const JtPartEntry *ranges, Oid toastrelid,
 	}
 	pfree(values);
 	pfree(parts);
+	pfree(order);
 }
 
-/* Part fetcher: every part comes back decompressed. */
+/*
+ * Part fetcher: every part comes back decompressed.  arg: a unit cache
+ * (jt_unit_cache_init()), or NULL.
+ */
 void
 jt_fetch_stored_parts(void *arg, uint32 first, uint32 n,
 					  const JtPartEntry *ranges, Oid toastrelid,
 					  struct varlena **raws, bool *should_free)
 {
-	fetch_stored_parts(n, ranges, toastrelid, raws, should_free, false);
+	fetch_stored_parts(n, ranges, toastrelid, raws, should_free, false,
+					   (JtUnitCache *) arg);
 }
 
 /*
@@ -517,12 +811,13 @@ jt_fetch_stored_parts_compressed(void *arg, uint32 first, uint32 n,
 								 const JtPartEntry *ranges, Oid toastrelid,
 								 struct varlena **raws, bool *should_free)
 {
-	fetch_stored_parts(n, ranges, toastrelid, raws, should_free, true);
+	fetch_stored_parts(n, ranges, toastrelid, raws, should_free, true,
+					   (JtUnitCache *) arg);
 }
 
 /*
  * The raw content of a part whose stored bytes (its directory entry's
- * extinfo's size of them) are at bytes.
+ * extinfo's size of them: its own, or its unit's) are at bytes.
  */
 struct varlena *
 jt_part_from_bytes(const JtPartEntry *range, const char *bytes,
@@ -531,6 +826,14 @@ jt_part_from_bytes(const JtPartEntry *range, const char *bytes,
 	int32		extsize = jt_entry_extsize(range);
 	struct varlena *raw;
 
+	if (jt_entry_in_unit(range))
+	{
+		uint32		only = 0;
+
+		cut_from_unit(bytes, NULL, extsize, range, &only, 1, toastrelid,
+					  &raw, NULL);
+		return raw;
+	}
 	if (extsize > range->rawsize - VARHDRSZ)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),

@@ -12,8 +12,32 @@
 #ifndef JSONB_TOASTER_PART_FETCH_H
 #define JSONB_TOASTER_PART_FETCH_H
 
+#include "decode/decoder.h"
 #include "format/flatten.h"
 
+/*
+ * The compression unit decoded last, kept for the parts of it a flatten
+ * asks for next (reference by reference, in document order); one at a
+ * time, so that a document is never held decoded twice.
+ */
+typedef struct JtUnitCache
+{
+	MemoryContext cxt;			/* where its buffers live */
+	Oid			toastrelid;
+	Oid			valueid;
+	uint32		stored_offset;
+	uint32		extinfo;
+	uint32		decoded;		/* raw bytes decoded; 0: holds nothing */
+	char	   *raw;
+	uint32		raw_cap;
+	JtDecodeMethod method;
+	bool		checked;		/* decoded by a strict decoder */
+	const char *stream;			/* else the stored stream, to decode again */
+	void	   *stream_alloc;	/* the allocation holding it, the cache's */
+} JtUnitCache;
+
+extern void jt_unit_cache_init(JtUnitCache *cache);
+extern void jt_unit_cache_release(JtUnitCache *cache);
 extern struct varlena *jt_read_part(const JtPartEntry *range, Oid toastrelid);
 extern struct varlena *jt_part_from_bytes(const JtPartEntry *range,
 										  const char *bytes, Oid toastrelid);

@@ -96,7 +96,8 @@ write_replaced_parts(Relation rel, Form_pg_attribute att, struct varlena *value,
 
 	/* an UPDATE, whose TOAST writes take no options */
 	jt_part_writer_begin(&writer, rel, jt_column_compression(att), 0,
-						 jt_version_packs(skel->version));
+						 jt_version_packs(skel->version),
+						 jt_version_has_units(skel->version) ? jt_unit_size : 0);
 	for (uint32 i = 0; i < skel->ndeltas; i++)
 	{
 		const JtDelta *d = &skel->deltas[i];
@@ -127,12 +128,9 @@ write_replaced_parts(Relation rel, Form_pg_attribute att, struct varlena *value,
 			continue;
 		where = jt_part_writer_entry(&writer, written[i]);
 		jt_entry_read(payload + offsets[i], skel->version, &range);
-		stored_outside -= jt_entry_extsize(&range);
-		stored_outside += jt_entry_extsize(where);
-		range.extinfo = where->extinfo;
-		range.valueid = where->valueid;
-		range.offset = where->offset;
-		range.value_size = where->value_size;
+		stored_outside -= jt_entry_stored_share(&range);
+		stored_outside += jt_entry_stored_share(where);
+		jt_entry_set_location(&range, where);
 		jt_entry_write(payload + offsets[i], skel->version, &range);
 	}
 	initStringInfo(&deltas);
@@ -149,7 +147,8 @@ write_replaced_parts(Relation rel, Form_pg_attribute att, struct varlena *value,
  * than live ones in the TOAST values it names (see sharing.c)?  As it will
  * be stored: a part it carries whole is written to a value of its
  * own, so its entry's stored part is not named any more, and the part is
- * counted live at its raw size.
+ * counted live at its raw size scaled by its base's compression (it is
+ * compressed if its base was).
  */
 static bool
 keeps_too_many_dead(struct varlena *value, const JtPartEntry *ranges,
@@ -174,7 +173,14 @@ keeps_too_many_dead(struct varlena *value, const JtPartEntry *ranges,
 		const JtDelta *d = skel.ndeltas > 0 ? jt_delta_for(&skel, &ranges[i]) : NULL;
 
 		if (d != NULL && jt_delta_is_replacement(d))
-			carried += d->hdr.literal_len;
+		{
+			/* compressed as its base was, it will take about as much */
+			uint64		base_raw = Max(d->hdr.base_rawsize - VARHDRSZ, 1);
+			uint64		share = jt_entry_stored_share(&ranges[i]);
+
+			carried += share >= base_raw ? d->hdr.literal_len :
+				d->hdr.literal_len * share / base_raw;
+		}
 		else
 			kept_ranges[kept++] = ranges[i];
 	}

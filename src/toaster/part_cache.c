@@ -116,6 +116,7 @@ typedef struct FlattenParts
 	uint32		partno;
 	struct varlena *raw;
 	bool		keep;
+	JtUnitCache units;			/* zeroed: holds nothing */
 } FlattenParts;
 
 /* Read stored parts first .. first + n - 1, keeping them if asked. */
@@ -129,11 +130,11 @@ fetch_stored(FlattenParts *fp, uint32 first, uint32 n,
 	if (!fp->keep)
 	{
 		/* the flattener decompresses them as it goes */
-		jt_fetch_stored_parts_compressed(NULL, first, n, ranges, toastrelid,
-										 raws, should_free);
+		jt_fetch_stored_parts_compressed(&fp->units, first, n, ranges,
+										 toastrelid, raws, should_free);
 		return;
 	}
-	jt_fetch_stored_parts(NULL, first, n, ranges, toastrelid, raws,
+	jt_fetch_stored_parts(&fp->units, first, n, ranges, toastrelid, raws,
 						  should_free);
 	for (uint32 i = 0; i < n; i++)
 		keep_part(&ranges[i], raws[i]);
@@ -246,6 +247,7 @@ jt_flatten_pointer(struct varlena *attr)
 
 	jt_parse_pointer(attr, &skel);
 	result = flatten_keeping(attr, &skel, &fp);
+	jt_unit_cache_release(&fp.units);
 	VARATT_CUSTOM_GET_HEADER(header, attr);
 	if (VARSIZE(result) != (uint32) header.va_rawsize)
 		ereport(ERROR,
@@ -269,6 +271,7 @@ jt_flatten_changed(struct varlena *pointer, JtSkeleton *skel, uint32 partno,
 				   struct varlena *raw, bool keep)
 {
 	FlattenParts fp = {0};
+	struct varlena *result;
 
 	fp.partno = partno;
 	fp.raw = raw;
@@ -276,9 +279,12 @@ jt_flatten_changed(struct varlena *pointer, JtSkeleton *skel, uint32 partno,
 	{
 		JtPartFetcher fetcher = changed_or_stored(&fp);
 
-		return jt_skeleton_flatten(skel, &fetcher);
+		result = jt_skeleton_flatten(skel, &fetcher);
 	}
-	return flatten_keeping(pointer, skel, &fp);
+	else
+		result = flatten_keeping(pointer, skel, &fp);
+	jt_unit_cache_release(&fp.units);
+	return result;
 }
 
 /*

@@ -113,7 +113,7 @@ jt_column_compression(Form_pg_attribute att)
 
 void
 jt_part_writer_begin(JtPartWriter *w, Relation rel, char cmethod,
-					 int options, bool pack)
+					 int options, bool pack, uint32 unit_size)
 {
 	w->rel = rel;
 	w->cmethod = cmethod;
@@ -121,6 +121,9 @@ jt_part_writer_begin(JtPartWriter *w, Relation rel, char cmethod,
 	w->pack = pack;
 	initStringInfo(&w->pending);
 	w->npending = 0;
+	w->unit_size = pack ? unit_size : 0;
+	initStringInfo(&w->unit);
+	w->unit_nparts = 0;
 	w->capacity = 8;
 	w->parts = palloc(w->capacity * sizeof(JtPartEntry));
 	w->nparts = 0;
@@ -143,13 +146,147 @@ write_pending(JtPartWriter *w)
 							  w->options);
 	VARATT_EXTERNAL_GET_POINTER(ext, DatumGetPointer(stored));
 	pfree(DatumGetPointer(stored));
-	for (uint32 i = w->nparts - w->npending; i < w->nparts; i++)
+	for (uint32 i = w->pending_first; i < w->pending_first + w->npending; i++)
 	{
 		w->parts[i].valueid = ext.va_valueid;
 		w->parts[i].value_size = VARATT_EXTERNAL_GET_EXTSIZE(ext);
 	}
 	resetStringInfo(&w->pending);
 	w->npending = 0;
+}
+
+/* Room for one more part's entry. */
+static JtPartEntry *
+new_entry(JtPartWriter *w)
+{
+	JtPartEntry *entry;
+
+	if (w->nparts == w->capacity)
+	{
+		w->capacity *= 2;
+		w->parts = repalloc(w->parts, w->capacity * sizeof(JtPartEntry));
+	}
+	entry = &w->parts[w->nparts];
+	memset(entry, 0, sizeof(JtPartEntry));
+	return entry;
+}
+
+/*
+ * Append stored bytes (extsize of them) of part number first (and of those
+ * after it in a unit) to the pending value, writing what is pending first
+ * if they would make it too large; their offset.
+ */
+static uint32
+append_stored(JtPartWriter *w, uint32 first, const char *bytes,
+			  uint32 extsize)
+{
+	uint32		offset;
+
+	if (w->npending > 0 &&
+		(!w->pack || (uint64) w->pending.len + extsize > JT_PACKED_VALUE_MAX))
+		write_pending(w);
+	if (w->npending == 0)
+	{
+		appendStringInfoSpaces(&w->pending, VARHDRSZ);
+		w->pending_first = first;
+	}
+	offset = w->pending.len - VARHDRSZ;
+	appendBinaryStringInfo(&w->pending, bytes, extsize);
+	return offset;
+}
+
+/*
+ * Store a part on its own (compressed, or as it is when compressed is
+ * NULL) into entry, its number's.
+ */
+static void
+store_alone(JtPartWriter *w, JtPartEntry *entry, const struct varlena *raw,
+			const struct varlena *compressed)
+{
+	const struct varlena *stored = compressed ? compressed : raw;
+	uint32		extsize = VARSIZE(stored) - VARHDRSZ;
+
+	entry->rawsize = VARSIZE(raw);
+	/* as toast_save_datum() sets va_extinfo for the part on its own */
+	entry->extinfo = extsize;
+	if (compressed)
+		entry->extinfo |= (uint32) VARDATA_COMPRESSED_GET_COMPRESS_METHOD(compressed) <<
+			VARLENA_EXTSIZE_BITS;
+	entry->offset = append_stored(w, (uint32) (entry - w->parts),
+								  VARDATA(stored), extsize);
+	w->npending++;
+}
+
+/*
+ * Store the unit gathered: its parts compressed as one stream, each
+ * entry naming the stream and where the part starts in its raw bytes.  A
+ * unit of one part is that part on its own; one that compression does not
+ * make smaller, or not into as many bytes as it has parts (so that a
+ * part's offset, the unit's plus its index, names it alone), is its parts
+ * as they are.
+ */
+static void
+flush_unit(JtPartWriter *w)
+{
+	uint32		n = w->unit_nparts;
+	struct varlena *unit;
+	struct varlena *compressed = NULL;
+	uint32		offset;
+	uint32		raw_offset = 0;
+
+	if (n == 0)
+		return;
+	w->unit_nparts = 0;
+	/* the unit's raw bytes, as a datum: unit has room for a header */
+	unit = (struct varlena *) w->unit.data;
+	SET_VARSIZE(unit, w->unit.len);
+	if (n > 1)
+		compressed = jt_compress_part(unit, w->cmethod);
+	if (compressed != NULL &&
+		VARSIZE(compressed) - VARHDRSZ < n)
+	{
+		pfree(compressed);
+		compressed = NULL;
+	}
+	if (compressed == NULL)
+	{
+		/* each part on its own, compressed alone if it was alone */
+		for (uint32 i = 0; i < n; i++)
+		{
+			JtPartEntry *entry = &w->parts[w->unit_first + i];
+			uint32		len = entry->rawsize - VARHDRSZ;
+			struct varlena *raw = palloc(entry->rawsize);
+			struct varlena *alone;
+
+			SET_VARSIZE(raw, entry->rawsize);
+			memcpy(VARDATA(raw), VARDATA(unit) + raw_offset, len);
+			raw_offset += len;
+			alone = n == 1 ? jt_compress_part(raw, w->cmethod) : NULL;
+			store_alone(w, entry, raw, alone);
+			if (alone)
+				pfree(alone);
+			pfree(raw);
+		}
+		resetStringInfo(&w->unit);
+		return;
+	}
+
+	offset = append_stored(w, w->unit_first, VARDATA(compressed),
+						   VARSIZE(compressed) - VARHDRSZ);
+	for (uint32 i = 0; i < n; i++)
+	{
+		JtPartEntry *entry = &w->parts[w->unit_first + i];
+
+		entry->extinfo = (VARSIZE(compressed) - VARHDRSZ) |
+			(uint32) VARDATA_COMPRESSED_GET_COMPRESS_METHOD(compressed) <<
+			VARLENA_EXTSIZE_BITS;
+		entry->offset = offset + i;
+		entry->unit = jt_unit_field(i, n, raw_offset);
+		raw_offset += entry->rawsize - VARHDRSZ;
+		w->npending++;
+	}
+	pfree(compressed);
+	resetStringInfo(&w->unit);
 }
 
 /*
@@ -161,56 +298,64 @@ write_pending(JtPartWriter *w)
  * time in an update of such parts (docs/toaster.md).
  *
  * A part's stored bytes are what a TOAST value of its own would hold:
- * compressed, its raw size and method, then the compressed stream.
+ * compressed, its raw size and method, then the compressed stream.  With
+ * compression units, consecutive parts to be compressed gather into a
+ * unit of up to unit_size raw bytes, stored when it is full, when a part
+ * comes that is not to be compressed, or at the end.
  */
 uint32
 jt_part_writer_add(JtPartWriter *w, const struct varlena *raw, bool compress)
 {
-	struct varlena *compressed = NULL;
-	const struct varlena *stored;
 	JtPartEntry *entry;
-	uint32		extsize;
+	uint32		len = VARSIZE(raw) - VARHDRSZ;
 
-	if (compress)
-		compressed = jt_compress_part(raw, w->cmethod);
-	stored = compressed ? compressed : raw;
-	extsize = VARSIZE(stored) - VARHDRSZ;
-
-	if (w->npending > 0 &&
-		(!w->pack || (uint64) w->pending.len + extsize > JT_PACKED_VALUE_MAX))
-		write_pending(w);
-	if (w->npending == 0)
-		appendStringInfoSpaces(&w->pending, VARHDRSZ);
-
-	if (w->nparts == w->capacity)
+	if (w->unit_size > 0 && compress && len < w->unit_size &&
+		len <= JT_UNIT_MAX_RAW)
 	{
-		w->capacity *= 2;
-		w->parts = repalloc(w->parts, w->capacity * sizeof(JtPartEntry));
+		if (w->unit_nparts > 0 &&
+			((uint64) w->unit.len - VARHDRSZ + len > w->unit_size ||
+			 w->unit_nparts == JT_UNIT_MAX_PARTS))
+			flush_unit(w);
+		if (w->unit_nparts == 0)
+		{
+			resetStringInfo(&w->unit);
+			appendStringInfoSpaces(&w->unit, VARHDRSZ);
+			w->unit_first = w->nparts;
+		}
+		entry = new_entry(w);
+		entry->rawsize = VARSIZE(raw);
+		appendBinaryStringInfo(&w->unit, VARDATA(raw), len);
+		w->unit_nparts++;
+		return w->nparts++;
 	}
-	entry = &w->parts[w->nparts];
-	memset(entry, 0, sizeof(JtPartEntry));
-	entry->rawsize = VARSIZE(raw);
-	/* as toast_save_datum() sets va_extinfo for the part on its own */
-	entry->extinfo = extsize;
-	if (compressed)
-		entry->extinfo |= (uint32) VARDATA_COMPRESSED_GET_COMPRESS_METHOD(compressed) <<
-			VARLENA_EXTSIZE_BITS;
-	entry->offset = w->pending.len - VARHDRSZ;
-	appendBinaryStringInfo(&w->pending, VARDATA(stored), extsize);
-	w->npending++;
-	if (compressed)
-		pfree(compressed);
+
+	flush_unit(w);
+	entry = new_entry(w);
+	if (compress)
+	{
+		struct varlena *compressed = jt_compress_part(raw, w->cmethod);
+
+		store_alone(w, entry, raw, compressed);
+		if (compressed)
+			pfree(compressed);
+	}
+	else
+		store_alone(w, entry, raw, NULL);
 	return w->nparts++;
 }
 
-/* The stored bytes of the parts added so far, written or not. */
+/*
+ * The stored bytes of the parts added so far, written or not (a unit
+ * being gathered is stored first, to know them).
+ */
 uint64
-jt_part_writer_bytes(const JtPartWriter *w)
+jt_part_writer_bytes(JtPartWriter *w)
 {
 	uint64		bytes = 0;
 
+	flush_unit(w);
 	for (uint32 i = 0; i < w->nparts; i++)
-		bytes += jt_entry_extsize(&w->parts[i]);
+		bytes += jt_entry_stored_share(&w->parts[i]);
 	return bytes;
 }
 
@@ -218,16 +363,17 @@ jt_part_writer_bytes(const JtPartWriter *w)
 void
 jt_part_writer_finish(JtPartWriter *w)
 {
+	flush_unit(w);
 	write_pending(w);
 }
 
 /*
- * Where part number part went: its raw size, extinfo, value, offset and
- * value size (the rest of the entry is the caller's).
+ * Where part number part went: its raw size, extinfo, value, offset,
+ * value size and unit (the rest of the entry is the caller's).
  */
 const JtPartEntry *
 jt_part_writer_entry(const JtPartWriter *w, uint32 part)
 {
-	Assert(part < w->nparts && w->npending == 0);
+	Assert(part < w->nparts && w->npending == 0 && w->unit_nparts == 0);
 	return &w->parts[part];
 }

@@ -34,6 +34,12 @@ typedef struct JtPartWriter
 	bool		pack;
 	StringInfoData pending;		/* stored bytes of the parts not written */
 	uint32		npending;
+	uint32		pending_first;	/* the first of them; they follow it */
+	uint32		unit_size;		/* compression units up to this raw size, or
+								 * 0 for none */
+	StringInfoData unit;		/* raw bytes of the unit being gathered */
+	uint32		unit_first;		/* its first part */
+	uint32		unit_nparts;
 	JtPartEntry *parts;			/* where each part added went, or goes */
 	uint32		nparts;
 	uint32		capacity;
@@ -43,10 +49,10 @@ extern struct varlena *jt_compress_part(const struct varlena *raw,
 										char cmethod);
 extern char jt_column_compression(Form_pg_attribute att);
 extern void jt_part_writer_begin(JtPartWriter *w, Relation rel, char cmethod,
-								 int options, bool pack);
+								 int options, bool pack, uint32 unit_size);
 extern uint32 jt_part_writer_add(JtPartWriter *w, const struct varlena *raw,
 								 bool compress);
-extern uint64 jt_part_writer_bytes(const JtPartWriter *w);
+extern uint64 jt_part_writer_bytes(JtPartWriter *w);
 extern void jt_part_writer_finish(JtPartWriter *w);
 extern const JtPartEntry *jt_part_writer_entry(const JtPartWriter *w,
 											   uint32 part);

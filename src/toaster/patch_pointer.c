@@ -79,10 +79,7 @@ pointer_at_base(const JtPatch *patch, const char *area, uint32 area_len,
 	payload = palloc(JT_PAYLOAD_TREE_OFFSET + hdr.tree_size);
 	memcpy(payload, patch->payload, JT_PAYLOAD_TREE_OFFSET + hdr.tree_size);
 	jt_entry_read(payload + patch->range_offset, version, &range);
-	range.extinfo = patch->base_range.extinfo;
-	range.valueid = patch->base_range.valueid;
-	range.offset = patch->base_range.offset;
-	range.value_size = patch->base_range.value_size;
+	jt_entry_set_location(&range, &patch->base_range);
 	jt_entry_write(payload + patch->range_offset, version, &range);
 	return jt_pointer_over(patch->old_pointer, &hdr,
 						   payload + JT_PAYLOAD_TREE_OFFSET, area, area_len,

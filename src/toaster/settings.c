@@ -3,7 +3,8 @@
  * settings.c
  *	  The toaster's settings (patched servers only).
  *
- * Two settings: jsonb_toaster.inline_budget and jsonb_toaster.range_size.
+ * The settings: jsonb_toaster.inline_budget, range_size, unit_size and
+ * format_version.
  * A column may set its own inline budget in its toaster_options, which
  * takes precedence over the setting for the values of that column:
  *
@@ -34,10 +35,12 @@
 
 #define JT_DEFAULT_INLINE_BUDGET	2000
 #define JT_DEFAULT_RANGE_SIZE		2048
+#define JT_DEFAULT_UNIT_SIZE		16384
 #define JT_MAX_SETTING				(MaxAllocSize / 2)
 
 int			jt_inline_budget = JT_DEFAULT_INLINE_BUDGET;
 int			jt_range_size = JT_DEFAULT_RANGE_SIZE;
+int			jt_unit_size = JT_DEFAULT_UNIT_SIZE;
 int			jt_format_version = JT_SKELETON_VERSION_LATEST;
 
 void
@@ -58,10 +61,20 @@ jt_toaster_settings_init(void)
 							&jt_range_size, JT_DEFAULT_RANGE_SIZE,
 							64, JT_MAX_SETTING, PGC_USERSET, GUC_UNIT_BYTE,
 							NULL, NULL, NULL);
+	DefineCustomIntVariable(JSONB_TOASTER_GUC_PREFIX ".unit_size",
+							"Raw size up to which parts written together are compressed as one.",
+							"Consecutive parts of a document compressed as one "
+							"stream find the repetitions that parts compressed "
+							"one by one miss; reading one decodes its unit up to "
+							"its end.  0 compresses every part on its own.",
+							&jt_unit_size, JT_DEFAULT_UNIT_SIZE,
+							0, JT_UNIT_MAX_RAW, PGC_USERSET, GUC_UNIT_BYTE,
+							NULL, NULL, NULL);
 	DefineCustomIntVariable(JSONB_TOASTER_GUC_PREFIX ".format_version",
 							"Format version of the values the jsonb toaster writes.",
-							"Version 4 is what releases before packed parts read: "
-							"every part its own TOAST value.  Values of every "
+							"Version 5 is what releases before compression units "
+							"read, version 4 what releases before packed parts "
+							"read: every part its own TOAST value.  Values of every "
 							"version are read.",
 							&jt_format_version, JT_SKELETON_VERSION_LATEST,
 							JT_SKELETON_VERSION_CRC32C, JT_SKELETON_VERSION_LATEST,

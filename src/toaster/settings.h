@@ -17,6 +17,7 @@
 
 extern PGDLLIMPORT int jt_inline_budget;
 extern PGDLLIMPORT int jt_range_size;
+extern PGDLLIMPORT int jt_unit_size;
 extern PGDLLIMPORT int jt_format_version;
 
 extern void jt_toaster_settings_init(void);

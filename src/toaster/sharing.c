@@ -145,7 +145,7 @@ jt_parts_keep_too_many_dead(const JtPartEntry *ranges, uint32 n,
 		uint32		j = i;
 
 		for (; j < n && sorted[j].valueid == sorted[i].valueid; j++)
-			live += jt_entry_extsize(&sorted[j]);
+			live += jt_entry_stored_share(&sorted[j]);
 		size += sorted[i].value_size;
 		i = j;
 	}
@@ -182,7 +182,7 @@ index_value_cmp(const void *a, const void *b, void *arg)
 	const JtPartEntry *ranges = (const JtPartEntry *) arg;
 
 	return jt_entry_value_cmp(&ranges[*(const uint32 *) a],
-						   &ranges[*(const uint32 *) b]);
+							  &ranges[*(const uint32 *) b]);
 }
 
 /*
@@ -213,12 +213,12 @@ sort_keeping_positions(JtOldParts *old)
 }
 
 /*
- * The parts a new value of rel may share with oldvalue, the value stored
- * in the row being updated (only those that are whole TOAST values unless
- * packed_ok); NULL when it may share none.
+ * The parts a new value of rel, of format version new_version, may share
+ * with oldvalue, the value stored in the row being updated (those that
+ * version can name); NULL when it may share none.
  */
 JtOldParts *
-jt_old_parts_open(Relation rel, struct varlena *oldvalue, bool packed_ok)
+jt_old_parts_open(Relation rel, struct varlena *oldvalue, uint32 new_version)
 {
 	JtSkeleton	skel;
 	JtOldParts *old;
@@ -247,10 +247,16 @@ jt_old_parts_open(Relation rel, struct varlena *oldvalue, bool packed_ok)
 	old->read = palloc0(old->nranges * sizeof(struct varlena *));
 	old->cache_token = jt_part_cache_holds(oldvalue);
 	sort_keeping_positions(old);
-	/* a value of a version that names no packed part takes none */
-	if (!packed_ok)
-		for (uint32 i = 0; i < old->nranges; i++)
-			old->sparse[i] = !jt_entry_is_whole_value(&old->ranges[i]);
+	/*
+	 * A value of a version that names no packed part takes none, nor one of
+	 * a version without compression units a part of a unit.
+	 */
+	for (uint32 i = 0; i < old->nranges; i++)
+		old->sparse[i] =
+			(!jt_version_packs(new_version) &&
+			 !jt_entry_is_whole_value(&old->ranges[i])) ||
+			(!jt_version_has_units(new_version) &&
+			 jt_entry_in_unit(&old->ranges[i]));
 	return old;
 }
 
@@ -325,7 +331,7 @@ mark_sparse(JtOldParts *old, uint64 new_bytes)
 		for (j = i; j < old->nranges &&
 			 old->ranges[order[j]].valueid == first->valueid; j++)
 			if (old->named[order[j]])
-				v->named += jt_entry_extsize(&old->ranges[order[j]]);
+				v->named += jt_entry_stored_share(&old->ranges[order[j]]);
 		v->end = j;
 		live += v->named;
 		for (uint32 k = i; k < j; k++)
@@ -393,7 +399,7 @@ jt_old_parts_prefetch(JtOldParts *old, const JtPartEntry *ranges, uint32 n)
 	for (uint32 i = 0; i < old->nranges; i++)
 	{
 		old_raw += old->ranges[i].rawsize;
-		old_stored += jt_entry_extsize(&old->ranges[i]);
+		old_stored += jt_entry_stored_share(&old->ranges[i]);
 	}
 	mark_sparse(old, old_raw > 0 ? new_raw * old_stored / old_raw : new_raw);
 	/* the candidates that may be taken, and the parts no new part names */
@@ -522,7 +528,7 @@ jt_old_parts_take_as_delta(JtOldParts *old, const struct varlena *raw,
 		return false;
 	/* nor a base that alone would keep a value mostly dead */
 	if (old->value_named[i] == 0 &&
-		old->ranges[i].value_size > 2 * (uint64) jt_entry_extsize(&old->ranges[i]))
+		old->ranges[i].value_size > 2 * (uint64) jt_entry_stored_share(&old->ranges[i]))
 		return false;
 	oldraw = old_part_content(old, i, &should_free);
 	made = jt_delta_make(oldraw, NULL, raw, NULL, 0, 0, budget, literal, first,

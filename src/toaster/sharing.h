@@ -20,7 +20,7 @@
 typedef struct JtOldParts JtOldParts;
 
 extern JtOldParts *jt_old_parts_open(Relation rel, struct varlena *oldvalue,
-									 bool packed_ok);
+									 uint32 new_version);
 extern void jt_old_parts_rehash(const JtOldParts *old,
 								const struct varlena *raw, uint32 *hash);
 extern void jt_old_parts_prefetch(JtOldParts *old, const JtPartEntry *ranges,

@@ -164,7 +164,8 @@ fetch_decoded_parts(void *arg, uint32 first, uint32 n,
 			elog(ERROR, "jsonb_toaster: toast value %u decoded as %u bytes, not %u",
 				 range->valueid, (uint32) VARSIZE_ANY_EXHDR(value),
 				 range->value_size);
-		raws[i] = jt_part_from_bytes(range, VARDATA(value) + range->offset,
+		raws[i] = jt_part_from_bytes(range,
+									 VARDATA(value) + jt_entry_stored_offset(range),
 									 toastrelid);
 		should_free[i] = true;
 	}
@@ -390,7 +391,7 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	old = NULL;
 	if (oldvalue != NULL && VARATT_IS_EXTERNAL_CUSTOM(oldvalue) &&
 		may_read_column(rel, att->attnum))
-		old = jt_old_parts_open(rel, oldvalue, jt_version_packs(res.version));
+		old = jt_old_parts_open(rel, oldvalue, res.version);
 	if (old != NULL)
 	{
 		/* the new parts' directory entries, read ahead against the old */
@@ -406,7 +407,8 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	initStringInfo(&deltas);
 	initStringInfo(&literal);
 	jt_part_writer_begin(&writer, rel, cmethod, options,
-						 jt_version_packs(res.version));
+						 jt_version_packs(res.version),
+						 jt_version_has_units(res.version) ? jt_unit_size : 0);
 	written = palloc(Max(res.nparts, 1) * sizeof(uint32));
 	shared = palloc(Max(res.nparts, 1) * sizeof(JtPartEntry));
 	for (uint32 i = 0; i < res.nparts; i++)
@@ -425,7 +427,7 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 		{
 			jt_build_set_stored(&res, i, &taken);
 			shared[nkept + ndeltas] = taken;
-			stored_outside += jt_entry_extsize(&taken);
+			stored_outside += jt_entry_stored_share(&taken);
 			nkept++;
 			continue;
 		}
@@ -443,7 +445,7 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 							removed, literal.data, literal.len);
 			jt_build_set_stored(&res, i, &base);
 			shared[nkept + ndeltas] = base;
-			stored_outside += jt_entry_extsize(&base);
+			stored_outside += jt_entry_stored_share(&base);
 			ndeltas++;
 			continue;
 		}
@@ -483,7 +485,7 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 			continue;
 		stored = jt_part_writer_entry(&writer, written[i]);
 		jt_build_set_stored(&res, i, stored);
-		stored_outside += jt_entry_extsize(stored);
+		stored_outside += jt_entry_stored_share(stored);
 	}
 
 	if (old != NULL)

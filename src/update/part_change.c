@@ -363,6 +363,7 @@ jt_apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	range.valueid = InvalidOid;
 	range.offset = 0;
 	range.value_size = range.extinfo;
+	range.unit = 0;
 	range.header = root.header;
 	range.hash = jt_part_hash(skel->version, VARDATA(newpart),
 							  VARSIZE(newpart) - VARHDRSZ);

@@ -68,7 +68,7 @@ drop_ref_parts(void *arg, const JtRef *ref, List *path)
 	for (uint32 r = 0; r < ref->nranges; r++)
 	{
 		add_dropped(dropped, jt_part_id(&ref->ranges[r]));
-		dropped->stored += ref->ranges[r].extinfo & VARLENA_EXTSIZE_MASK;
+		dropped->stored += jt_entry_stored_share(&ref->ranges[r]);
 	}
 }
 

@@ -53,6 +53,14 @@ CREATE FUNCTION jt_test_skeleton_set_part(skeleton jsonb, partno integer,
 RETURNS jsonb
 AS 'MODULE_PATHNAME', 'jt_test_skeleton_set_part'
 LANGUAGE C STRICT VOLATILE;
+-- the same, the part then said to lie in a compression unit: its index in
+-- it, the unit's part count and where it starts in the unit's raw bytes
+-- (format version 6 and later), its entry otherwise left as it was
+CREATE FUNCTION jt_test_skeleton_set_unit(skeleton jsonb, partno integer,
+	unit_index integer, unit_parts integer, unit_offset integer)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'jt_test_skeleton_set_unit'
+LANGUAGE C STRICT VOLATILE;
 
 -- Bytes held by one call site of fn(doc, arg) after "calls" calls (its
 -- fn_extra and whatever it keeps there): equal for 10 and 1000 calls means

@@ -247,7 +247,9 @@ find_part(struct varlena *attr, int32 partno, JtSkeletonHeader *hdr,
 /*
  * The raw content of the part a directory entry names, read by core: the
  * whole TOAST value, or for a part packed with others, its bytes of the
- * value (fetched as a slice of it) decompressed by core.
+ * value (fetched as a slice of it) decompressed by core; for a part of a
+ * compression unit, the unit's bytes, decompressed by core, then the part's
+ * raw bytes cut from them.
  */
 static struct varlena *
 stored_part(const JtPartEntry *range, Oid toastrelid)
@@ -262,7 +264,8 @@ stored_part(const JtPartEntry *range, Oid toastrelid)
 	ptr.va_toastrelid = toastrelid;
 	extptr = (struct varlena *) palloc(TOAST_POINTER_SIZE);
 	SET_VARTAG_EXTERNAL(extptr, VARTAG_ONDISK);
-	if (range->offset == 0 && range->value_size == extsize)
+	if (range->offset == 0 && range->value_size == extsize &&
+		!jt_entry_in_unit(range))
 	{
 		ptr.va_rawsize = range->rawsize;
 		ptr.va_extinfo = range->extinfo;
@@ -272,12 +275,25 @@ stored_part(const JtPartEntry *range, Oid toastrelid)
 	ptr.va_rawsize = (int32) range->value_size + VARHDRSZ;
 	ptr.va_extinfo = range->value_size;
 	memcpy(VARDATA_EXTERNAL(extptr), &ptr, sizeof(ptr));
-	bytes = detoast_attr_slice(extptr, range->offset, extsize);
-	if (extsize == (uint32) range->rawsize - VARHDRSZ)
+	bytes = detoast_attr_slice(extptr, jt_entry_stored_offset(range), extsize);
+	if (extsize == (uint32) range->rawsize - VARHDRSZ && !jt_entry_in_unit(range))
 		return bytes;
 	stored = palloc(extsize + VARHDRSZ);
 	SET_VARSIZE_COMPRESSED(stored, extsize + VARHDRSZ);
 	memcpy(VARDATA(stored), VARDATA(bytes), extsize);
+	if (jt_entry_in_unit(range))
+	{
+		struct varlena *unit = detoast_attr(stored);
+		struct varlena *part = palloc(range->rawsize);
+		uint32		len = range->rawsize - VARHDRSZ;
+
+		if ((uint64) jt_entry_unit_raw_offset(range) + len > VARSIZE_ANY_EXHDR(unit))
+			elog(ERROR, "the part lies past the end of its unit");
+		SET_VARSIZE(part, range->rawsize);
+		memcpy(VARDATA(part), VARDATA_ANY(unit) + jt_entry_unit_raw_offset(range),
+			   len);
+		return part;
+	}
 	return detoast_attr(stored);
 }
 
@@ -368,6 +384,7 @@ jt_test_skeleton_replace_part(PG_FUNCTION_ARGS)
 	range.valueid = ptr.va_valueid;
 	range.offset = 0;
 	range.value_size = VARATT_EXTERNAL_GET_EXTSIZE(ptr);
+	range.unit = 0;
 	jt_entry_write((char *) result + pos, version, &range);
 	PG_RETURN_POINTER(result);
 #else
@@ -388,8 +405,9 @@ PG_FUNCTION_INFO_V1(jt_test_skeleton_set_part);
  * A copy of the toaster's pointer skeleton in which the directory entry of
  * part partno (as for jt_test_part_bytes) claims the given raw size (with
  * its varlena header), stored size and TOAST value id, and if given, the
- * offset of the part in that value; its compression method and the rest
- * of the entry are left as they were.
+ * offset of the part in that value (then stored on its own, not in a
+ * compression unit); its compression method and the rest of the entry are
+ * left as they were.
  */
 Datum
 jt_test_skeleton_set_part(PG_FUNCTION_ARGS)
@@ -414,8 +432,26 @@ jt_test_skeleton_set_part(PG_FUNCTION_ARGS)
 	range.rawsize = PG_GETARG_INT32(2);
 	range.extinfo = (range.extinfo & ~VARLENA_EXTSIZE_MASK) | (uint32) extsize;
 	range.valueid = PG_GETARG_OID(4);
-	/* written as stored: the claim may be one jt_entry_write() refuses */
-	if (jt_version_packs(version))
+	/*
+	 * written as stored: the claim may be one jt_entry_write() refuses; a
+	 * part given an offset is one on its own, not in a compression unit
+	 */
+	if (jt_version_has_units(version))
+	{
+		JtRefRangeUnits stored;
+
+		memcpy(&stored, (char *) result + pos, sizeof(stored));
+		stored.rawsize = range.rawsize;
+		stored.extinfo = range.extinfo;
+		stored.valueid = range.valueid;
+		if (PG_NARGS() > 5)
+		{
+			stored.offset = (uint32) PG_GETARG_INT32(5);
+			stored.unit = 0;
+		}
+		memcpy((char *) result + pos, &stored, sizeof(stored));
+	}
+	else if (jt_version_packs(version))
 	{
 		JtRefRangePacked stored;
 
@@ -446,6 +482,51 @@ jt_test_skeleton_set_part(PG_FUNCTION_ARGS)
 	ereport(ERROR,
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			 errmsg("jt_test_skeleton_set_part needs a server with custom TOAST")));
+	PG_RETURN_NULL();
+#endif
+}
+
+PG_FUNCTION_INFO_V1(jt_test_skeleton_set_unit);
+
+/*
+ * jt_test_skeleton_set_unit(skeleton jsonb, partno int, unit_index int,
+ *							 unit_parts int, unit_offset int) returns jsonb
+ *
+ * A copy of the toaster's pointer skeleton in which the directory entry of
+ * part partno says it lies in a compression unit: its index in it, the
+ * unit's part count and its start in the unit's raw bytes, written as
+ * given (each cut to its field's bits); the rest of the entry is left as
+ * it was.  Format version 6 and later.
+ */
+Datum
+jt_test_skeleton_set_unit(PG_FUNCTION_ARGS)
+{
+#ifdef JT_CUSTOM_TOAST
+	struct varlena *attr = (struct varlena *) PG_GETARG_POINTER(0);
+	JtSkeletonHeader hdr;
+	Size		pos;
+	uint32		version;
+	struct varlena *result;
+	JtRefRangeUnits stored;
+
+	version = find_part(attr, PG_GETARG_INT32(1), &hdr, &pos, NULL);
+	if (!jt_version_has_units(version))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a value of format version %u has no compression units",
+						version)));
+	result = palloc(VARSIZE_EXTERNAL(attr));
+	memcpy(result, attr, VARSIZE_EXTERNAL(attr));
+	memcpy(&stored, (char *) result + pos, sizeof(stored));
+	stored.unit = ((((uint32) PG_GETARG_INT32(2) + 1) & 0xFF) << JT_UNIT_INDEX_SHIFT) |
+		(((uint32) PG_GETARG_INT32(3) & JT_UNIT_COUNT_MASK) << JT_UNIT_COUNT_SHIFT) |
+		((uint32) PG_GETARG_INT32(4) & JT_UNIT_RAW_MASK);
+	memcpy((char *) result + pos, &stored, sizeof(stored));
+	PG_RETURN_POINTER(result);
+#else
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("jt_test_skeleton_set_unit needs a server with custom TOAST")));
 	PG_RETURN_NULL();
 #endif
 }
