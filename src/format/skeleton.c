@@ -120,6 +120,39 @@ jt_skeleton_parse(JtSkeleton *skel, const char *payload, uint32 payload_len,
 }
 
 /*
+ * Do the parts of a unit that one reference names follow one another?  The
+ * first starts the unit, and a part after another of the same unit (both
+ * as stored: a delta's base) comes later in it: where that one ends if it
+ * is the next one, after that if parts between were dropped.  (A unit's
+ * parts may also lie in other references.)
+ */
+static bool
+unit_follows(const JtSkeleton *skel, const JtPartEntry *ranges, uint32 r,
+			 const JtPartEntry *stored)
+{
+	JtPartEntry prev;
+	uint64		prev_end;
+
+	if (jt_entry_unit_index(stored) == 0)
+		return jt_entry_unit_raw_offset(stored) == 0;
+	if (r == 0)
+		return true;
+	prev = jt_stored_range(skel, &ranges[r - 1]);
+	if (prev.valueid != stored->valueid ||
+		jt_entry_stored_offset(&prev) != jt_entry_stored_offset(stored) ||
+		!jt_entry_in_unit(&prev))
+		return true;
+	if (prev.extinfo != stored->extinfo ||
+		jt_entry_unit_count(&prev) != jt_entry_unit_count(stored) ||
+		jt_entry_unit_index(&prev) >= jt_entry_unit_index(stored))
+		return false;
+	prev_end = (uint64) jt_entry_unit_raw_offset(&prev) + prev.rawsize - VARHDRSZ;
+	return jt_entry_unit_index(&prev) + 1 == jt_entry_unit_index(stored) ?
+		jt_entry_unit_raw_offset(stored) == prev_end :
+		jt_entry_unit_raw_offset(stored) >= prev_end;
+}
+
+/*
  * Check a reference found in the tree and describe it.  The ranges are
  * copied to aligned memory.  Their key bytes must lie inside the
  * reference, after the ranges, and for an object split into several parts
@@ -191,6 +224,8 @@ jt_skeleton_read_ref(JtSkeleton *skel, const JtNode *node, JtRef *ref)
 		if (stored.value_size > VARLENA_EXTSIZE_MASK ||
 			(uint64) jt_entry_stored_offset(&stored) + extsize > stored.value_size)
 			jt_nav_corrupt(src, "a part lies outside its TOAST value");
+		if (jt_entry_in_unit(&stored) && !unit_follows(skel, ranges, r, &stored))
+			jt_nav_corrupt(src, "the parts of a compression unit do not follow one another");
 		if (!jt_root_header_ok(range->header) || !jt_root_header_ok(stored.header) ||
 			(range->header & ~JT_CONTAINER_COUNT_MASK) !=
 			(rh.header & ~JT_CONTAINER_COUNT_MASK) ||

@@ -496,7 +496,9 @@ unit_cached(const JtUnitCache *cache, const JtPartEntry *range,
 
 /*
  * The part of range cut from its unit, which the cache holds decoded far
- * enough (unit_cached()).
+ * enough (unit_cached()).  Its bytes must hash as its entry says: a unit's
+ * parts are told apart by where they start in it, which nothing else
+ * would check when a part of the same kind and count starts there too.
  */
 static struct varlena *
 cut_part(JtUnitCache *cache, const JtPartEntry *range, Oid toastrelid)
@@ -506,16 +508,24 @@ cut_part(JtUnitCache *cache, const JtPartEntry *range, Oid toastrelid)
 	struct varlena *raw;
 
 	Assert(unit_cached(cache, range, toastrelid));
-	if (!cache->checked &&
-		jt_part_hash(JT_SKELETON_VERSION_LATEST, from, len) != range->hash)
+	if (jt_part_hash(JT_SKELETON_VERSION_LATEST, from, len) != range->hash)
 	{
-		/* liblz4's output is not the part: the strict decoder says why */
-		uint32		upto = cache->decoded;
+		/* liblz4's output may not be the unit: the strict decoder's is */
+		if (!cache->checked)
+		{
+			uint32		upto = cache->decoded;
 
-		decode_unit(cache, cache->stream, cache->stream_alloc,
-					(int32) jt_entry_extsize(range), range, upto, false,
-					toastrelid, true);
-		from = cache->raw + jt_entry_unit_raw_offset(range);
+			decode_unit(cache, cache->stream, cache->stream_alloc,
+						(int32) jt_entry_extsize(range), range, upto, false,
+						toastrelid, true);
+			from = cache->raw + jt_entry_unit_raw_offset(range);
+		}
+		if (jt_part_hash(JT_SKELETON_VERSION_LATEST, from, len) != range->hash)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("corrupt jsonb_toaster value"),
+					 errdetail("A part cut from its compression unit in toast value %u in %s is not the one its entry describes.",
+							   range->valueid, get_rel_name(toastrelid))));
 	}
 	raw = palloc(range->rawsize);
 	SET_VARSIZE(raw, range->rawsize);

@@ -278,11 +278,17 @@ jt_adopt(Relation rel, int attnum, struct varlena *value,
 	Oid			toastrelid = CustomToastPointerRelid(rel);
 	struct varlena *result = NULL;
 
-	/* core offers none in logically logged tables: no sharing there */
+	/*
+	 * Core offers none in logically logged tables: no sharing there.  A
+	 * pointer of a later format version than the one to write goes to the
+	 * general path, which writes that version (for a standby or a release
+	 * that reads no later one).
+	 */
 	if (att->atttypid != JSONBOID || !OidIsValid(toastrelid) ||
 		RelationIsLogicallyLogged(rel) ||
 		custom_toaster_id(value) != JSONB_TOASTER_ID ||
-		custom_toaster_id(oldvalue) != JSONB_TOASTER_ID)
+		custom_toaster_id(oldvalue) != JSONB_TOASTER_ID ||
+		jt_pointer_version(value) > (uint32) jt_format_version)
 		return NULL;
 
 	result = adopt_listed(rel, att, value, oldvalue);
