@@ -120,18 +120,30 @@ jt_skeleton_parse(JtSkeleton *skel, const char *payload, uint32 payload_len,
 }
 
 /*
- * Do the parts of a unit that one reference names follow one another?  The
- * first starts the unit, and a part after another of the same unit (both
- * as stored: a delta's base) comes later in it: where that one ends if it
- * is the next one, after that if parts between were dropped.  (A unit's
- * parts may also lie in other references.)
+ * Do two parts of a unit that follow one another in a reference lie where
+ * their indexes say?  A unit's parts lie in it in index order, each where
+ * the one before ends; a reference may name them in another order (a
+ * partial update writes the parts it replaced in the order it changed
+ * them, an UPDATE takes old parts wherever they were) or skip some.  The
+ * first starts the unit.  (A unit's parts may also lie in other
+ * references.)
  */
+static bool
+unit_places_ok(const JtPartEntry *a, const JtPartEntry *b)
+{
+	uint64		a_end = (uint64) jt_entry_unit_raw_offset(a) + a->rawsize - VARHDRSZ;
+
+	Assert(jt_entry_unit_index(a) < jt_entry_unit_index(b));
+	return jt_entry_unit_index(a) + 1 == jt_entry_unit_index(b) ?
+		jt_entry_unit_raw_offset(b) == a_end :
+		jt_entry_unit_raw_offset(b) >= a_end;
+}
+
 static bool
 unit_follows(const JtSkeleton *skel, const JtPartEntry *ranges, uint32 r,
 			 const JtPartEntry *stored)
 {
 	JtPartEntry prev;
-	uint64		prev_end;
 
 	if (jt_entry_unit_index(stored) == 0)
 		return jt_entry_unit_raw_offset(stored) == 0;
@@ -144,12 +156,10 @@ unit_follows(const JtSkeleton *skel, const JtPartEntry *ranges, uint32 r,
 		return true;
 	if (prev.extinfo != stored->extinfo ||
 		jt_entry_unit_count(&prev) != jt_entry_unit_count(stored) ||
-		jt_entry_unit_index(&prev) >= jt_entry_unit_index(stored))
+		jt_entry_unit_index(&prev) == jt_entry_unit_index(stored))
 		return false;
-	prev_end = (uint64) jt_entry_unit_raw_offset(&prev) + prev.rawsize - VARHDRSZ;
-	return jt_entry_unit_index(&prev) + 1 == jt_entry_unit_index(stored) ?
-		jt_entry_unit_raw_offset(stored) == prev_end :
-		jt_entry_unit_raw_offset(stored) >= prev_end;
+	return jt_entry_unit_index(&prev) < jt_entry_unit_index(stored) ?
+		unit_places_ok(&prev, stored) : unit_places_ok(stored, &prev);
 }
 
 /*

@@ -39,6 +39,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
+#include "format/part.h"
 #include "read/datum_source.h"
 #include "support/compat.h"
 #include "support/xact_reset.h"
@@ -365,6 +366,7 @@ init_stream(JtDatumSource *src)
 	src->pub.refs_allowed = false;
 	src->view = 0;
 	src->in_unit = false;
+	src->unit_checked = false;
 }
 
 /*
@@ -424,6 +426,7 @@ open_unit_part(JtDatumSource *src, Oid toastrelid, const JtPartEntry *range)
 	src->pub.size = range->rawsize - VARHDRSZ;
 	src->view = jt_entry_unit_raw_offset(range);
 	src->in_unit = true;
+	src->unit_hash = range->hash;
 	if ((uint64) src->view + src->pub.size > JT_UNIT_MAX_RAW)
 		datum_source_corrupt(&src->pub, "a part lies outside its compression unit");
 	if (src->stored_size < (int32) STREAM_HEADER_SIZE)
@@ -610,6 +613,10 @@ decode_upto(JtDatumSource *src, uint32 upto)
 			{
 				uint32		unit_raw = header & STREAM_RAWSIZE_MASK;
 
+				if (decode_method(src, header >> VARLENA_EXTSIZE_BITS) !=
+					src->decoder.method)
+					datum_source_corrupt(&src->pub, "a compression unit's method is not the one its parts name");
+
 				/*
 				 * A unit holds its part and maybe more after it: where the
 				 * stream ends is the decoder's to know, for lz4's rules on
@@ -637,6 +644,21 @@ datum_source_fill(JtSource *pub, uint32 upto)
 
 	/* a skeleton's tree is in memory: its source never calls this */
 	Assert(src->form != JT_FORM_SKELETON);
+	/*
+	 * A part of a unit is told apart from the unit's other parts only by
+	 * where it starts in it: its bytes are decoded whole, and checked
+	 * against its entry's hash, before any is read.
+	 */
+	if (src->in_unit && !src->unit_checked)
+	{
+		reserve_buffer(src, pub->size);
+		decode_upto(src, pub->size);
+		if (pub->avail < pub->size ||
+			jt_part_hash(JT_SKELETON_VERSION_UNITS, pub->data, pub->size) !=
+			src->unit_hash)
+			datum_source_corrupt(pub, "a part cut from its compression unit is not the one its entry describes");
+		src->unit_checked = true;
+	}
 	if (src->form != JT_FORM_PLAIN)
 		reserve_buffer(src, upto);
 	switch (src->form)

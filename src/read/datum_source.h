@@ -70,6 +70,8 @@ typedef struct JtDatumSource
 								 * starts in the unit's raw bytes, which the
 								 * buffer holds from the first; else 0 */
 	bool		in_unit;		/* a part of a compression unit */
+	bool		unit_checked;	/* its bytes hash as its entry says */
+	uint32		unit_hash;		/* what its entry says */
 
 	JtDecoder	decoder;
 	JtToastIterator iter;

@@ -274,8 +274,7 @@ scan_chunks(Oid toastrelid, ValueRead *values, uint32 nvalues)
  * Decompress a part stored compressed (stored: PostgreSQL's in-memory
  * compressed form, its stream starting with the raw size and the method as
  * core writes it) into raw, which has room for range->rawsize bytes; raw
- * gets a 4-byte header.  pglz by core's pglz_decompress(), lz4 by the
- * project's decoder (src/decode/), which also explains a corrupt stream.
+ * gets a 4-byte header.  How: see decompress_stream().
  */
 void
 jt_part_decompress(const struct varlena *stored, const JtPartEntry *range,
@@ -398,7 +397,14 @@ decode_unit(JtUnitCache *cache, const char *stream, void *alloc,
 				 errmsg("compressed data of toast value %u in %s is corrupt",
 						first->valueid, get_rel_name(toastrelid)),
 				 errdetail("Its compression method is not the one its parts name.")));
-	if (upto > unit_raw || unit_raw > JT_UNIT_MAX_RAW)
+	if (unit_raw > JT_UNIT_MAX_RAW)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("compressed data of toast value %u in %s is corrupt",
+						first->valueid, get_rel_name(toastrelid)),
+				 errdetail("Its compression unit claims %u bytes, more than a unit holds.",
+						   unit_raw)));
+	if (upto > unit_raw)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("compressed data of toast value %u in %s is corrupt",
@@ -556,8 +562,8 @@ jt_unit_cache_release(JtUnitCache *cache)
  * unit is decoded once, as far as the last of them ends (wholly when a
  * cache keeps it for the parts asked for next), and each is cut out into
  * raws[wanted[i]].  A cache that needs the stream again takes over alloc,
- * the caller's allocation holding it (if not NULL), and then true is
- * returned.
+ * the caller's allocation holding it, and then true is returned; with
+ * alloc NULL, it borrows the stream, which must then outlive it.
  */
 static bool
 cut_from_unit(const char *stream, void *alloc, int32 extsize,
@@ -591,6 +597,26 @@ cut_from_unit(const char *stream, void *alloc, int32 extsize,
 		kept = false;
 	}
 	return kept;
+}
+
+/*
+ * The fields of a unit part's entry that the code cutting it relies on
+ * (jt_skeleton_read_ref() checks them too, for the entries it reads).
+ */
+static void
+check_unit_entry(const JtPartEntry *range)
+{
+	if (jt_entry_in_unit(range) &&
+		(range->rawsize < (int32) (VARHDRSZ + sizeof(uint32)) ||
+		 jt_entry_unit_index(range) >= jt_entry_unit_count(range) ||
+		 jt_entry_unit_count(range) > jt_entry_extsize(range) ||
+		 (uint64) jt_entry_unit_raw_offset(range) + range->rawsize - VARHDRSZ >
+		 JT_UNIT_MAX_RAW))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("corrupt jsonb_toaster value"),
+				 errdetail("A part's compression unit in toast value %u is impossible.",
+						   range->valueid)));
 }
 
 /* Order part numbers by where what they are read from is stored. */
@@ -652,6 +678,7 @@ fetch_stored_parts(uint32 n, const JtPartEntry *ranges, Oid toastrelid,
 					 errmsg("corrupt jsonb_toaster value"),
 					 errdetail("A part lies outside toast value %u.",
 							   ranges[i].valueid)));
+		check_unit_entry(&ranges[i]);
 	}
 
 	/*
@@ -827,21 +854,26 @@ jt_fetch_stored_parts_compressed(void *arg, uint32 first, uint32 n,
 
 /*
  * The raw content of a part whose stored bytes (its directory entry's
- * extinfo's size of them: its own, or its unit's) are at bytes.
+ * extinfo's size of them: its own, or its unit's) are at bytes.  A unit
+ * cache, if given, keeps the unit decoded for the next parts of it, the
+ * bytes borrowed: they must outlive it.
  */
 struct varlena *
 jt_part_from_bytes(const JtPartEntry *range, const char *bytes,
-				   Oid toastrelid)
+				   Oid toastrelid, JtUnitCache *cache)
 {
 	int32		extsize = jt_entry_extsize(range);
 	struct varlena *raw;
 
+	check_unit_entry(range);
 	if (jt_entry_in_unit(range))
 	{
 		uint32		only = 0;
 
+		if (cache != NULL && unit_cached(cache, range, toastrelid))
+			return cut_part(cache, range, toastrelid);
 		cut_from_unit(bytes, NULL, extsize, range, &only, 1, toastrelid,
-					  &raw, NULL);
+					  &raw, cache);
 		return raw;
 	}
 	if (extsize > range->rawsize - VARHDRSZ)

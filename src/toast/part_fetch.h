@@ -40,7 +40,8 @@ extern void jt_unit_cache_init(JtUnitCache *cache);
 extern void jt_unit_cache_release(JtUnitCache *cache);
 extern struct varlena *jt_read_part(const JtPartEntry *range, Oid toastrelid);
 extern struct varlena *jt_part_from_bytes(const JtPartEntry *range,
-										  const char *bytes, Oid toastrelid);
+										  const char *bytes, Oid toastrelid,
+										  JtUnitCache *cache);
 extern void jt_fetch_stored_parts(void *arg, uint32 first, uint32 n,
 								  const JtPartEntry *ranges, Oid toastrelid,
 								  struct varlena **raws, bool *should_free);

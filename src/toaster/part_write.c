@@ -223,7 +223,9 @@ store_alone(JtPartWriter *w, JtPartEntry *entry, const struct varlena *raw,
  * unit of one part is that part on its own; one that compression does not
  * make smaller, or not into as many bytes as it has parts (so that a
  * part's offset, the unit's plus its index, names it alone), is its parts
- * as they are.
+ * each on its own, compressed if that makes it smaller (pglz gives a whole
+ * stream up when its first kB finds no match, as when it starts with
+ * random bytes).
  */
 static void
 flush_unit(JtPartWriter *w)
@@ -250,7 +252,6 @@ flush_unit(JtPartWriter *w)
 	}
 	if (compressed == NULL)
 	{
-		/* each part on its own, compressed alone if it was alone */
 		for (uint32 i = 0; i < n; i++)
 		{
 			JtPartEntry *entry = &w->parts[w->unit_first + i];
@@ -261,7 +262,7 @@ flush_unit(JtPartWriter *w)
 			SET_VARSIZE(raw, entry->rawsize);
 			memcpy(VARDATA(raw), VARDATA(unit) + raw_offset, len);
 			raw_offset += len;
-			alone = n == 1 ? jt_compress_part(raw, w->cmethod) : NULL;
+			alone = jt_compress_part(raw, w->cmethod);
 			store_alone(w, entry, raw, alone);
 			if (alone)
 				pfree(alone);

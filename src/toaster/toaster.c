@@ -130,6 +130,7 @@ typedef struct DecodedValues
 	const JtPartEntry *values;	/* jt_distinct_values() of the pointer */
 	uint32		nvalues;
 	struct varlena **contents;	/* each value's bytes, as core rebuilt it */
+	JtUnitCache units;			/* the unit cut from last */
 } DecodedValues;
 
 /* Part fetcher: parts cut from the values logical decoding rebuilt. */
@@ -166,7 +167,7 @@ fetch_decoded_parts(void *arg, uint32 first, uint32 n,
 				 range->value_size);
 		raws[i] = jt_part_from_bytes(range,
 									 VARDATA(value) + jt_entry_stored_offset(range),
-									 toastrelid);
+									 toastrelid, &decoded->units);
 		should_free[i] = true;
 	}
 }
@@ -638,6 +639,7 @@ jt_reassemble(struct varlena *attr, struct varlena **part_values)
 	decoded.nvalues = jt_distinct_values(ranges, n);
 	decoded.values = ranges;
 	decoded.contents = part_values;
+	jt_unit_cache_init(&decoded.units);
 	fetcher.fetch = fetch_decoded_parts;
 	fetcher.decompress = NULL;
 	fetcher.arg = &decoded;
