@@ -893,6 +893,100 @@ jt_part_from_bytes(const JtPartEntry *range, const char *bytes,
 	return raw;
 }
 
+/*
+ * One part of a compression unit, read as far as it ends: the unit's
+ * chunks are fetched one after another, and decoded as they come, until
+ * the part's end is decoded (the first part of a unit of 16 kB needs its
+ * first chunk or two, where the unit takes up to eight).
+ */
+static struct varlena *
+read_unit_part(const JtPartEntry *range, Oid toastrelid)
+{
+	uint32		extsize = jt_entry_extsize(range);
+	uint32		len = range->rawsize - VARHDRSZ;
+	uint32		upto = jt_entry_unit_raw_offset(range) + len;
+	char	   *stored = palloc(Max(extsize, sizeof(uint32)));
+	uint32		stored_len = 0;
+	char	   *buf = NULL;
+	JtDecoder	dec;
+	JtToastIterator it;
+	const char *data;
+	int32		chunk_len;
+	struct varlena *raw;
+
+	jt_toast_iterator_begin_window(&it, toastrelid, range->valueid,
+								   (int32) range->value_size,
+								   (int32) jt_entry_stored_offset(range),
+								   (int32) extsize);
+	while ((buf == NULL || dec.out_len < upto) &&
+		   jt_toast_iterator_next(&it, &data, &chunk_len))
+	{
+		if (chunk_len > (int32) (extsize - stored_len))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("corrupt jsonb_toaster value"),
+					 errdetail("A compression unit in toast value %u in %s runs past its stored size.",
+							   range->valueid, get_rel_name(toastrelid))));
+		memcpy(stored + stored_len, data, chunk_len);
+		stored_len += chunk_len;
+		if (buf == NULL && stored_len >= sizeof(uint32))
+		{
+			uint32		info;
+			uint32		unit_raw;
+
+			memcpy(&info, stored, sizeof(uint32));
+			unit_raw = info & VARLENA_EXTSIZE_MASK;
+			if ((info >> VARLENA_EXTSIZE_BITS) != (range->extinfo >> VARLENA_EXTSIZE_BITS) ||
+				unit_raw > JT_UNIT_MAX_RAW || upto > unit_raw)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("compressed data of toast value %u in %s is corrupt",
+								range->valueid, get_rel_name(toastrelid)),
+						 errdetail("Its compression unit's header does not fit the part (raw size %u, the part's end %u).",
+								   unit_raw, upto)));
+			/* the whole unit's room: lz4's rules on how a block ends need it */
+			buf = palloc(Max(unit_raw, 1));
+			jt_decoder_init(&dec,
+							(info >> VARLENA_EXTSIZE_BITS) == TOAST_PGLZ_COMPRESSION_ID ?
+							JT_DECODE_PGLZ : JT_DECODE_LZ4,
+							buf, unit_raw, stored + sizeof(uint32),
+							extsize - sizeof(uint32));
+		}
+		if (buf != NULL)
+		{
+			jt_decoder_add_input(&dec, stored + sizeof(uint32),
+								 stored_len - sizeof(uint32));
+			if (jt_decode(&dec, upto) == JT_DECODE_CORRUPT)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("compressed %s data of toast value %u in %s is corrupt",
+								dec.method == JT_DECODE_PGLZ ? "pglz" : "lz4",
+								range->valueid, get_rel_name(toastrelid)),
+						 errdetail("%s.", dec.error)));
+		}
+	}
+	jt_toast_iterator_end(&it);
+	if (buf == NULL || dec.out_len < upto)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("compressed data of toast value %u in %s is corrupt",
+						range->valueid, get_rel_name(toastrelid)),
+				 errdetail("It ends before the part's end.")));
+	if (jt_part_hash(JT_SKELETON_VERSION_UNITS,
+					 buf + jt_entry_unit_raw_offset(range), len) != range->hash)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("corrupt jsonb_toaster value"),
+				 errdetail("A part cut from its compression unit in toast value %u in %s is not the one its entry describes.",
+						   range->valueid, get_rel_name(toastrelid))));
+	raw = palloc(range->rawsize);
+	SET_VARSIZE(raw, range->rawsize);
+	memcpy(VARDATA(raw), buf + jt_entry_unit_raw_offset(range), len);
+	pfree(buf);
+	pfree(stored);
+	return raw;
+}
+
 /* One part's raw content. */
 struct varlena *
 jt_read_part(const JtPartEntry *range, Oid toastrelid)
@@ -900,6 +994,19 @@ jt_read_part(const JtPartEntry *range, Oid toastrelid)
 	struct varlena *raw;
 	bool		should_free;
 
+	if (jt_entry_in_unit(range))
+	{
+		check_unit_entry(range);
+		if ((uint64) jt_entry_stored_offset(range) + jt_entry_extsize(range) >
+			range->value_size || range->value_size > VARLENA_EXTSIZE_MASK ||
+			jt_entry_unit_index(range) > range->offset)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("corrupt jsonb_toaster value"),
+					 errdetail("A part lies outside toast value %u.",
+							   range->valueid)));
+		return read_unit_part(range, toastrelid);
+	}
 	jt_fetch_stored_parts(NULL, 0, 1, range, toastrelid, &raw, &should_free);
 	return raw;
 }
