@@ -212,18 +212,14 @@ typedef struct JtRefRangePacked
 	uint32		key_length;
 } JtRefRangePacked;
 
-/* The same from format version 6: a part may lie in a compression unit. */
+/*
+ * The same from format version 6, where a part may lie in a compression
+ * unit: then extinfo is the unit's stored size and method, and offset the
+ * unit's plus the part's index in it.
+ */
 typedef struct JtRefRangeUnits
 {
-	int32		rawsize;
-	uint32		extinfo;		/* in a unit: the unit's stored size, method */
-	Oid			valueid;
-	uint32		offset;			/* in a unit: the unit's, plus the index */
-	uint32		value_size;
-	uint32		header;
-	uint32		hash;
-	uint32		key_offset;
-	uint32		key_length;
+	JtRefRangePacked packed;
 	uint32		unit;			/* 0, or jt_unit_field() */
 } JtRefRangeUnits;
 
@@ -418,26 +414,11 @@ jt_entry_offset(uint64 ref_offset, uint32 r, uint32 version)
 static inline void
 jt_entry_read(const char *at, uint32 version, JtPartEntry *entry)
 {
-	if (jt_version_has_units(version))
-	{
-		JtRefRangeUnits stored;
-
-		memcpy(&stored, at, sizeof(stored));
-		entry->rawsize = stored.rawsize;
-		entry->extinfo = stored.extinfo;
-		entry->valueid = stored.valueid;
-		entry->offset = stored.offset;
-		entry->value_size = stored.value_size;
-		entry->header = stored.header;
-		entry->hash = stored.hash;
-		entry->key_offset = stored.key_offset;
-		entry->key_length = stored.key_length;
-		entry->unit = stored.unit;
-	}
-	else if (jt_version_packs(version))
+	if (jt_version_packs(version))
 	{
 		JtRefRangePacked stored;
 
+		/* version 6 adds the unit after what version 5 stores */
 		memcpy(&stored, at, sizeof(stored));
 		entry->rawsize = stored.rawsize;
 		entry->extinfo = stored.extinfo;
@@ -449,6 +430,9 @@ jt_entry_read(const char *at, uint32 version, JtPartEntry *entry)
 		entry->key_offset = stored.key_offset;
 		entry->key_length = stored.key_length;
 		entry->unit = 0;
+		if (jt_version_has_units(version))
+			memcpy(&entry->unit, at + offsetof(JtRefRangeUnits, unit),
+				   sizeof(uint32));
 	}
 	else
 	{
@@ -471,25 +455,8 @@ jt_entry_read(const char *at, uint32 version, JtPartEntry *entry)
 static inline void
 jt_entry_write(char *at, uint32 version, const JtPartEntry *entry)
 {
-	if (jt_version_has_units(version))
-	{
-		JtRefRangeUnits stored;
-
-		stored.rawsize = entry->rawsize;
-		stored.extinfo = entry->extinfo;
-		stored.valueid = entry->valueid;
-		stored.offset = entry->offset;
-		stored.value_size = entry->value_size;
-		stored.header = entry->header;
-		stored.hash = entry->hash;
-		stored.key_offset = entry->key_offset;
-		stored.key_length = entry->key_length;
-		stored.unit = entry->unit;
-		memcpy(at, &stored, sizeof(stored));
-		return;
-	}
 	/* the writers of older versions make no units */
-	if (jt_entry_in_unit(entry))
+	if (jt_entry_in_unit(entry) && !jt_version_has_units(version))
 		elog(ERROR, "a part in a compression unit cannot be named in format version %u",
 			 version);
 	if (jt_version_packs(version))
@@ -506,6 +473,9 @@ jt_entry_write(char *at, uint32 version, const JtPartEntry *entry)
 		stored.key_offset = entry->key_offset;
 		stored.key_length = entry->key_length;
 		memcpy(at, &stored, sizeof(stored));
+		if (jt_version_has_units(version))
+			memcpy(at + offsetof(JtRefRangeUnits, unit), &entry->unit,
+				   sizeof(uint32));
 	}
 	else
 	{

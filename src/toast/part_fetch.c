@@ -361,34 +361,17 @@ decompress_stream(const char *stream, int32 extsize, const JtPartEntry *range,
 }
 
 /*
- * Decode a compression unit (its stored bytes, extsize of them, at
- * stream; first names a part of it, for errors) into cache->raw, from its
- * start as far as upto bytes, or wholly.
- *
- * pglz by core's pglz_decompress(), which accepts exactly what ours does;
- * lz4 by liblz4 when the server has it, whose output is then checked part
- * by part as it is cut (cut_part()): liblz4 follows streams no compressor
- * writes (see decompress_stream()).  Else, or when that check fails, by
- * the project's decoder, which says why a stream is corrupt.
+ * The raw size a compression unit's stream header (at stream) gives,
+ * checked: the method its parts name (first is one of them), at most what
+ * a unit holds, and at least upto, where the parts read from it end.
  */
-static void
-decode_unit(JtUnitCache *cache, const char *stream, void *alloc,
-			int32 extsize, const JtPartEntry *first, uint32 upto, bool whole,
-			Oid toastrelid, bool strict)
+static uint32
+unit_header_raw_size(const char *stream, const JtPartEntry *first,
+					 uint32 upto, Oid toastrelid)
 {
 	uint32		info;
 	uint32		unit_raw;
-	const char *in = stream + sizeof(uint32);
-	uint32		inlen;
-	bool		done = false;
 
-	if (extsize < (int32) sizeof(uint32))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("compressed data of toast value %u in %s is corrupt",
-						first->valueid, get_rel_name(toastrelid)),
-				 errdetail("It is shorter than its header.")));
-	inlen = extsize - sizeof(uint32);
 	memcpy(&info, stream, sizeof(uint32));
 	unit_raw = info & VARLENA_EXTSIZE_MASK;
 	if ((info >> VARLENA_EXTSIZE_BITS) != (first->extinfo >> VARLENA_EXTSIZE_BITS))
@@ -411,13 +394,76 @@ decode_unit(JtUnitCache *cache, const char *stream, void *alloc,
 						first->valueid, get_rel_name(toastrelid)),
 				 errdetail("Its compression unit holds %u bytes, fewer than its parts need (%u).",
 						   unit_raw, upto)));
+	return unit_raw;
+}
+
+/* The decoder of a unit part's method (checked by unit_header_raw_size()). */
+static inline JtDecodeMethod
+unit_method(const JtPartEntry *range)
+{
+	return (range->extinfo >> VARLENA_EXTSIZE_BITS) == TOAST_PGLZ_COMPRESSION_ID ?
+		JT_DECODE_PGLZ : JT_DECODE_LZ4;
+}
+
+/*
+ * The part of range as a datum, cut from its unit's raw bytes, where it
+ * starts at from.  Its bytes must hash as its entry says: a unit's parts
+ * are told apart by where they start, which nothing else would check when
+ * a part of the same kind and count starts there too.
+ */
+static struct varlena *
+unit_part_datum(const JtPartEntry *range, const char *from, Oid toastrelid)
+{
+	uint32		len = range->rawsize - VARHDRSZ;
+	struct varlena *raw;
+
+	if (jt_part_hash(JT_SKELETON_VERSION_UNITS, from, len) != range->hash)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("corrupt jsonb_toaster value"),
+				 errdetail("A part cut from its compression unit in toast value %u in %s is not the one its entry describes.",
+						   range->valueid, get_rel_name(toastrelid))));
+	raw = palloc(range->rawsize);
+	SET_VARSIZE(raw, range->rawsize);
+	memcpy(VARDATA(raw), from, len);
+	return raw;
+}
+
+/*
+ * Decode a compression unit (its stored bytes, extsize of them, at
+ * stream; first names a part of it, for errors) into cache->raw, from its
+ * start as far as upto bytes, or wholly.
+ *
+ * pglz by core's pglz_decompress(), which accepts exactly what ours does;
+ * lz4 by liblz4 when the server has it, whose output is then checked part
+ * by part as it is cut (cut_part()): liblz4 follows streams no compressor
+ * writes (see decompress_stream()).  Else, or when that check fails, by
+ * the project's decoder, which says why a stream is corrupt.
+ */
+static void
+decode_unit(JtUnitCache *cache, const char *stream, void *alloc,
+			int32 extsize, const JtPartEntry *first, uint32 upto, bool whole,
+			Oid toastrelid, bool strict)
+{
+	uint32		unit_raw;
+	const char *in = stream + sizeof(uint32);
+	uint32		inlen;
+	bool		done = false;
+
+	if (extsize < (int32) sizeof(uint32))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("compressed data of toast value %u in %s is corrupt",
+						first->valueid, get_rel_name(toastrelid)),
+				 errdetail("It is shorter than its header.")));
+	inlen = extsize - sizeof(uint32);
+	unit_raw = unit_header_raw_size(stream, first, upto, toastrelid);
 	if (whole)
 		upto = unit_raw;
 	if (cache->cxt == NULL)
 		cache->cxt = CurrentMemoryContext;
 
-	cache->method = (info >> VARLENA_EXTSIZE_BITS) == TOAST_PGLZ_COMPRESSION_ID ?
-		JT_DECODE_PGLZ : JT_DECODE_LZ4;
+	cache->method = unit_method(first);
 	/* room for the whole unit: lz4's rules on how a block ends need it */
 	if (cache->raw_cap < Max(unit_raw, 1))
 	{
@@ -502,41 +548,23 @@ unit_cached(const JtUnitCache *cache, const JtPartEntry *range,
 
 /*
  * The part of range cut from its unit, which the cache holds decoded far
- * enough (unit_cached()).  Its bytes must hash as its entry says: a unit's
- * parts are told apart by where they start in it, which nothing else
- * would check when a part of the same kind and count starts there too.
+ * enough (unit_cached()), and checked (unit_part_datum()).
  */
 static struct varlena *
 cut_part(JtUnitCache *cache, const JtPartEntry *range, Oid toastrelid)
 {
 	uint32		len = range->rawsize - VARHDRSZ;
-	const char *from = cache->raw + jt_entry_unit_raw_offset(range);
-	struct varlena *raw;
 
 	Assert(unit_cached(cache, range, toastrelid));
-	if (jt_part_hash(JT_SKELETON_VERSION_LATEST, from, len) != range->hash)
-	{
-		/* liblz4's output may not be the unit: the strict decoder's is */
-		if (!cache->checked)
-		{
-			uint32		upto = cache->decoded;
-
-			decode_unit(cache, cache->stream, cache->stream_alloc,
-						(int32) jt_entry_extsize(range), range, upto, false,
-						toastrelid, true);
-			from = cache->raw + jt_entry_unit_raw_offset(range);
-		}
-		if (jt_part_hash(JT_SKELETON_VERSION_LATEST, from, len) != range->hash)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("corrupt jsonb_toaster value"),
-					 errdetail("A part cut from its compression unit in toast value %u in %s is not the one its entry describes.",
-							   range->valueid, get_rel_name(toastrelid))));
-	}
-	raw = palloc(range->rawsize);
-	SET_VARSIZE(raw, range->rawsize);
-	memcpy(VARDATA(raw), from, len);
-	return raw;
+	/* liblz4's output may not be the unit: the strict decoder's is */
+	if (!cache->checked &&
+		jt_part_hash(JT_SKELETON_VERSION_UNITS,
+					 cache->raw + jt_entry_unit_raw_offset(range), len) != range->hash)
+		decode_unit(cache, cache->stream, cache->stream_alloc,
+					(int32) jt_entry_extsize(range), range, cache->decoded,
+					false, toastrelid, true);
+	return unit_part_datum(range, cache->raw + jt_entry_unit_raw_offset(range),
+						   toastrelid);
 }
 
 /* A cache that holds nothing (as a zeroed one). */
@@ -619,6 +647,33 @@ check_unit_entry(const JtPartEntry *range)
 						   range->valueid)));
 }
 
+/*
+ * The fields of an entry that reading what it names relies on: stored in
+ * no more bytes than it holds (a part on its own), within its value, and
+ * a unit part's fields.
+ */
+static void
+check_stored_entry(const JtPartEntry *range)
+{
+	if (!jt_entry_in_unit(range) &&
+		(int32) jt_entry_extsize(range) > range->rawsize - VARHDRSZ)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("corrupt jsonb_toaster value"),
+				 errdetail("The part in toast value %u is stored in more bytes than it holds.",
+						   range->valueid)));
+	if ((uint64) jt_entry_stored_offset(range) + jt_entry_extsize(range) >
+		range->value_size ||
+		range->value_size > VARLENA_EXTSIZE_MASK ||
+		jt_entry_unit_index(range) > range->offset)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("corrupt jsonb_toaster value"),
+				 errdetail("A part lies outside toast value %u.",
+						   range->valueid)));
+	check_unit_entry(range);
+}
+
 /* Order part numbers by where what they are read from is stored. */
 static int
 wanted_location_cmp(const void *a, const void *b, void *arg)
@@ -660,26 +715,7 @@ fetch_stored_parts(uint32 n, const JtPartEntry *ranges, Oid toastrelid,
 		should_free[i] = true;
 
 	for (uint32 i = 0; i < n; i++)
-	{
-		int32		extsize = (int32) jt_entry_extsize(&ranges[i]);
-
-		if (!jt_entry_in_unit(&ranges[i]) &&
-			extsize > ranges[i].rawsize - VARHDRSZ)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("corrupt jsonb_toaster value"),
-					 errdetail("The part in toast value %u is stored in more bytes than it holds.",
-							   ranges[i].valueid)));
-		if ((uint64) jt_entry_stored_offset(&ranges[i]) + extsize > ranges[i].value_size ||
-			ranges[i].value_size > VARLENA_EXTSIZE_MASK ||
-			jt_entry_unit_index(&ranges[i]) > ranges[i].offset)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("corrupt jsonb_toaster value"),
-					 errdetail("A part lies outside toast value %u.",
-							   ranges[i].valueid)));
-		check_unit_entry(&ranges[i]);
-	}
+		check_stored_entry(&ranges[i]);
 
 	/*
 	 * What to read: each part's stored bytes, or its unit's once, unless the
@@ -931,26 +967,13 @@ read_unit_part(const JtPartEntry *range, Oid toastrelid)
 		stored_len += chunk_len;
 		if (buf == NULL && stored_len >= sizeof(uint32))
 		{
-			uint32		info;
-			uint32		unit_raw;
+			uint32		unit_raw = unit_header_raw_size(stored, range, upto,
+														toastrelid);
 
-			memcpy(&info, stored, sizeof(uint32));
-			unit_raw = info & VARLENA_EXTSIZE_MASK;
-			if ((info >> VARLENA_EXTSIZE_BITS) != (range->extinfo >> VARLENA_EXTSIZE_BITS) ||
-				unit_raw > JT_UNIT_MAX_RAW || upto > unit_raw)
-				ereport(ERROR,
-						(errcode(ERRCODE_DATA_CORRUPTED),
-						 errmsg("compressed data of toast value %u in %s is corrupt",
-								range->valueid, get_rel_name(toastrelid)),
-						 errdetail("Its compression unit's header does not fit the part (raw size %u, the part's end %u).",
-								   unit_raw, upto)));
 			/* the whole unit's room: lz4's rules on how a block ends need it */
 			buf = palloc(Max(unit_raw, 1));
-			jt_decoder_init(&dec,
-							(info >> VARLENA_EXTSIZE_BITS) == TOAST_PGLZ_COMPRESSION_ID ?
-							JT_DECODE_PGLZ : JT_DECODE_LZ4,
-							buf, unit_raw, stored + sizeof(uint32),
-							extsize - sizeof(uint32));
+			jt_decoder_init(&dec, unit_method(range), buf, unit_raw,
+							stored + sizeof(uint32), extsize - sizeof(uint32));
 		}
 		if (buf != NULL)
 		{
@@ -972,16 +995,8 @@ read_unit_part(const JtPartEntry *range, Oid toastrelid)
 				 errmsg("compressed data of toast value %u in %s is corrupt",
 						range->valueid, get_rel_name(toastrelid)),
 				 errdetail("It ends before the part's end.")));
-	if (jt_part_hash(JT_SKELETON_VERSION_UNITS,
-					 buf + jt_entry_unit_raw_offset(range), len) != range->hash)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("corrupt jsonb_toaster value"),
-				 errdetail("A part cut from its compression unit in toast value %u in %s is not the one its entry describes.",
-						   range->valueid, get_rel_name(toastrelid))));
-	raw = palloc(range->rawsize);
-	SET_VARSIZE(raw, range->rawsize);
-	memcpy(VARDATA(raw), buf + jt_entry_unit_raw_offset(range), len);
+	raw = unit_part_datum(range, buf + jt_entry_unit_raw_offset(range),
+						  toastrelid);
 	pfree(buf);
 	pfree(stored);
 	return raw;
@@ -996,15 +1011,7 @@ jt_read_part(const JtPartEntry *range, Oid toastrelid)
 
 	if (jt_entry_in_unit(range))
 	{
-		check_unit_entry(range);
-		if ((uint64) jt_entry_stored_offset(range) + jt_entry_extsize(range) >
-			range->value_size || range->value_size > VARLENA_EXTSIZE_MASK ||
-			jt_entry_unit_index(range) > range->offset)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("corrupt jsonb_toaster value"),
-					 errdetail("A part lies outside toast value %u.",
-							   range->valueid)));
+		check_stored_entry(range);
 		return read_unit_part(range, toastrelid);
 	}
 	jt_fetch_stored_parts(NULL, 0, 1, range, toastrelid, &raw, &should_free);

@@ -436,22 +436,7 @@ jt_test_skeleton_set_part(PG_FUNCTION_ARGS)
 	 * written as stored: the claim may be one jt_entry_write() refuses; a
 	 * part given an offset is one on its own, not in a compression unit
 	 */
-	if (jt_version_has_units(version))
-	{
-		JtRefRangeUnits stored;
-
-		memcpy(&stored, (char *) result + pos, sizeof(stored));
-		stored.rawsize = range.rawsize;
-		stored.extinfo = range.extinfo;
-		stored.valueid = range.valueid;
-		if (PG_NARGS() > 5)
-		{
-			stored.offset = (uint32) PG_GETARG_INT32(5);
-			stored.unit = 0;
-		}
-		memcpy((char *) result + pos, &stored, sizeof(stored));
-	}
-	else if (jt_version_packs(version))
+	if (jt_version_packs(version))
 	{
 		JtRefRangePacked stored;
 
@@ -460,7 +445,14 @@ jt_test_skeleton_set_part(PG_FUNCTION_ARGS)
 		stored.extinfo = range.extinfo;
 		stored.valueid = range.valueid;
 		if (PG_NARGS() > 5)
+		{
+			uint32		no_unit = 0;
+
 			stored.offset = (uint32) PG_GETARG_INT32(5);
+			if (jt_version_has_units(version))
+				memcpy((char *) result + pos + offsetof(JtRefRangeUnits, unit),
+					   &no_unit, sizeof(uint32));
+		}
 		memcpy((char *) result + pos, &stored, sizeof(stored));
 	}
 	else if (PG_NARGS() > 5)
