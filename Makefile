@@ -69,6 +69,7 @@ include $(jt_srcdir)custom_toast.mk
 ifeq ($(CUSTOM_TOAST),yes)
 OBJS += \
 	src/format/pointer.o \
+	src/toast/pointer_open.o \
 	src/read/narrow.o \
 	src/read/jsonpath_funcs.o \
 	src/read/containment.o \
@@ -90,7 +91,7 @@ OBJS += \
 	src/update/tree_change.o \
 	src/subscripting.o \
 	src/overrides.o
-REGRESS += toaster sharing packing units partial_update deltas update_random syntaxes_random toaster_corruption rewrite column_privileges override_results convert_ownership column_options
+REGRESS += toaster sharing packing units tree_outside partial_update deltas update_random syntaxes_random toaster_corruption rewrite column_privileges override_results convert_ownership column_options
 # Isolation specs (specs/, several sessions) run with the pg_regress files,
 # not when REGRESS is emptied to run only the TAP tests, which start
 # clusters of their own.

@@ -18,6 +18,9 @@
 -- little-endian, as in corruption.sql.
 --
 -- (the extension may be left by an earlier file, or not: no NOTICE either way)
+-- The trees of this file's documents stay in the row (format version 6),
+-- whose directories it reads and forges; tree_outside.sql has version 7.
+SET jsonb_toaster.format_version = 6;
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS jsonb_toaster;
 CREATE EXTENSION IF NOT EXISTS jsonb_toaster_test;

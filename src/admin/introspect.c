@@ -39,6 +39,7 @@
 
 #ifdef JT_CUSTOM_TOAST
 #include "format/pointer.h"
+#include "toast/pointer_open.h"
 #endif
 
 PG_FUNCTION_INFO_V1(jsonb_toaster_storage);
@@ -149,7 +150,7 @@ jsonb_toaster_storage(PG_FUNCTION_ARGS)
 		varatt_custom header;
 
 		VARATT_CUSTOM_GET_HEADER(header, attr);
-		jt_parse_pointer(attr, &skel);
+		jt_open_pointer(attr, &skel);
 		/* the chunks of the TOAST values its parts lie in */
 		nvalues = jt_skeleton_list_parts(&skel, &ranges);
 		nvalues = jt_distinct_values(ranges, nvalues);
@@ -263,6 +264,48 @@ typedef struct EmitParts
  * size, hash) and where it is stored (stored size, compression, value id,
  * chunks), which for a part kept as a delta is its base.
  */
+/*
+ * One row of jsonb_toaster_parts(): the part range names (stored where
+ * stored says: for a part kept as a delta, its base), at path (NULL: the
+ * part holding an outside tree), range r (-1: none) of a value of kind.
+ */
+static void
+emit_part(ReturnSetInfo *rsinfo, const JtPartEntry *range, JtPartEntry stored,
+		  Datum pathdatum, int32 r, const char *kind)
+{
+	uint32		extsize = stored.extinfo & VARLENA_EXTSIZE_MASK;
+	bool		compressed = jt_stored_compressed(&stored);
+	Datum		values[PARTS_NATTS];
+	bool		nulls[PARTS_NATTS] = {0};
+
+	values[PARTS_PATH] = pathdatum;
+	nulls[PARTS_PATH] = pathdatum == (Datum) 0;
+	values[PARTS_RANGE] = Int32GetDatum(r);
+	nulls[PARTS_RANGE] = r < 0;
+	values[PARTS_KIND] = CStringGetTextDatum(kind);
+	values[PARTS_COUNT] = Int32GetDatum(range->header & JT_CONTAINER_COUNT_MASK);
+	nulls[PARTS_COUNT] = range->header == 0;
+	values[PARTS_RAW_SIZE] = Int32GetDatum(range->rawsize);
+	values[PARTS_STORED_SIZE] = Int32GetDatum(extsize);
+	if (compressed)
+		values[PARTS_COMPRESSION] =
+			PointerGetDatum(compression_method_name(range->extinfo >> VARLENA_EXTSIZE_BITS));
+	nulls[PARTS_COMPRESSION] = !compressed;
+	values[PARTS_VALUE_ID] = ObjectIdGetDatum(range->valueid);
+	values[PARTS_CHUNKS] = Int32GetDatum(part_chunks(range));
+	values[PARTS_HASH] = Int64GetDatum((int64) range->hash);
+	values[PARTS_VALUE_OFFSET] = Int32GetDatum((int32) range->offset);
+	values[PARTS_STORED_OFFSET] =
+		Int32GetDatum((int32) jt_entry_stored_offset(&stored));
+	values[PARTS_UNIT_OFFSET] =
+		Int32GetDatum((int32) jt_entry_unit_raw_offset(&stored));
+	values[PARTS_UNIT_PARTS] =
+		Int32GetDatum((int32) jt_entry_unit_count(&stored));
+	nulls[PARTS_UNIT_OFFSET] = nulls[PARTS_UNIT_PARTS] =
+		!jt_entry_in_unit(&stored);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
 static void
 emit_parts(void *arg, const JtRef *ref, List *path)
 {
@@ -280,38 +323,13 @@ emit_parts(void *arg, const JtRef *ref, List *path)
 	for (uint32 r = 0; r < ref->nranges; r++)
 	{
 		const JtPartEntry *range = &ref->ranges[r];
-		JtPartEntry stored = jt_stored_range(skel, range);
-		uint32		extsize = stored.extinfo & VARLENA_EXTSIZE_MASK;
-		bool		compressed = jt_stored_compressed(&stored);
-		Datum		values[PARTS_NATTS];
-		bool		nulls[PARTS_NATTS] = {0};
 
-		values[PARTS_PATH] = pathdatum;
-		values[PARTS_RANGE] = Int32GetDatum(r);
-		values[PARTS_KIND] = CStringGetTextDatum((ref->header & JT_CONTAINER_SCALAR) ? "scalar" :
-												 (ref->header & JT_CONTAINER_OBJECT) ? "object" : "array");
-		values[PARTS_COUNT] = Int32GetDatum(range->header & JT_CONTAINER_COUNT_MASK);
-		values[PARTS_RAW_SIZE] = Int32GetDatum(range->rawsize);
-		values[PARTS_STORED_SIZE] = Int32GetDatum(extsize);
-		if (compressed)
-			values[PARTS_COMPRESSION] =
-				PointerGetDatum(compression_method_name(range->extinfo >> VARLENA_EXTSIZE_BITS));
-		nulls[PARTS_COMPRESSION] = !compressed;
-		values[PARTS_VALUE_ID] = ObjectIdGetDatum(range->valueid);
-		values[PARTS_CHUNKS] = Int32GetDatum(part_chunks(range));
-		values[PARTS_HASH] = Int64GetDatum((int64) range->hash);
-		values[PARTS_VALUE_OFFSET] = Int32GetDatum((int32) range->offset);
-		values[PARTS_STORED_OFFSET] =
-			Int32GetDatum((int32) jt_entry_stored_offset(&stored));
-		values[PARTS_UNIT_OFFSET] =
-			Int32GetDatum((int32) jt_entry_unit_raw_offset(&stored));
-		values[PARTS_UNIT_PARTS] =
-			Int32GetDatum((int32) jt_entry_unit_count(&stored));
-		nulls[PARTS_UNIT_OFFSET] = nulls[PARTS_UNIT_PARTS] =
-			!jt_entry_in_unit(&stored);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		emit_part(rsinfo, range, jt_stored_range(skel, range), pathdatum, r,
+				  (ref->header & JT_CONTAINER_SCALAR) ? "scalar" :
+				  (ref->header & JT_CONTAINER_OBJECT) ? "object" : "array");
 	}
 }
+
 #endif							/* JT_CUSTOM_TOAST */
 
 /*
@@ -344,10 +362,13 @@ jsonb_toaster_parts(PG_FUNCTION_ARGS)
 		JtSkeleton	skel;
 		EmitParts	emit;
 
-		jt_parse_pointer(attr, &skel);
+		jt_open_pointer(attr, &skel);
 		emit.rsinfo = rsinfo;
 		emit.skel = &skel;
 		jt_skeleton_walk(&skel, emit_parts, &emit);
+		if (skel.has_tree_entry)
+			emit_part(rsinfo, &skel.tree_entry, skel.tree_entry, (Datum) 0, -1,
+					  "tree");
 	}
 #endif
 	return (Datum) 0;
@@ -390,7 +411,7 @@ jsonb_toaster_values(PG_FUNCTION_ARGS)
 		uint32		n;
 		uint32		i = 0;
 
-		jt_parse_pointer(attr, &skel);
+		jt_open_pointer(attr, &skel);
 		n = jt_skeleton_list_parts(&skel, &ranges);
 		qsort(ranges, n, sizeof(JtPartEntry), jt_entry_location_cmp);
 		while (i < n)

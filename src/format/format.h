@@ -77,7 +77,9 @@
  *	         range of a TOAST value that may hold several parts
  *	6        version 5 with compression units: consecutive parts written
  *	         together may be compressed as one stream (below); the one
- *	         written now
+ *	         written now, but for:
+ *	7        version 6 whose tree may lie outside the row (below); written
+ *	         only for pointers whose tree does
  *
  * A pointer made from a stored one by changing one part keeps its version
  * (the other parts' hashes are not recomputed), but 1 and 2 become 3; one
@@ -88,7 +90,8 @@
 #define JT_SKELETON_VERSION_CRC32C	4
 #define JT_SKELETON_VERSION_PACKED	5
 #define JT_SKELETON_VERSION_UNITS	6
-#define JT_SKELETON_VERSION_LATEST	JT_SKELETON_VERSION_UNITS
+#define JT_SKELETON_VERSION_TREE_OUTSIDE	7
+#define JT_SKELETON_VERSION_LATEST	JT_SKELETON_VERSION_TREE_OUTSIDE
 
 /*
  * Does format version version pack parts?  From version 5, the parts one
@@ -120,6 +123,24 @@ static inline bool
 jt_version_has_units(uint32 version)
 {
 	return version >= JT_SKELETON_VERSION_UNITS;
+}
+
+/*
+ * May a pointer of format version version keep its tree outside the row?
+ * From version 7, a skeleton whose tree is one reference (a root that left
+ * whole, as a wide object of short fields does) may store that tree as one
+ * more part of the TOAST value its new parts go to, and keep in the row
+ * only that part's directory entry: an UPDATE of another column then
+ * writes a row about as long as stock's pointer, where it wrote the
+ * root's directory again.  Entries of the outside tree that name parts of
+ * the value holding the tree say value id 0 and size 0 (the writer knows
+ * neither before it writes the value); readers take both from the entry in
+ * the row.
+ */
+static inline bool
+jt_version_has_tree_outside(uint32 version)
+{
+	return version >= JT_SKELETON_VERSION_TREE_OUTSIDE;
 }
 
 /*
@@ -230,6 +251,7 @@ typedef struct JtSkeletonInfo
 	uint32		nparts;
 	uint32		tree_size;
 	bool		inline_parts;	/* the parts are in the pointer (below) */
+	bool		tree_outside;	/* the tree is a part (format version 7) */
 } JtSkeletonInfo;
 
 /*
@@ -244,6 +266,14 @@ typedef struct JtSkeletonInfo
  * JtSkeletonHeader.nparts says so.
  */
 #define JT_SKELETON_INLINE_PARTS	0x80000000
+
+/*
+ * A skeleton whose tree lies outside the row (format version 7): the
+ * pointer holds JtSkeletonHeader, with this bit in nparts and the tree's
+ * size in tree_size, then the directory entry of the part holding the tree
+ * (its hash is the tree's, its header 0), then the delta area.
+ */
+#define JT_SKELETON_TREE_OUTSIDE	0x40000000
 
 /*
  * A part's directory entry, as read from a reference (JtRefRange,
@@ -387,8 +417,10 @@ jt_payload_read_info(const char *payload, JtSkeletonInfo *info)
 
 	memcpy(&hdr, payload, sizeof(hdr));
 	info->toastrelid = hdr.toastrelid;
-	info->nparts = hdr.nparts & ~JT_SKELETON_INLINE_PARTS;
+	info->nparts = hdr.nparts &
+		~(JT_SKELETON_INLINE_PARTS | JT_SKELETON_TREE_OUTSIDE);
 	info->inline_parts = (hdr.nparts & JT_SKELETON_INLINE_PARTS) != 0;
+	info->tree_outside = (hdr.nparts & JT_SKELETON_TREE_OUTSIDE) != 0;
 	info->tree_size = hdr.tree_size;
 }
 
@@ -398,7 +430,9 @@ jt_payload_write_info(char *payload, const JtSkeletonInfo *info)
 	JtSkeletonHeader hdr;
 
 	hdr.toastrelid = info->toastrelid;
-	hdr.nparts = info->nparts | (info->inline_parts ? JT_SKELETON_INLINE_PARTS : 0);
+	hdr.nparts = info->nparts |
+		(info->inline_parts ? JT_SKELETON_INLINE_PARTS : 0) |
+		(info->tree_outside ? JT_SKELETON_TREE_OUTSIDE : 0);
 	hdr.tree_size = info->tree_size;
 	memcpy(payload, &hdr, sizeof(hdr));
 }
@@ -548,6 +582,17 @@ typedef struct JtSkeleton
 	struct varlena *inline_raw;
 	/* the flattened document's size as the pointer gives it, or 0 */
 	uint32		flat_size;
+
+	/*
+	 * A tree that lies outside the row (format version 7): the entry of the
+	 * part holding it, listed with the parts as long as the skeleton
+	 * describes the stored pointer; and while the tree is read in, the value
+	 * that entries saying value id 0 name.
+	 */
+	bool		has_tree_entry;
+	JtPartEntry tree_entry;
+	bool		tree_missing;	/* parsed, tree not read in yet */
+	JtPartEntry own_value;		/* valueid 0: no entry names it */
 } JtSkeleton;
 
 /* Does format version version hash parts as the latest does? */

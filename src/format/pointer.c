@@ -59,18 +59,18 @@ jt_parse_pointer(struct varlena *attr, JtSkeleton *skel)
 }
 
 /*
- * Our pointer, for a tree (and a delta area of deltas_len bytes after it)
- * whose parts take stored_outside bytes of TOAST, in format version
- * version.
+ * A pointer of format version version: hdr, in_row bytes of tree (or, for
+ * a tree outside the row, its part's entry), deltas_len of delta area,
+ * stored_outside bytes of TOAST.
  */
-struct varlena *
-jt_make_pointer(const JtSkeletonInfo *hdr, const char *tree,
-				const char *deltas, uint32 deltas_len, int32 rawsize,
-				uint64 stored_outside, uint8 version)
+static struct varlena *
+make_pointer(const JtSkeletonInfo *hdr, const char *in_row, uint32 in_row_len,
+			 const char *deltas, uint32 deltas_len, int32 rawsize,
+			 uint64 stored_outside, uint32 version)
 {
 	varatt_custom header = {0};
 	Size		size = VARHDRSZ_CUSTOM + sizeof(JtSkeletonHeader) +
-		hdr->tree_size + deltas_len;
+		in_row_len + deltas_len;
 	struct varlena *result;
 
 	header.va_size = size;
@@ -83,12 +83,81 @@ jt_make_pointer(const JtSkeletonInfo *hdr, const char *tree,
 	SET_VARTAG_EXTERNAL(result, VARTAG_CUSTOM);
 	memcpy(VARDATA_EXTERNAL(result), &header, offsetof(varatt_custom, va_data));
 	jt_payload_write_info(VARDATA_CUSTOM(result), hdr);
-	memcpy(VARDATA_CUSTOM(result) + sizeof(JtSkeletonHeader), tree,
-		   hdr->tree_size);
+	memcpy(VARDATA_CUSTOM(result) + sizeof(JtSkeletonHeader), in_row,
+		   in_row_len);
 	if (deltas_len > 0)
-		memcpy(VARDATA_CUSTOM(result) + sizeof(JtSkeletonHeader) + hdr->tree_size,
+		memcpy(VARDATA_CUSTOM(result) + sizeof(JtSkeletonHeader) + in_row_len,
 			   deltas, deltas_len);
 	return result;
+}
+
+/*
+ * Our pointer, for a tree (and a delta area of deltas_len bytes after it)
+ * whose parts take stored_outside bytes of TOAST, in format version
+ * version.
+ */
+struct varlena *
+jt_make_pointer(const JtSkeletonInfo *hdr, const char *tree,
+				const char *deltas, uint32 deltas_len, int32 rawsize,
+				uint64 stored_outside, uint8 version)
+{
+	Assert(!hdr->tree_outside);
+	return make_pointer(hdr, tree, hdr->tree_size, deltas, deltas_len,
+						rawsize, stored_outside, version);
+}
+
+/*
+ * A pointer whose tree lies outside the row (format version 7): the entry
+ * of the part holding the tree (tree_size bytes, hdr's), then the delta
+ * area; stored_outside counts that part's bytes too.
+ */
+struct varlena *
+jt_make_pointer_tree_outside(const JtSkeletonInfo *hdr,
+							 const JtPartEntry *tree_entry,
+							 const char *deltas, uint32 deltas_len,
+							 int32 rawsize, uint64 stored_outside)
+{
+	uint32		version = JT_SKELETON_VERSION_TREE_OUTSIDE;
+	char		entry[sizeof(JtRefRangeUnits)];
+	JtSkeletonInfo info = *hdr;
+
+	Assert(jt_entry_size(version) == sizeof(entry) && !hdr->inline_parts);
+	jt_entry_write(entry, version, tree_entry);
+	info.tree_outside = true;
+	return make_pointer(&info, entry, sizeof(entry), deltas, deltas_len,
+						rawsize, stored_outside, version);
+}
+
+/*
+ * The pointer stored_pointer, whose tree lies outside the row, with the tree
+ * skel read in (jt_skeleton_attach_tree()) in it: what the update paths
+ * edit.  It no longer names the part holding the tree.
+ */
+struct varlena *
+jt_pointer_with_tree(const struct varlena *stored_pointer,
+					 const JtSkeleton *skel)
+{
+	varatt_custom header;
+	JtSkeletonInfo info = skel->hdr;
+	const char *payload = VARDATA_CUSTOM(stored_pointer);
+	uint32		payload_len = VARSIZE_EXTERNAL(stored_pointer) - VARHDRSZ_CUSTOM;
+	uint32		in_row = sizeof(JtSkeletonHeader) + jt_entry_size(skel->version);
+	uint64		stored_outside;
+	uint32		share = jt_entry_stored_share(&skel->tree_entry);
+
+	Assert(skel->hdr.tree_outside && !skel->tree_missing);
+	VARATT_CUSTOM_GET_HEADER(header, stored_pointer);
+	stored_outside = header.va_storedsize - header.va_size;
+	if (stored_outside < share || payload_len < in_row)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("corrupt jsonb_toaster value"),
+				 errdetail("Its parts take more bytes than its stored size.")));
+	info.tree_outside = false;
+	return make_pointer(&info, skel->tree, skel->hdr.tree_size,
+						payload + in_row, payload_len - in_row,
+						header.va_rawsize, stored_outside - share,
+						header.va_version);
 }
 
 /*

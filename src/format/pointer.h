@@ -56,6 +56,14 @@ extern struct varlena *jt_make_pointer(const JtSkeletonInfo *hdr,
 									   const char *tree, const char *deltas,
 									   uint32 deltas_len, int32 rawsize,
 									   uint64 stored_outside, uint8 version);
+extern struct varlena *jt_make_pointer_tree_outside(const JtSkeletonInfo *hdr,
+													const JtPartEntry *tree_entry,
+													const char *deltas,
+													uint32 deltas_len,
+													int32 rawsize,
+													uint64 stored_outside);
+extern struct varlena *jt_pointer_with_tree(const struct varlena *stored_pointer,
+											const JtSkeleton *skel);
 extern uint8 jt_patched_version(const struct varlena *old);
 extern struct varlena *jt_pointer_over_fewer(const struct varlena *old_pointer,
 											 const JtSkeletonInfo *hdr,

@@ -42,23 +42,42 @@
  * The tree is read where it lies, so the payload must outlive skel.  The
  * tree's first word is the root's JEntry; the root follows it.
  */
+static void parse_tree(JtSkeleton *skel);
+
+static void
+visit_nothing(void *arg, const JtRef *ref, List *path)
+{
+}
+
 void
 jt_skeleton_parse(JtSkeleton *skel, const char *payload, uint32 payload_len,
 				  uint32 version)
 {
-	uint32		root_entry;
-	uint32		root_len;
+	uint32		in_row;			/* the tree's bytes in the row */
+	const char *after;
 
 	jt_memory_source(&skel->src, NULL, 0, true);
 	skel->version = version;
 	skel->flat_size = 0;
+	skel->has_tree_entry = false;
+	skel->tree_missing = false;
+	skel->own_value.valueid = InvalidOid;
 	if (payload_len < sizeof(JtSkeletonHeader))
 		jt_nav_corrupt(&skel->src, "the pointer is shorter than its header");
 	jt_payload_read_info(payload, &skel->hdr);
-	if (skel->hdr.tree_size > payload_len - sizeof(JtSkeletonHeader))
-		jt_nav_corrupt(&skel->src, "the tree size does not match the pointer size");
 	if (skel->hdr.tree_size < 2 * sizeof(uint32))
 		jt_nav_corrupt(&skel->src, "the tree is too short");
+	in_row = skel->hdr.tree_size;
+	if (skel->hdr.tree_outside)
+	{
+		if (!jt_version_has_tree_outside(version) || skel->hdr.inline_parts)
+			jt_nav_corrupt(&skel->src, "a pointer of a format that has none keeps its tree outside the row");
+		in_row = jt_entry_size(version);
+	}
+	if (in_row > payload_len - sizeof(JtSkeletonHeader))
+		jt_nav_corrupt(&skel->src, "the tree size does not match the pointer size");
+	after = payload + sizeof(JtSkeletonHeader) + in_row;
+
 	/*
 	 * What follows the tree is the delta area (format version 2), or an
 	 * inline skeleton's parts (format.h)
@@ -68,24 +87,73 @@ jt_skeleton_parse(JtSkeleton *skel, const char *payload, uint32 payload_len,
 	skel->inline_raw = NULL;
 	if (skel->hdr.inline_parts)
 	{
-		const char *area = payload + sizeof(JtSkeletonHeader) + skel->hdr.tree_size;
-		uint32		len = payload_len - sizeof(JtSkeletonHeader) - skel->hdr.tree_size;
+		uint32		len = payload_len - sizeof(JtSkeletonHeader) - in_row;
 
 		if (!jt_version_packs(version))
 			jt_nav_corrupt(&skel->src, "a pointer of a format that has none keeps its parts inline");
-		if (len < VARHDRSZ || VARATT_IS_EXTERNAL(area) || VARSIZE_ANY(area) != len)
+		if (len < VARHDRSZ || VARATT_IS_EXTERNAL(after) || VARSIZE_ANY(after) != len)
 			jt_nav_corrupt(&skel->src, "the parts kept in the pointer are not a datum of its remaining bytes");
-		skel->inline_area = area;
+		skel->inline_area = after;
 		skel->inline_len = len;
 		skel->ndeltas = 0;
 		skel->deltas = NULL;
 	}
 	else
-		jt_delta_parse_area(skel, payload + sizeof(JtSkeletonHeader) + skel->hdr.tree_size,
-							payload_len - sizeof(JtSkeletonHeader) - skel->hdr.tree_size);
+		jt_delta_parse_area(skel, after,
+							payload_len - sizeof(JtSkeletonHeader) - in_row);
+
+	if (skel->hdr.tree_outside)
+	{
+		JtPartEntry *e = &skel->tree_entry;
+
+		jt_entry_read(payload + sizeof(JtSkeletonHeader), version, e);
+		if (!OidIsValid(e->valueid) || e->header != 0 ||
+			e->key_offset != 0 || e->key_length != 0 ||
+			e->rawsize != (int32) (skel->hdr.tree_size + VARHDRSZ) ||
+			jt_entry_extsize(e) == 0 ||
+			(uint64) jt_entry_stored_offset(e) + jt_entry_extsize(e) > e->value_size ||
+			e->value_size > VARLENA_EXTSIZE_MASK ||
+			jt_entry_in_unit(e))
+			jt_nav_corrupt(&skel->src, "the entry of the part holding the tree is impossible");
+		skel->has_tree_entry = true;
+		skel->tree_missing = true;
+		skel->tree = NULL;
+		return;
+	}
 
 	/* read in place: the navigator reads fields with memcpy */
 	skel->tree = payload + sizeof(JtSkeletonHeader);
+	parse_tree(skel);
+}
+
+/*
+ * Give a skeleton parsed with its tree outside the row (format version 7)
+ * its tree, read from the part its entry names: tree_size bytes, which
+ * skel may write to (entries naming the value holding the tree get its id
+ * and size) and which must outlive it.
+ */
+void
+jt_skeleton_attach_tree(JtSkeleton *skel, char *tree, uint32 len)
+{
+	Assert(skel->tree_missing);
+	if (len != skel->hdr.tree_size)
+		jt_nav_corrupt(&skel->src, "the part holding the tree is not the tree's size");
+	skel->tree = tree;
+	skel->tree_missing = false;
+	parse_tree(skel);
+	/* every reference read once, its entries' value id 0 replaced */
+	skel->own_value = skel->tree_entry;
+	jt_skeleton_walk(skel, visit_nothing, NULL);
+	skel->own_value.valueid = InvalidOid;
+}
+
+/* Check the tree's root and describe it. */
+static void
+parse_tree(JtSkeleton *skel)
+{
+	uint32		root_entry;
+	uint32		root_len;
+
 	jt_memory_source(&skel->src, skel->tree, skel->hdr.tree_size, true);
 
 	memcpy(&root_entry, skel->tree, sizeof(uint32));
@@ -163,6 +231,21 @@ unit_follows(const JtSkeleton *skel, const JtPartEntry *ranges, uint32 r,
 }
 
 /*
+ * An entry of a tree read in from outside the row that names a part of
+ * the value holding the tree (value id 0): give it that value's id and
+ * size, in the tree too (at), which attaching owns.
+ */
+static void
+take_own_value(JtSkeleton *skel, char *at, JtPartEntry *entry)
+{
+	if (entry->value_size != 0)
+		jt_nav_corrupt(&skel->src, "a part of the tree's own value gives a size");
+	entry->valueid = skel->own_value.valueid;
+	entry->value_size = skel->own_value.value_size;
+	jt_entry_write(at, skel->version, entry);
+}
+
+/*
  * Check a reference found in the tree and describe it.  The ranges are
  * copied to aligned memory.  Their key bytes must lie inside the
  * reference, after the ranges, and for an object split into several parts
@@ -201,8 +284,14 @@ jt_skeleton_read_ref(JtSkeleton *skel, const JtNode *node, JtRef *ref)
 
 	ranges = palloc(nranges * sizeof(JtPartEntry));
 	for (uint32 i = 0; i < nranges; i++)
+	{
 		jt_entry_read(p + jt_entry_offset(0, i, skel->version),
 					  skel->version, &ranges[i]);
+		if (OidIsValid(skel->own_value.valueid) &&
+			!OidIsValid(ranges[i].valueid))
+			take_own_value(skel, (char *) p + jt_entry_offset(0, i, skel->version),
+						   &ranges[i]);
+	}
 	for (uint32 r = 0; r < nranges; r++)
 	{
 		JtPartEntry *range = &ranges[r];
@@ -516,7 +605,8 @@ collect_ranges(void *arg, const JtRef *ref, List *path)
 /*
  * The parts of a skeleton as stored, in document order: their number, and
  * a palloc'd array of their ranges (for a part kept as a delta, its
- * base's).
+ * base's).  A stored pointer whose tree lies outside the row lists the
+ * part holding the tree last: it owns that part as it owns the others.
  */
 uint32
 jt_skeleton_list_parts(JtSkeleton *skel, JtPartEntry **ranges)
@@ -530,7 +620,7 @@ jt_skeleton_list_parts(JtSkeleton *skel, JtPartEntry **ranges)
 	n = list_length(list);
 	if (n != skel->hdr.nparts)
 		jt_nav_corrupt(&skel->src, "the tree's parts differ from its header's count");
-	*ranges = palloc(Max(n, 1) * sizeof(JtPartEntry));
+	*ranges = palloc((n + 1) * sizeof(JtPartEntry));
 	n = 0;
 	foreach(lc, list)
 	{
@@ -543,6 +633,8 @@ jt_skeleton_list_parts(JtSkeleton *skel, JtPartEntry **ranges)
 	list_free(list);
 	if (deltas_used != skel->ndeltas)
 		jt_nav_corrupt(&skel->src, "a delta names a value that is not one of the skeleton's parts");
+	if (skel->has_tree_entry)
+		(*ranges)[n++] = skel->tree_entry;
 	return n;
 }
 

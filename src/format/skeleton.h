@@ -24,6 +24,8 @@ typedef void (*JtRefVisitor) (void *arg, const JtRef *ref, List *path);
 
 extern void jt_skeleton_parse(JtSkeleton *skel, const char *payload,
 							  uint32 payload_len, uint32 version);
+extern void jt_skeleton_attach_tree(JtSkeleton *skel, char *tree,
+									uint32 len);
 extern void jt_skeleton_read_ref(JtSkeleton *skel, const JtNode *node,
 								 JtRef *ref);
 extern uint32 jt_ref_range_for_key(const JtRef *ref, const char *key,

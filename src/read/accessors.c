@@ -46,6 +46,7 @@
 
 #ifdef JT_CUSTOM_TOAST
 #include "format/pointer.h"
+#include "toast/pointer_open.h"
 #endif
 
 PG_FUNCTION_INFO_V1(jt_object_field);
@@ -255,7 +256,7 @@ skeleton_root_field(FunctionCallInfo fcinfo, bool as_text, Datum *result)
 	if (!VARATT_IS_EXTERNAL_CUSTOM(attr) ||
 		custom_toaster_id(attr) != JSONB_TOASTER_ID)
 		return false;
-	jt_parse_pointer(attr, &skel);
+	jt_open_pointer(attr, &skel);
 	if (skel.root.kind != JT_NODE_CONTAINER || !jt_node_is_object(&skel.root))
 		return false;
 

@@ -46,6 +46,7 @@
 
 #ifdef JT_CUSTOM_TOAST
 #include "format/pointer.h"
+#include "toast/pointer_open.h"
 #endif
 
 /* The 4-byte word that starts a compressed stream: raw size and method. */
@@ -453,7 +454,7 @@ jt_datum_source_open(JtDatumSource *src, Datum value, JtScratch *scratch)
 		custom_toaster_id(attr) == JSONB_TOASTER_ID)
 	{
 		src->form = JT_FORM_SKELETON;
-		jt_parse_pointer(attr, &src->skel);
+		jt_open_pointer(attr, &src->skel);
 		/* field by field: a struct copy would stall on the stores just made */
 		jt_memory_source(&src->pub, src->skel.tree, src->skel.hdr.tree_size,
 						 true);

@@ -240,6 +240,9 @@ adopted_pointer(Relation rel, Form_pg_attribute att, struct varlena *value,
 		return NULL;
 	if (nreplaced == 0)
 		return value;
+	/* parts to write lie in a tree in memory, never in one read from TOAST */
+	if (skel.tree_missing)
+		return NULL;
 
 	/* the directory entries lie in the tree, which the payload starts with */
 	rr.skel = &skel;

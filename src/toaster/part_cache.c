@@ -46,6 +46,7 @@
 #include "support/writing_statement.h"
 #include "support/xact_reset.h"
 #include "toast/part_fetch.h"
+#include "toast/pointer_open.h"
 #include "toaster/part_cache.h"
 
 #define MAX_CACHED_BYTES	(1024 * 1024)
@@ -245,7 +246,7 @@ jt_flatten_pointer(struct varlena *attr)
 	varatt_custom header;
 	struct varlena *result;
 
-	jt_parse_pointer(attr, &skel);
+	jt_open_pointer(attr, &skel);
 	result = flatten_keeping(attr, &skel, &fp);
 	jt_unit_cache_release(&fp.units);
 	VARATT_CUSTOM_GET_HEADER(header, attr);

@@ -360,6 +360,66 @@ jt_part_writer_bytes(JtPartWriter *w)
 	return bytes;
 }
 
+/*
+ * Store the compression unit being gathered, if any: every part added has
+ * its place then (jt_part_writer_placed()).
+ */
+void
+jt_part_writer_seal(JtPartWriter *w)
+{
+	flush_unit(w);
+}
+
+/*
+ * Where part number part lies, once sealed: as jt_part_writer_entry()
+ * gives it, but for a part of the value not written yet, whose value id
+ * and size are 0 (that value's are not known before it is written).
+ */
+void
+jt_part_writer_placed(const JtPartWriter *w, uint32 part, JtPartEntry *entry)
+{
+	Assert(part < w->nparts && w->unit_nparts == 0);
+	*entry = w->parts[part];
+	if (w->npending > 0 && part >= w->pending_first &&
+		part < w->pending_first + w->npending)
+	{
+		entry->valueid = InvalidOid;
+		entry->value_size = 0;
+	}
+}
+
+/*
+ * Add a part, compressed if that makes it smaller, to the value not
+ * written yet, after sealing: its number, or UINT32_MAX (nothing added)
+ * if that value has no room for it.  What names parts of that value as
+ * jt_part_writer_placed() gives them can then lie in it.
+ */
+uint32
+jt_part_writer_add_last(JtPartWriter *w, const struct varlena *raw)
+{
+	struct varlena *compressed;
+	uint32		extsize;
+	uint32		part;
+
+	Assert(w->pack);
+	flush_unit(w);
+	compressed = jt_compress_part(raw, w->cmethod);
+	extsize = VARSIZE(compressed ? compressed : raw) - VARHDRSZ;
+	if (w->npending > 0 &&
+		(uint64) w->pending.len + extsize > JT_PACKED_VALUE_MAX)
+	{
+		if (compressed)
+			pfree(compressed);
+		return UINT32_MAX;
+	}
+	part = w->nparts;
+	store_alone(w, new_entry(w), raw, compressed);
+	w->nparts++;
+	if (compressed)
+		pfree(compressed);
+	return part;
+}
+
 /* Write what is pending. */
 void
 jt_part_writer_finish(JtPartWriter *w)

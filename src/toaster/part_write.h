@@ -53,6 +53,11 @@ extern void jt_part_writer_begin(JtPartWriter *w, Relation rel, char cmethod,
 extern uint32 jt_part_writer_add(JtPartWriter *w, const struct varlena *raw,
 								 bool compress);
 extern uint64 jt_part_writer_bytes(JtPartWriter *w);
+extern void jt_part_writer_seal(JtPartWriter *w);
+extern void jt_part_writer_placed(const JtPartWriter *w, uint32 part,
+								  JtPartEntry *entry);
+extern uint32 jt_part_writer_add_last(JtPartWriter *w,
+									  const struct varlena *raw);
 extern void jt_part_writer_finish(JtPartWriter *w);
 extern const JtPartEntry *jt_part_writer_entry(const JtPartWriter *w,
 											   uint32 part);

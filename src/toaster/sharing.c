@@ -49,6 +49,7 @@
 #include "format/delta.h"
 #include "format/pointer.h"
 #include "toast/part_fetch.h"
+#include "toast/pointer_open.h"
 #include "toaster/part_cache.h"
 #include "toaster/sharing.h"
 
@@ -228,7 +229,7 @@ jt_old_parts_open(Relation rel, struct varlena *oldvalue, uint32 new_version)
 		RelationIsLogicallyLogged(rel))
 		return NULL;
 
-	jt_parse_pointer(oldvalue, &skel);
+	jt_open_pointer(oldvalue, &skel);
 	/* an inline skeleton's parts are in the row: there is nothing to keep */
 	if (skel.hdr.toastrelid != rel->rd_rel->reltoastrelid ||
 		skel.hdr.inline_parts)
@@ -253,6 +254,7 @@ jt_old_parts_open(Relation rel, struct varlena *oldvalue, uint32 new_version)
 	 */
 	for (uint32 i = 0; i < old->nranges; i++)
 		old->sparse[i] =
+			old->ranges[i].header == 0 ||	/* the part holding a tree */
 			(!jt_version_packs(new_version) &&
 			 !jt_entry_is_whole_value(&old->ranges[i])) ||
 			(!jt_version_has_units(new_version) &&
@@ -609,7 +611,7 @@ jt_pointer_parts(struct varlena *pointer, Oid *toastrelid,
 		}
 	}
 
-	jt_parse_pointer(pointer, &skel);
+	jt_open_pointer(pointer, &skel);
 	n = jt_skeleton_list_parts(&skel, &listed_ranges);
 	*toastrelid = skel.hdr.toastrelid;
 	*ranges = listed_ranges;

@@ -46,6 +46,7 @@
 #include "format/skeleton_build.h"
 #include "support/names.h"
 #include "toast/part_fetch.h"
+#include "toast/pointer_open.h"
 #include "toaster/adopt.h"
 #include "toaster/part_cache.h"
 #include "toaster/part_write.h"
@@ -327,9 +328,68 @@ inline_pointer(JtBuildResult *res, const struct varlena *doc, char cmethod,
 	hdr.nparts = res->nparts;
 	hdr.tree_size = res->tree.len;
 	hdr.inline_parts = true;
+	hdr.tree_outside = false;
 	return jt_make_pointer(&hdr, res->tree.data, (const char *) stored,
 						   VARSIZE(stored), VARSIZE(doc), 0,
 						   (uint8) res->version);
+}
+
+/*
+ * A tree of at least this many bytes that is one reference leaves the row
+ * (format version 7): a directory of several parts, which every new row
+ * version would otherwise carry, where stock keeps an 18-byte pointer.
+ */
+#define JT_TREE_OUTSIDE_MIN		160
+
+/*
+ * May the tree res planned lie outside the row?  Only a tree that is one
+ * reference, whose reads fetch a part anyway; not in logically logged
+ * tables, whose decoding cannot read TOAST.
+ */
+static bool
+tree_may_leave_row(Relation rel, const JtBuildResult *res)
+{
+	uint32		root_entry;
+
+	if (jt_format_version < JT_SKELETON_VERSION_TREE_OUTSIDE ||
+		!jt_version_has_units(res->version) ||
+		res->tree.len < JT_TREE_OUTSIDE_MIN ||
+		RelationIsLogicallyLogged(rel))
+		return false;
+	memcpy(&root_entry, res->tree.data, sizeof(uint32));
+	return (root_entry & JT_JENTRY_TYPE_MASK) == JT_JENTRY_REF;
+}
+
+/*
+ * Add res's tree to the value writer gathers, as one more part of it: its
+ * entries name the parts written[] gives as they lie (value id and size 0
+ * for those of that value, format.h).  The tree part's number, or
+ * UINT32_MAX if that value had no room (the tree stays in the row).
+ */
+static uint32
+write_tree_outside(JtPartWriter *writer, JtBuildResult *res,
+				   const uint32 *written)
+{
+	struct varlena *raw;
+	uint32		part;
+
+	jt_part_writer_seal(writer);
+	for (uint32 i = 0; i < res->nparts; i++)
+	{
+		JtPartEntry placed;
+
+		if (written[i] == UINT32_MAX)
+			continue;
+		jt_part_writer_placed(writer, written[i], &placed);
+		jt_build_set_stored(res, i, &placed);
+	}
+	raw = palloc(VARHDRSZ + res->tree.len);
+	SET_VARSIZE(raw, VARHDRSZ + res->tree.len);
+	memcpy(VARDATA(raw), res->tree.data, res->tree.len);
+	part = jt_part_writer_add_last(writer, raw);
+	pfree(raw);
+	return part;
+
 }
 
 /*
@@ -355,14 +415,17 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	uint32		ndeltas = 0;
 	JtPartWriter writer;
 	uint32	   *written;
+	uint32		tree_part;
 	JtPartEntry *shared;
 	struct varlena *result;
 
 	target = Max(Min(budget, jt_column_inline_budget(rel, att->attnum)), 0);
 
 	doc = detoast_attr(value);
+	/* version 7 only for a tree outside the row (write_tree_outside()) */
 	if (!jt_build_skeleton(doc, target, (uint32) jt_range_size,
-						   (uint32) jt_format_version, &res))
+						   (uint32) Min(jt_format_version,
+										JT_SKELETON_VERSION_UNITS), &res))
 		return NULL;
 	if (!skeleton_gives_back(&res, doc, toastrelid))
 	{
@@ -476,7 +539,10 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 		nkept = ndeltas = 0;
 	}
 
-	/* the new parts, packed into one TOAST value */
+	/* the new parts, packed into one TOAST value (the tree too, maybe) */
+	tree_part = UINT32_MAX;
+	if (tree_may_leave_row(rel, &res))
+		tree_part = write_tree_outside(&writer, &res, written);
 	jt_part_writer_finish(&writer);
 	for (uint32 i = 0; i < res.nparts; i++)
 	{
@@ -485,7 +551,9 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 		if (written[i] == UINT32_MAX)
 			continue;
 		stored = jt_part_writer_entry(&writer, written[i]);
-		jt_build_set_stored(&res, i, stored);
+		/* an outside tree names the parts as they were placed */
+		if (tree_part == UINT32_MAX)
+			jt_build_set_stored(&res, i, stored);
 		stored_outside += jt_entry_stored_share(stored);
 	}
 
@@ -496,6 +564,20 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	hdr.nparts = res.nparts;
 	hdr.tree_size = res.tree.len;
 	hdr.inline_parts = false;
+	hdr.tree_outside = false;
+	if (tree_part != UINT32_MAX)
+	{
+		JtPartEntry tree_entry = {0};
+
+		jt_entry_set_location(&tree_entry, jt_part_writer_entry(&writer, tree_part));
+		tree_entry.rawsize = (int32) (res.tree.len + VARHDRSZ);
+		tree_entry.hash = jt_part_hash(JT_SKELETON_VERSION_TREE_OUTSIDE,
+									   res.tree.data, res.tree.len);
+		stored_outside += jt_entry_stored_share(&tree_entry);
+		return jt_make_pointer_tree_outside(&hdr, &tree_entry, deltas.data,
+											deltas.len, VARSIZE(doc),
+											stored_outside);
+	}
 	return jt_make_pointer(&hdr, res.tree.data, deltas.data, deltas.len,
 						   VARSIZE(doc), stored_outside,
 						   (uint8) res.version);
@@ -605,7 +687,7 @@ jt_get_parts(struct varlena *attr, varatt_external **parts)
 	work = AllocSetContextCreate(caller, "jsonb_toaster get_parts",
 								 ALLOCSET_SMALL_SIZES);
 	MemoryContextSwitchTo(work);
-	jt_parse_pointer(attr, &skel);
+	jt_open_pointer(attr, &skel);
 	n = jt_skeleton_list_parts(&skel, &ranges);
 	n = jt_distinct_values(ranges, n);
 	result = MemoryContextAlloc(caller, Max(n, 1) * sizeof(varatt_external));
@@ -634,7 +716,7 @@ jt_reassemble(struct varlena *attr, struct varlena **part_values)
 	work = AllocSetContextCreate(caller, "jsonb_toaster reassemble",
 								 ALLOCSET_DEFAULT_SIZES);
 	MemoryContextSwitchTo(work);
-	jt_parse_pointer(attr, &skel);
+	jt_open_pointer(attr, &skel);
 	n = jt_skeleton_list_parts(&skel, &ranges);
 	decoded.nvalues = jt_distinct_values(ranges, n);
 	decoded.values = ranges;

@@ -139,7 +139,7 @@ change_keys(struct varlena *pointer, StoredShape shape, JtSkeleton *skel,
 				return result;
 			pointer = result;
 			i = end;
-			shape = jt_open_stored(PointerGetDatum(pointer), skel, ref);
+			shape = jt_open_stored(&pointer, skel, ref);
 			if (shape != SHAPE_OTHER)
 				continue;
 		}
@@ -159,9 +159,10 @@ jt_jsonb_concat(PG_FUNCTION_ARGS)
 	Jsonb	   *right;
 	JtSource	src;
 	KeyedChange kc;
+	struct varlena *pointer = (struct varlena *) PG_GETARG_POINTER(0);
 	struct varlena *result;
 
-	shape = jt_open_stored(PG_GETARG_DATUM(0), &skel, &ref);
+	shape = jt_open_stored(&pointer, &skel, &ref);
 	if (shape == SHAPE_OTHER)
 		return jsonb_concat(fcinfo);
 	right = PG_GETARG_JSONB_P(1);
@@ -186,8 +187,7 @@ jt_jsonb_concat(PG_FUNCTION_ARGS)
 		kc.keylens[i] = key.length;
 		jt_nav_entry(&src, &kc.object, kc.count + i, &kc.values[i]);
 	}
-	result = change_keys((struct varlena *) PG_GETARG_POINTER(0), shape,
-						 &skel, &ref, &kc);
+	result = change_keys(pointer, shape, &skel, &ref, &kc);
 	if (result == NULL)
 		return jsonb_concat(fcinfo);
 	PG_RETURN_POINTER(result);
@@ -248,16 +248,16 @@ jt_jsonb_delete_array(PG_FUNCTION_ARGS)
 	StoredShape shape;
 	ArrayType  *names;
 	KeyedChange kc;
+	struct varlena *pointer = (struct varlena *) PG_GETARG_POINTER(0);
 	struct varlena *result;
 
-	shape = jt_open_stored(PG_GETARG_DATUM(0), &skel, &ref);
+	shape = jt_open_stored(&pointer, &skel, &ref);
 	if (shape == SHAPE_OTHER)
 		return jsonb_delete_array(fcinfo);
 	names = PG_GETARG_ARRAYTYPE_P(1);
 	if (ARR_NDIM(names) > 1 || !keys_to_remove(names, &kc))
 		return jsonb_delete_array(fcinfo);	/* which reports a bad array */
-	result = change_keys((struct varlena *) PG_GETARG_POINTER(0), shape,
-						 &skel, &ref, &kc);
+	result = change_keys(pointer, shape, &skel, &ref, &kc);
 	if (result == NULL)
 		return jsonb_delete_array(fcinfo);
 	PG_RETURN_POINTER(result);

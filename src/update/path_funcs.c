@@ -319,7 +319,7 @@ change_path(FunctionCallInfo fcinfo, PGFunction builtin, PathChange how)
 	JtRefSite	site;
 	struct varlena *result;
 
-	shape = jt_open_stored(PG_GETARG_DATUM(0), &skel, &ref);
+	shape = jt_open_stored(&pointer, &skel, &ref);
 	if (shape == SHAPE_OTHER)
 		return builtin(fcinfo);
 	path = PG_GETARG_ARRAYTYPE_P(1);
@@ -452,13 +452,14 @@ jt_jsonb_delete(PG_FUNCTION_ARGS)
 	JtRef		ref;
 	StoredShape shape;
 	text	   *key;
+	struct varlena *pointer = (struct varlena *) PG_GETARG_POINTER(0);
 	struct varlena *result;
 
-	shape = jt_open_stored(PG_GETARG_DATUM(0), &skel, &ref);
+	shape = jt_open_stored(&pointer, &skel, &ref);
 	if (shape == SHAPE_OTHER)
 		return jsonb_delete(fcinfo);
 	key = PG_GETARG_TEXT_PP(1);
-	result = jt_change_key((struct varlena *) PG_GETARG_POINTER(0), shape,
+	result = jt_change_key(pointer, shape,
 						   &skel, &ref, VARDATA_ANY(key), VARSIZE_ANY_EXHDR(key),
 						   NULL, NULL, false);
 	if (result == NULL)

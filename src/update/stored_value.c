@@ -14,20 +14,24 @@
 #include "postgres.h"
 
 #include "format/pointer.h"
+#include "toast/pointer_open.h"
 #include "update/part_change.h"
 #include "update/stored_value.h"
 #include "update/tree_change.h"
 
-/* Parse a value stored by the toaster into skel (and ref, if split). */
+/*
+ * Parse a value stored by the toaster, *pointer, into skel (and ref, if
+ * split); *pointer becomes the pointer to change (jt_open_pointer()).
+ */
 StoredShape
-jt_open_stored(Datum value, JtSkeleton *skel, JtRef *ref)
+jt_open_stored(struct varlena **pointer, JtSkeleton *skel, JtRef *ref)
 {
-	struct varlena *attr = (struct varlena *) DatumGetPointer(value);
+	struct varlena *attr = *pointer;
 
 	if (!VARATT_IS_EXTERNAL_CUSTOM(attr) ||
 		custom_toaster_id(attr) != JSONB_TOASTER_ID)
 		return SHAPE_OTHER;
-	jt_parse_pointer(attr, skel);
+	*pointer = jt_open_pointer(attr, skel);
 	/* an inline skeleton is rebuilt whole: it is all in the row anyway */
 	if (skel->hdr.inline_parts || !jt_node_is_object(&skel->root))
 		return SHAPE_OTHER;

@@ -23,7 +23,8 @@ typedef enum StoredShape
 	SHAPE_TREE_ROOT,			/* the root object is in the tree */
 } StoredShape;
 
-extern StoredShape jt_open_stored(Datum value, JtSkeleton *skel, JtRef *ref);
+extern StoredShape jt_open_stored(struct varlena **pointer, JtSkeleton *skel,
+								  JtRef *ref);
 extern JtRefSite jt_root_site(const JtSkeleton *skel);
 extern struct varlena *jt_change_key(struct varlena *pointer, StoredShape shape,
 									 JtSkeleton *skel, JtRef *ref,

@@ -117,3 +117,8 @@ CREATE FUNCTION jt_test_skeleton_set_rawsize(skeleton jsonb, rawsize integer)
 RETURNS jsonb
 AS 'MODULE_PATHNAME', 'jt_test_skeleton_set_rawsize'
 LANGUAGE C STRICT VOLATILE;
+
+CREATE FUNCTION jt_test_skeleton_set_tree_entry(skeleton jsonb, field text, value bigint)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'jt_test_skeleton_set_tree_entry'
+LANGUAGE C STRICT VOLATILE;

@@ -874,3 +874,78 @@ jt_test_skeleton_set_rawsize(PG_FUNCTION_ARGS)
 	PG_RETURN_NULL();
 #endif
 }
+
+PG_FUNCTION_INFO_V1(jt_test_skeleton_set_tree_entry);
+
+/*
+ * jt_test_skeleton_set_tree_entry(skeleton jsonb, field text, value bigint)
+ * returns jsonb
+ *
+ * A copy of a value stored by the toaster whose tree lies outside the row,
+ * with one field of the entry naming the part that holds the tree set to
+ * value: "rawsize", "extinfo", "valueid", "offset", "value_size", "header",
+ * "hash" or "unit"; or, for field "version", the pointer's format version.
+ */
+Datum
+jt_test_skeleton_set_tree_entry(PG_FUNCTION_ARGS)
+{
+#ifdef JT_CUSTOM_TOAST
+	struct varlena *attr = (struct varlena *) PG_GETARG_POINTER(0);
+	char	   *field = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	int64		value = PG_GETARG_INT64(2);
+	varatt_custom header;
+	JtSkeletonInfo info;
+	JtPartEntry entry;
+	struct varlena *result;
+	char	   *at;
+
+	check_stored_by_toaster(attr);
+	result = palloc(VARSIZE_EXTERNAL(attr));
+	memcpy(result, attr, VARSIZE_EXTERNAL(attr));
+	VARATT_CUSTOM_GET_HEADER(header, result);
+	jt_payload_read_info(VARDATA_CUSTOM(result), &info);
+	if (!info.tree_outside)
+		elog(ERROR, "the value's tree lies in the row");
+	if (strcmp(field, "version") == 0)
+	{
+		header.va_version = (uint8) value;
+		memcpy(VARDATA_EXTERNAL(result), &header, offsetof(varatt_custom, va_data));
+		PG_RETURN_POINTER(result);
+	}
+	at = VARDATA_CUSTOM(result) + sizeof(JtSkeletonHeader);
+	jt_entry_read(at, header.va_version, &entry);
+	if (strcmp(field, "rawsize") == 0)
+		entry.rawsize = (int32) value;
+	else if (strcmp(field, "extinfo") == 0)
+		entry.extinfo = (uint32) value;
+	else if (strcmp(field, "valueid") == 0)
+		entry.valueid = (Oid) value;
+	else if (strcmp(field, "offset") == 0)
+		entry.offset = (uint32) value;
+	else if (strcmp(field, "value_size") == 0)
+		entry.value_size = (uint32) value;
+	else if (strcmp(field, "header") == 0)
+		entry.header = (uint32) value;
+	else if (strcmp(field, "hash") == 0)
+		entry.hash = (uint32) value;
+	else if (strcmp(field, "unit") == 0)
+		entry.unit = (uint32) value;
+	else
+		elog(ERROR, "unknown field \"%s\"", field);
+	/* written as stored, whatever it says */
+	memcpy(at, &entry.rawsize, sizeof(uint32));
+	memcpy(at + 4, &entry.extinfo, sizeof(uint32));
+	memcpy(at + 8, &entry.valueid, sizeof(uint32));
+	memcpy(at + 12, &entry.offset, sizeof(uint32));
+	memcpy(at + 16, &entry.value_size, sizeof(uint32));
+	memcpy(at + 20, &entry.header, sizeof(uint32));
+	memcpy(at + 24, &entry.hash, sizeof(uint32));
+	memcpy(at + 36, &entry.unit, sizeof(uint32));
+	PG_RETURN_POINTER(result);
+#else
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("jt_test_skeleton_set_tree_entry needs a server with custom TOAST")));
+	PG_RETURN_NULL();
+#endif
+}

@@ -1,0 +1,191 @@
+--
+-- Trees outside the row (patched servers only, format version 7): a
+-- document whose tree is one reference (a root that left whole, as a wide
+-- object of short fields does) keeps in the row only the entry of a part
+-- holding its tree, stored with its other parts in one TOAST value, so
+-- that an UPDATE of another column writes a short row.  Every reader gets
+-- the builtins' answer, the update paths keep their parts and deltas,
+-- rewrites keep every value, the TOAST relation holds exactly what live
+-- rows name, and a forged entry raises an ERROR.
+--
+CREATE EXTENSION IF NOT EXISTS jsonb_toaster;
+CREATE EXTENSION IF NOT EXISTS jsonb_toaster_test;
+
+SET jsonb_toaster.range_size = 1024;
+-- 400 keys of numbers: no field short enough to keep, ranges of 1 kB
+CREATE FUNCTION wide(id int) RETURNS jsonb LANGUAGE sql AS $$
+	SELECT jsonb_object_agg(j, id * 1000 + j) FROM generate_series(1, 400) j
+$$;
+-- TOAST rows against the chunks of the values live rows name, each once;
+-- and the values two rows name (as in packing.sql)
+CREATE FUNCTION toast_ok(rel regclass) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE live bigint; stored bigint; shared bigint;
+BEGIN
+	EXECUTE format('SELECT coalesce(sum(chunks), 0) FROM (SELECT DISTINCT v.value_id, v.chunks FROM %s, jsonb_toaster_values(jb) v) v', rel)
+		INTO live;
+	EXECUTE format('SELECT count(*) FROM %s',
+				   (SELECT reltoastrelid::regclass FROM pg_class WHERE oid = rel))
+		INTO stored;
+	EXECUTE format('SELECT count(*) FROM (SELECT v.value_id FROM %s, jsonb_toaster_values(jb) v GROUP BY 1 HAVING count(*) > 1) s', rel)
+		INTO shared;
+	RETURN CASE WHEN stored = live AND shared = 0 THEN 'ok'
+		ELSE format('%s TOAST rows, %s live chunks, %s values in two rows', stored, live, shared) END;
+END $$;
+CREATE FUNCTION try(query text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	result text;
+BEGIN
+	EXECUTE query INTO result;
+	RETURN 'ok: ' || coalesce(left(result, 30), 'NULL');
+EXCEPTION WHEN OTHERS THEN
+	DECLARE
+		detail text;
+	BEGIN
+		GET STACKED DIAGNOSTICS detail = PG_EXCEPTION_DETAIL;
+		RETURN SQLSTATE || ': ' ||
+			regexp_replace(regexp_replace(SQLERRM || coalesce(' (' || nullif(detail, '') || ')', ''),
+										  'pg_toast_[0-9]+', 'pg_toast_N', 'g'),
+						   '\m[0-9]+\M', 'N', 'g');
+	END;
+END $$;
+
+CREATE TABLE plain (id int PRIMARY KEY, note text, jb jsonb);
+INSERT INTO plain SELECT i, NULL, wide(i) FROM generate_series(1, 20) i;
+CREATE TABLE t (id int PRIMARY KEY, note text, jb jsonb);
+ALTER TABLE t ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+INSERT INTO t SELECT * FROM plain;
+
+-- the layout: version 7, a short row, the tree one more part of the one
+-- value the parts lie in
+CREATE FUNCTION layout(rel regclass) RETURNS TABLE (version int, inline_max int,
+	many_parts bool, tree_parts bigint, one_value bool) LANGUAGE plpgsql AS $$
+BEGIN
+	RETURN QUERY EXECUTE format($q$
+		SELECT min(jt_test_format_version(jb)), max((jsonb_toaster_storage(jb)).inline_size)::int,
+			bool_and((SELECT count(*) FROM jsonb_toaster_parts(jb) WHERE kind <> 'tree') > 4),
+			sum((SELECT count(*) FROM jsonb_toaster_parts(jb) p WHERE p.kind = 'tree' AND p.path IS NULL))::bigint,
+			bool_and((SELECT count(DISTINCT value_id) FROM jsonb_toaster_parts(jb)) = 1)
+		FROM %s $q$, rel);
+END $$;
+SELECT * FROM layout('t');
+SELECT toast_ok('t');
+
+-- reads: the builtins' answers
+CREATE FUNCTION differ() RETURNS bigint LANGUAGE sql AS $$
+	SELECT count(*) FROM t JOIN plain p USING (id)
+	WHERE t.jb IS DISTINCT FROM p.jb
+		OR t.jb::text IS DISTINCT FROM p.jb::text
+		OR jt_test_flat_bytes(t.jb) IS DISTINCT FROM jt_test_flat_bytes(p.jb)
+		OR (t.jb -> '1') IS DISTINCT FROM (p.jb -> '1')
+		OR (t.jb ->> '250') IS DISTINCT FROM (p.jb ->> '250')
+		OR (t.jb #> '{399}') IS DISTINCT FROM (p.jb #> '{399}')
+		OR (t.jb ? '77') IS DISTINCT FROM (p.jb ? '77')
+		OR (t.jb ? 'none') IS DISTINCT FROM (p.jb ? 'none')
+		OR (t.jb['123']) IS DISTINCT FROM (p.jb['123'])
+		OR jsonb_path_query_first(t.jb, '$."300"') IS DISTINCT FROM
+		   jsonb_path_query_first(p.jb, '$."300"')
+		OR (t.jb @> jsonb_build_object('5', t.id * 1000 + 5)) IS DISTINCT FROM
+		   (p.jb @> jsonb_build_object('5', p.id * 1000 + 5))
+		OR (SELECT count(*) FROM jsonb_each(t.jb)) <> (SELECT count(*) FROM jsonb_each(p.jb))
+$$;
+SELECT differ();
+
+-- an UPDATE of another column keeps the pointer as it is
+CREATE TEMP TABLE before AS SELECT id, jb::text AS doc,
+	(jsonb_toaster_storage(jb)).inline_size FROM t;
+UPDATE t SET note = 'n' || id;
+UPDATE plain SET note = 'n' || id;
+SELECT count(*) AS changed FROM t JOIN before b USING (id)
+WHERE (jsonb_toaster_storage(t.jb)).inline_size <> b.inline_size OR t.jb::text <> b.doc;
+DROP TABLE before;
+
+-- partial updates read the tree and write the pointer they make, the tree
+-- in the row; the old tree's value goes when nothing names it
+UPDATE t SET jb = jb - '1' WHERE id <= 4;
+UPDATE plain SET jb = jb - '1' WHERE id <= 4;
+UPDATE t SET jb = jsonb_set(jb, '{200}', '0') WHERE id BETWEEN 3 AND 8;
+UPDATE plain SET jb = jsonb_set(jb, '{200}', '0') WHERE id BETWEEN 3 AND 8;
+UPDATE t SET jb = jb || '{"bar": "baz"}' WHERE id BETWEEN 7 AND 10;
+UPDATE plain SET jb = jb || '{"bar": "baz"}' WHERE id BETWEEN 7 AND 10;
+UPDATE t SET jb['100'] = '"set"' WHERE id IN (11, 12);
+UPDATE plain SET jb['100'] = '"set"' WHERE id IN (11, 12);
+SELECT differ();
+SELECT id, jt_test_format_version(jb) AS version,
+	(SELECT count(*) FROM jsonb_toaster_parts(jb) WHERE kind = 'tree') AS tree_parts
+FROM t WHERE id IN (1, 3, 7, 11, 13) ORDER BY id;
+VACUUM t;
+SELECT toast_ok('t');
+
+-- a document sent whole: its unchanged parts are shared with the old
+-- value, and its tree goes outside again
+UPDATE t SET jb = (SELECT jsonb_set(p.jb, '{300}', '"new"') FROM plain p WHERE p.id = t.id)
+WHERE id BETWEEN 13 AND 16;
+UPDATE plain SET jb = jsonb_set(jb, '{300}', '"new"') WHERE id BETWEEN 13 AND 16;
+SELECT differ();
+SELECT count(*) FILTER (WHERE jt_test_format_version(jb) = 7) AS outside,
+	count(*) FILTER (WHERE (SELECT count(DISTINCT value_id) FROM jsonb_toaster_parts(jb)) = 2) AS shares_old_value
+FROM t WHERE id BETWEEN 13 AND 16;
+VACUUM t;
+SELECT toast_ok('t');
+
+-- the same in one transaction that reads the old documents first (its
+-- part cache), and rolled back: nothing changes
+BEGIN;
+SELECT count(*) FROM t WHERE jb::text LIKE '%"7"%';
+UPDATE t SET jb = jb || '{"x": 1}' WHERE id = 20;
+UPDATE t SET jb = jsonb_set(jb, '{5}', '5') WHERE id = 20;
+ROLLBACK;
+SELECT differ();
+
+-- rewrites keep every value, and the tree's
+VACUUM FULL t;
+SELECT differ(), toast_ok('t');
+CLUSTER t USING t_pkey;
+SELECT differ(), toast_ok('t');
+SELECT * FROM layout('t') WHERE false;
+-- an ALTER TABLE rewrite stores every document anew
+ALTER TABLE t ALTER COLUMN note TYPE varchar(20);
+SELECT differ(), toast_ok('t');
+SELECT count(*) FILTER (WHERE jt_test_format_version(jb) = 7) AS outside FROM t;
+
+-- rows deleted: their values go
+DELETE FROM t WHERE id > 16;
+DELETE FROM plain WHERE id > 16;
+VACUUM t;
+SELECT differ(), toast_ok('t');
+
+-- what stays in the row: a tree below the threshold, a root object with a
+-- short field, and every tree with format_version = 6
+CREATE TABLE kept (id int, jb jsonb);
+ALTER TABLE kept ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+SET jsonb_toaster.range_size = 8192;
+INSERT INTO kept SELECT 1, wide(1);
+RESET jsonb_toaster.range_size;
+INSERT INTO kept VALUES
+	(2, jsonb_build_object('name', 'short', 'big', (SELECT jsonb_object_agg(j, j) FROM generate_series(1, 400) j)));
+SET jsonb_toaster.format_version = 6;
+INSERT INTO kept SELECT 3, wide(3);
+RESET jsonb_toaster.format_version;
+SELECT id, jt_test_format_version(jb) AS version,
+	(SELECT count(*) FROM jsonb_toaster_parts(jb) WHERE kind = 'tree') AS tree_parts,
+	(SELECT count(*) FROM jsonb_toaster_parts(jb)) > 1 AS split
+FROM kept ORDER BY id;
+-- a version 6 value updated under version 7 settings keeps its version
+UPDATE kept SET jb = jb - '1' WHERE id = 3;
+SELECT jt_test_format_version(jb) AS version, jb = wide(3) - '1' AS same FROM kept WHERE id = 3;
+DROP TABLE kept;
+SET jsonb_toaster.range_size = 1024;
+
+-- forged entries of the part holding the tree: every read raises an ERROR
+SELECT f.field, r.how,
+	try(format('SELECT %s FROM (SELECT jt_test_skeleton_set_tree_entry(jb, %L, %s) AS jb FROM t WHERE id = 16) s',
+			   r.expr, f.field, f.val)) AS result
+FROM (VALUES ('hash', '12345'), ('rawsize', '100'), ('valueid', '0'),
+			 ('valueid', '4000000000'), ('value_size', '1'), ('offset', '3'),
+			 ('header', '1'), ('extinfo', '0'), ('unit', '16842752'),
+			 ('version', '6')) f(field, val),
+	(VALUES ('text', 'jb::text'), ('key', 'jb -> ''7'''), ('parts', '(SELECT count(*) FROM jsonb_toaster_parts(jb))::text')) r(how, expr)
+ORDER BY f.field, f.val, r.how;
+
+DROP TABLE t, plain;
+DROP FUNCTION wide(int), toast_ok(regclass), try(text), layout(regclass), differ();

@@ -1,0 +1,21 @@
+/*-------------------------------------------------------------------------
+ *
+ * pointer_open.h
+ *	  Open a stored pointer of ours, reading its tree where it lies outside
+ *	  the row.
+ *
+ * Copyright (c) 2026, jsonb_toaster developers
+ *
+ * src/toast/pointer_open.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef JSONB_TOASTER_POINTER_OPEN_H
+#define JSONB_TOASTER_POINTER_OPEN_H
+
+#include "format/pointer.h"
+
+extern struct varlena *jt_open_pointer(struct varlena *attr,
+									   JtSkeleton *skel);
+
+#endif							/* JSONB_TOASTER_POINTER_OPEN_H */
