@@ -107,7 +107,9 @@ jt_skeleton_parse(JtSkeleton *skel, const char *payload, uint32 payload_len,
 		JtPartEntry *e = &skel->tree_entry;
 
 		jt_entry_read(payload + sizeof(JtSkeletonHeader), version, e);
-		if (!OidIsValid(e->valueid) || e->header != 0 ||
+		if (skel->hdr.tree_size > MaxAllocSize - VARHDRSZ ||
+			jt_entry_extsize(e) > skel->hdr.tree_size ||
+			!OidIsValid(e->valueid) || e->header != 0 ||
 			e->key_offset != 0 || e->key_length != 0 ||
 			e->rawsize != (int32) (skel->hdr.tree_size + VARHDRSZ) ||
 			jt_entry_extsize(e) == 0 ||
@@ -118,6 +120,8 @@ jt_skeleton_parse(JtSkeleton *skel, const char *payload, uint32 payload_len,
 		skel->has_tree_entry = true;
 		skel->tree_missing = true;
 		skel->tree = NULL;
+		/* nothing to walk before jt_skeleton_attach_tree() */
+		memset(&skel->root, 0, sizeof(skel->root));
 		return;
 	}
 
