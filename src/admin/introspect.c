@@ -260,11 +260,6 @@ typedef struct EmitParts
 } EmitParts;
 
 /*
- * One row per part of a reference: what the part holds (entry count, raw
- * size, hash) and where it is stored (stored size, compression, value id,
- * chunks), which for a part kept as a delta is its base.
- */
-/*
  * One row of jsonb_toaster_parts(): the part range names (stored where
  * stored says: for a part kept as a delta, its base), at path (NULL: the
  * part holding an outside tree), range r (-1: none) of a value of kind.
@@ -306,6 +301,11 @@ emit_part(ReturnSetInfo *rsinfo, const JtPartEntry *range, JtPartEntry stored,
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }
 
+/*
+ * One row per part of a reference: what the part holds (entry count, raw
+ * size, hash) and where it is stored (stored size, compression, value id,
+ * chunks), which for a part kept as a delta is its base.
+ */
 static void
 emit_parts(void *arg, const JtRef *ref, List *path)
 {
@@ -329,7 +329,6 @@ emit_parts(void *arg, const JtRef *ref, List *path)
 				  (ref->header & JT_CONTAINER_OBJECT) ? "object" : "array");
 	}
 }
-
 #endif							/* JT_CUSTOM_TOAST */
 
 /*

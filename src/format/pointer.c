@@ -59,6 +59,26 @@ jt_parse_pointer(struct varlena *attr, JtSkeleton *skel)
 }
 
 /*
+ * The TOAST bytes the parts of stored pointer pointer take (its stored size
+ * less its own), less dropped of them.
+ */
+static uint64
+stored_outside_but(const struct varlena *pointer, uint64 dropped)
+{
+	varatt_custom header;
+	uint64		stored_outside;
+
+	VARATT_CUSTOM_GET_HEADER(header, pointer);
+	stored_outside = header.va_storedsize - header.va_size;
+	if (dropped > stored_outside)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("corrupt jsonb_toaster value"),
+				 errdetail("Its parts take more bytes than its stored size.")));
+	return stored_outside - dropped;
+}
+
+/*
  * A pointer of format version version: hdr, in_row bytes of tree (or, for
  * a tree outside the row, its part's entry), deltas_len of delta area,
  * stored_outside bytes of TOAST.
@@ -143,20 +163,17 @@ jt_pointer_with_tree(const struct varlena *stored_pointer,
 	uint32		payload_len = VARSIZE_EXTERNAL(stored_pointer) - VARHDRSZ_CUSTOM;
 	uint32		in_row = sizeof(JtSkeletonHeader) + jt_entry_size(skel->version);
 	uint64		stored_outside;
-	uint32		share = jt_entry_stored_share(&skel->tree_entry);
 
-	Assert(skel->hdr.tree_outside && !skel->tree_missing);
+	/* jt_skeleton_parse() checked that the entry fits in the payload */
+	Assert(skel->hdr.tree_outside && !skel->tree_missing &&
+		   payload_len >= in_row);
 	VARATT_CUSTOM_GET_HEADER(header, stored_pointer);
-	stored_outside = header.va_storedsize - header.va_size;
-	if (stored_outside < share || payload_len < in_row)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("corrupt jsonb_toaster value"),
-				 errdetail("Its parts take more bytes than its stored size.")));
+	stored_outside = stored_outside_but(stored_pointer,
+										jt_entry_stored_share(&skel->tree_entry));
 	info.tree_outside = false;
 	return make_pointer(&info, skel->tree, skel->hdr.tree_size,
 						payload + in_row, payload_len - in_row,
-						header.va_rawsize, stored_outside - share,
+						header.va_rawsize, stored_outside,
 						header.va_version);
 }
 
@@ -187,18 +204,8 @@ jt_pointer_over_fewer(const struct varlena *old_pointer,
 					  const char *deltas, uint32 deltas_len, int32 rawsize,
 					  uint64 dropped_stored)
 {
-	varatt_custom oldheader;
-	uint64		stored_outside;
-
-	VARATT_CUSTOM_GET_HEADER(oldheader, old_pointer);
-	stored_outside = oldheader.va_storedsize - oldheader.va_size;
-	if (dropped_stored > stored_outside)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("corrupt jsonb_toaster value"),
-				 errdetail("Its parts take more bytes than its stored size.")));
 	return jt_make_pointer(hdr, tree, deltas, deltas_len, rawsize,
-						   stored_outside - dropped_stored,
+						   stored_outside_but(old_pointer, dropped_stored),
 						   jt_patched_version(old_pointer));
 }
 

@@ -37,18 +37,20 @@
 #include "jsonb/jsonb_writer.h"
 #include "support/compat.h"
 
-/*
- * Check a skeleton's payload, of format version version, and describe it.
- * The tree is read where it lies, so the payload must outlive skel.  The
- * tree's first word is the root's JEntry; the root follows it.
- */
 static void parse_tree(JtSkeleton *skel);
+static bool alone_sizes_ok(const JtPartEntry *stored);
+static bool lies_in_its_value(const JtPartEntry *stored);
 
 static void
 visit_nothing(void *arg, const JtRef *ref, List *path)
 {
 }
 
+/*
+ * Check a skeleton's payload, of format version version, and describe it.
+ * The tree is read where it lies, so the payload must outlive skel.  The
+ * tree's first word is the root's JEntry; the root follows it.
+ */
 void
 jt_skeleton_parse(JtSkeleton *skel, const char *payload, uint32 payload_len,
 				  uint32 version)
@@ -108,14 +110,11 @@ jt_skeleton_parse(JtSkeleton *skel, const char *payload, uint32 payload_len,
 
 		jt_entry_read(payload + sizeof(JtSkeletonHeader), version, e);
 		if (skel->hdr.tree_size > MaxAllocSize - VARHDRSZ ||
-			jt_entry_extsize(e) > skel->hdr.tree_size ||
 			!OidIsValid(e->valueid) || e->header != 0 ||
 			e->key_offset != 0 || e->key_length != 0 ||
 			e->rawsize != (int32) (skel->hdr.tree_size + VARHDRSZ) ||
-			jt_entry_extsize(e) == 0 ||
-			(uint64) jt_entry_stored_offset(e) + jt_entry_extsize(e) > e->value_size ||
-			e->value_size > VARLENA_EXTSIZE_MASK ||
-			jt_entry_in_unit(e))
+			jt_entry_extsize(e) == 0 || jt_entry_in_unit(e) ||
+			!alone_sizes_ok(e) || !lies_in_its_value(e))
 			jt_nav_corrupt(&skel->src, "the entry of the part holding the tree is impossible");
 		skel->has_tree_entry = true;
 		skel->tree_missing = true;
@@ -235,6 +234,33 @@ unit_follows(const JtSkeleton *skel, const JtPartEntry *ranges, uint32 r,
 }
 
 /*
+ * Are the sizes of a part stored on its own (not in a unit) possible, as
+ * its entry gives them (raw size with its header, at least a word)?  It
+ * stores as many bytes as it holds, or fewer, compressed with a method
+ * core knows.
+ */
+static bool
+alone_sizes_ok(const JtPartEntry *stored)
+{
+	uint32		extsize = jt_entry_extsize(stored);
+	uint32		method = stored->extinfo >> VARLENA_EXTSIZE_BITS;
+
+	return extsize <= (uint32) stored->rawsize - VARHDRSZ &&
+		(extsize == (uint32) stored->rawsize - VARHDRSZ ||
+		 method == TOAST_PGLZ_COMPRESSION_ID ||
+		 method == TOAST_LZ4_COMPRESSION_ID);
+}
+
+/* Do the stored bytes an entry names lie in its TOAST value? */
+static bool
+lies_in_its_value(const JtPartEntry *stored)
+{
+	return stored->value_size <= VARLENA_EXTSIZE_MASK &&
+		(uint64) jt_entry_stored_offset(stored) + jt_entry_extsize(stored) <=
+		stored->value_size;
+}
+
+/*
  * An entry of a tree read in from outside the row that names a part of
  * the value holding the tree (value id 0): give it that value's id and
  * size, in the tree too (at), which attaching owns.
@@ -309,10 +335,7 @@ jt_skeleton_read_ref(JtSkeleton *skel, const JtNode *node, JtRef *ref)
 			jt_nav_corrupt(src, "a part has impossible sizes");
 		if (!jt_entry_in_unit(&stored))
 		{
-			if (extsize > (uint32) stored.rawsize - VARHDRSZ ||
-				(extsize < (uint32) stored.rawsize - VARHDRSZ &&
-				 method != TOAST_PGLZ_COMPRESSION_ID &&
-				 method != TOAST_LZ4_COMPRESSION_ID))
+			if (!alone_sizes_ok(&stored))
 				jt_nav_corrupt(src, "a part has impossible sizes");
 		}
 		else if (!jt_version_has_units(skel->version) ||
@@ -324,8 +347,7 @@ jt_skeleton_read_ref(JtSkeleton *skel, const JtNode *node, JtRef *ref)
 				 (uint64) jt_entry_unit_raw_offset(&stored) +
 				 stored.rawsize - VARHDRSZ > JT_UNIT_MAX_RAW)
 			jt_nav_corrupt(src, "a part's compression unit is impossible");
-		if (stored.value_size > VARLENA_EXTSIZE_MASK ||
-			(uint64) jt_entry_stored_offset(&stored) + extsize > stored.value_size)
+		if (!lies_in_its_value(&stored))
 			jt_nav_corrupt(src, "a part lies outside its TOAST value");
 		if (jt_entry_in_unit(&stored) && !unit_follows(skel, ranges, r, &stored))
 			jt_nav_corrupt(src, "the parts of a compression unit do not follow one another");

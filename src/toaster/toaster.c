@@ -352,7 +352,6 @@ tree_may_leave_row(Relation rel, const JtBuildResult *res)
 	uint32		root_entry;
 
 	if (jt_format_version < JT_SKELETON_VERSION_TREE_OUTSIDE ||
-		!jt_version_has_units(res->version) ||
 		res->tree.len < JT_TREE_OUTSIDE_MIN ||
 		RelationIsLogicallyLogged(rel))
 		return false;
@@ -389,7 +388,6 @@ write_tree_outside(JtPartWriter *writer, JtBuildResult *res,
 	part = jt_part_writer_add_last(writer, raw);
 	pfree(raw);
 	return part;
-
 }
 
 /*
