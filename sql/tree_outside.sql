@@ -90,6 +90,22 @@ CREATE FUNCTION differ() RETURNS bigint LANGUAGE sql AS $$
 $$;
 SELECT differ();
 
+-- the accessors of one query read the tree once (chunks fetched through
+-- the TOAST index: the tree's, then its first part's for each key)
+CREATE FUNCTION tree_chunks_fetched(q text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+	idx oid := (SELECT indexrelid FROM pg_index WHERE indrelid =
+				(SELECT reltoastrelid FROM pg_class WHERE relname = 't'));
+	before bigint := pg_stat_get_xact_tuples_fetched(idx);
+BEGIN
+	EXECUTE q;
+	RETURN pg_stat_get_xact_tuples_fetched(idx) - before;
+END $$;
+SELECT tree_chunks_fetched($$SELECT jb -> '1', jb -> '2', jb -> '3' FROM t WHERE id = 16$$) <=
+	(SELECT sum(chunks) FILTER (WHERE kind = 'tree') +
+		3 * sum(chunks) FILTER (WHERE range = 0)
+	 FROM t, jsonb_toaster_parts(jb) WHERE id = 16) AS tree_read_once;
+
 -- an UPDATE of another column keeps the pointer as it is
 CREATE TEMP TABLE before AS SELECT id, jb::text AS doc,
 	(jsonb_toaster_storage(jb)).inline_size FROM t;
@@ -188,4 +204,5 @@ FROM (VALUES ('hash', '12345'), ('rawsize', '100'), ('valueid', '0'),
 ORDER BY f.field, f.val, r.how;
 
 DROP TABLE t, plain;
-DROP FUNCTION wide(int), toast_ok(regclass), try(text), layout(regclass), differ();
+DROP FUNCTION wide(int), toast_ok(regclass), try(text), layout(regclass), differ(),
+	tree_chunks_fetched(text);

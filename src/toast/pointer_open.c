@@ -11,6 +11,9 @@
  * part holding the tree among the stored pointer's parts (the stored value
  * owns it), but a pointer made from it does not name it.
  *
+ * The trees read in last are kept for the rest of the transaction, for the
+ * other accessors of a query that open the same pointer.
+ *
  * Copyright (c) 2026, jsonb_toaster developers
  *
  * src/toast/pointer_open.c
@@ -19,11 +22,120 @@
  */
 #include "postgres.h"
 
+#include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
 #include "format/part.h"
+#include "support/xact_reset.h"
 #include "toast/part_fetch.h"
 #include "toast/pointer_open.h"
+
+/*
+ * The trees read in last, by the stored pointer naming them: the accessors
+ * of one query (jb -> 'a', jb -> 'b', ...) each open the same pointer, and
+ * would each read its tree again.  A stored pointer names its tree's part
+ * by value id, place, sizes and hash; kept until the transaction ends (or
+ * a subtransaction aborts), as the part cache is.
+ */
+#define OPENED_TREES	4
+
+typedef struct OpenedTree
+{
+	struct varlena *stored;		/* the pointer as stored */
+	struct varlena *with_tree;	/* what jt_open_pointer() made of it */
+} OpenedTree;
+
+static MemoryContext opened_cxt = NULL;
+static OpenedTree opened[OPENED_TREES];
+static int	opened_next = 0;
+
+static void
+forget_opened(void)
+{
+	if (opened_cxt != NULL)
+		MemoryContextReset(opened_cxt);
+	memset(opened, 0, sizeof(opened));
+	opened_next = 0;
+}
+
+/* A copy, in the current memory context, of a tree read in for attr. */
+static struct varlena *
+opened_before(const struct varlena *attr)
+{
+	Size		size = VARSIZE_EXTERNAL(attr);
+
+	for (int i = 0; i < OPENED_TREES; i++)
+	{
+		const OpenedTree *t = &opened[i];
+
+		if (t->stored != NULL && VARSIZE_EXTERNAL(t->stored) == size &&
+			memcmp(t->stored, attr, size) == 0)
+		{
+			struct varlena *copy = palloc(VARSIZE_EXTERNAL(t->with_tree));
+
+			memcpy(copy, t->with_tree, VARSIZE_EXTERNAL(t->with_tree));
+			return copy;
+		}
+	}
+	return NULL;
+}
+
+/* Keep with_tree, what attr's tree read in made, for the next opening. */
+static void
+remember_opened(const struct varlena *attr, const struct varlena *with_tree)
+{
+	OpenedTree *t;
+	struct varlena *stored;
+	struct varlena *copy;
+
+	if (opened_cxt == NULL)
+		opened_cxt = AllocSetContextCreate(TopMemoryContext,
+										   "jsonb_toaster opened trees",
+										   ALLOCSET_SMALL_SIZES);
+	jt_reset_at_xact_end(forget_opened);
+	/* the copies first: should palloc fail, the slot is left as it was */
+	stored = MemoryContextAlloc(opened_cxt, VARSIZE_EXTERNAL(attr));
+	memcpy(stored, attr, VARSIZE_EXTERNAL(attr));
+	copy = MemoryContextAlloc(opened_cxt, VARSIZE_EXTERNAL(with_tree));
+	memcpy(copy, with_tree, VARSIZE_EXTERNAL(with_tree));
+	t = &opened[opened_next];
+	opened_next = (opened_next + 1) % OPENED_TREES;
+	if (t->stored != NULL)
+	{
+		pfree(t->stored);
+		pfree(t->with_tree);
+	}
+	t->stored = stored;
+	t->with_tree = copy;
+}
+
+/*
+ * Read the tree of attr, parsed into skel, in: the pointer with the tree in
+ * it, in the current memory context.
+ */
+static struct varlena *
+read_tree_in(struct varlena *attr, JtSkeleton *skel)
+{
+	const JtPartEntry *tree_entry = &skel->tree_entry;
+	struct varlena *raw;
+	struct varlena *with_tree;
+	uint32		len;
+
+	raw = jt_read_part(tree_entry, skel->hdr.toastrelid);
+	len = VARSIZE(raw) - VARHDRSZ;
+	if (VARSIZE(raw) != (uint32) tree_entry->rawsize ||
+		jt_part_hash(skel->version, VARDATA(raw), len) != tree_entry->hash)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("corrupt jsonb_toaster value"),
+				 errdetail("The part holding its tree (toast value %u) is not the tree its pointer names.",
+						   tree_entry->valueid)));
+	jt_skeleton_attach_tree(skel, VARDATA(raw), len);
+	with_tree = jt_pointer_with_tree(attr, skel);
+	pfree(raw);
+	remember_opened(attr, with_tree);
+	return with_tree;
+}
 
 /*
  * Parse our pointer attr into skel, reading its tree from TOAST if it lies
@@ -34,9 +146,7 @@ struct varlena *
 jt_open_pointer(struct varlena *attr, JtSkeleton *skel)
 {
 	JtPartEntry tree_entry;
-	struct varlena *raw;
 	struct varlena *with_tree;
-	uint32		len;
 
 	jt_parse_pointer(attr, skel);
 	if (!skel->tree_missing)
@@ -53,19 +163,9 @@ jt_open_pointer(struct varlena *attr, JtSkeleton *skel)
 				 errdetail("It was stored while the table was not logically logged.")));
 
 	tree_entry = skel->tree_entry;
-	raw = jt_read_part(&tree_entry, skel->hdr.toastrelid);
-	len = VARSIZE(raw) - VARHDRSZ;
-	if (VARSIZE(raw) != (uint32) tree_entry.rawsize ||
-		jt_part_hash(skel->version, VARDATA(raw), len) != tree_entry.hash)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("corrupt jsonb_toaster value"),
-				 errdetail("The part holding its tree (toast value %u) is not the tree its pointer names.",
-						   tree_entry.valueid)));
-	jt_skeleton_attach_tree(skel, VARDATA(raw), len);
-	with_tree = jt_pointer_with_tree(attr, skel);
-	pfree(raw);
-
+	with_tree = opened_before(attr);
+	if (with_tree == NULL)
+		with_tree = read_tree_in(attr, skel);
 	jt_parse_pointer(with_tree, skel);
 	skel->has_tree_entry = true;
 	skel->tree_entry = tree_entry;
