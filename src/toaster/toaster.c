@@ -363,7 +363,9 @@ tree_may_leave_row(Relation rel, const JtBuildResult *res)
  * Add res's tree to the value writer gathers, as one more part of it: its
  * entries name the parts written[] gives as they lie (value id and size 0
  * for those of that value, format.h).  The tree part's number, or
- * UINT32_MAX if that value had no room (the tree stays in the row).
+ * UINT32_MAX if the tree stays in the row: that value had no room, or no
+ * part is written (a change kept as deltas), when the tree would take a
+ * TOAST value of its own at every such UPDATE.
  */
 static uint32
 write_tree_outside(JtPartWriter *writer, JtBuildResult *res,
@@ -372,6 +374,8 @@ write_tree_outside(JtPartWriter *writer, JtBuildResult *res,
 	struct varlena *raw;
 	uint32		part;
 
+	if (writer->nparts == 0)
+		return UINT32_MAX;
 	jt_part_writer_seal(writer);
 	for (uint32 i = 0; i < res->nparts; i++)
 	{
