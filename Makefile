@@ -25,6 +25,7 @@ OBJS = \
 	src/format/delta.o \
 	src/format/skeleton.o \
 	src/format/skeleton_build.o \
+	src/format/tree_edits.o \
 	src/format/flatten.o \
 	src/toast/part_fetch.o \
 	src/toast/toast_iterator.o \
@@ -83,6 +84,7 @@ OBJS += \
 	src/toaster/settings.o \
 	src/toaster/sharing.o \
 	src/toaster/toaster.o \
+	src/toaster/tree_outside.o \
 	src/update/document_size.o \
 	src/update/key_funcs.o \
 	src/update/part_change.o \

@@ -115,8 +115,10 @@ SELECT count(*) AS changed FROM t JOIN before b USING (id)
 WHERE (jsonb_toaster_storage(t.jb)).inline_size <> b.inline_size OR t.jb::text <> b.doc;
 DROP TABLE before;
 
--- partial updates read the tree and write the pointer they make, the tree
--- in the row; the old tree's value goes when nothing names it
+-- partial updates read the tree; one that writes no part (its change kept
+-- as a delta) names the old tree part and keeps the edits of it in the
+-- row, one that writes a part writes the tree with it; the old tree's
+-- value goes when nothing names it
 UPDATE t SET jb = jb - '1' WHERE id <= 4;
 UPDATE plain SET jb = jb - '1' WHERE id <= 4;
 UPDATE t SET jb = jsonb_set(jb, '{200}', '0') WHERE id BETWEEN 3 AND 8;
@@ -126,16 +128,73 @@ UPDATE plain SET jb = jb || '{"bar": "baz"}' WHERE id BETWEEN 7 AND 10;
 UPDATE t SET jb['100'] = '"set"' WHERE id IN (11, 12);
 UPDATE plain SET jb['100'] = '"set"' WHERE id IN (11, 12);
 SELECT differ();
-SELECT id, jt_test_format_version(jb) AS version,
-	(SELECT count(*) FROM jsonb_toaster_parts(jb) WHERE kind = 'tree') AS tree_parts
-FROM t WHERE id IN (1, 3, 7, 11, 13) ORDER BY id;
+-- (a view: a function's argument may be given to it detoasted)
+CREATE VIEW states AS SELECT id, jt_test_format_version(jb) AS version,
+	CASE
+		WHEN jt_test_tree_edits(jb) IS NULL THEN 'row'
+		WHEN jt_test_tree_edits(jb) > 0 THEN 'edited'
+		ELSE 'outside' END AS tree_state,
+	(SELECT count(*) FROM jsonb_toaster_parts(jb) WHERE kind = 'tree') AS tree_parts,
+	(SELECT count(DISTINCT value_id) FROM jsonb_toaster_parts(jb)) AS tvalues,
+	(jsonb_toaster_storage(jb)).inline_size > 300 AS wide_row
+FROM t;
+SELECT id, version, tree_state, tree_parts, tvalues FROM states
+WHERE id IN (1, 3, 7, 11, 13) ORDER BY id;
 VACUUM t;
 SELECT toast_ok('t');
 
+-- edits add up, each change of a part once; a part written takes the
+-- tree with it, which ends the edits
+CREATE TEMP TABLE seen (n int, state text);
+DO $$
+BEGIN
+	FOR n IN 1..11 LOOP
+		UPDATE t SET jb = jb - (n * 36)::text WHERE id = 12;
+		UPDATE plain SET jb = jb - (n * 36)::text WHERE id = 12;
+		INSERT INTO seen SELECT n, tree_state FROM states WHERE id = 12;
+	END LOOP;
+	UPDATE t SET jb = jsonb_set(jb, '{60}', to_jsonb(repeat('p', 900))) WHERE id = 12;
+	UPDATE plain SET jb = jsonb_set(jb, '{60}', to_jsonb(repeat('p', 900))) WHERE id = 12;
+	INSERT INTO seen SELECT 12, tree_state FROM states WHERE id = 12;
+END $$;
+SELECT string_agg(state, ' ' ORDER BY n) AS states FROM seen;
+SELECT differ();
+DROP TABLE seen;
+VACUUM t;
+SELECT toast_ok('t');
+
+-- past half the tree's bytes, edits give way to the tree in the row, which
+-- stays there until a part is written (a tree of six parts here)
+SET jsonb_toaster.range_size = 2048;
+CREATE TABLE few (id int, jb jsonb);
+ALTER TABLE few ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+INSERT INTO few SELECT 1, wide(1);
+CREATE TEMP TABLE seen (n int, state text);
+DO $$
+DECLARE
+	keys text[] := '{100,300,200}';
+BEGIN
+	FOR n IN 1..4 LOOP
+		IF n <= 3 THEN
+			UPDATE few SET jb = jb - keys[n];
+		ELSE
+			UPDATE few SET jb = jsonb_set(jb, '{250}', to_jsonb(repeat('p', 900)));
+		END IF;
+		INSERT INTO seen SELECT n, CASE WHEN jt_test_tree_edits(jb) IS NULL THEN 'row'
+			WHEN jt_test_tree_edits(jb) > 0 THEN 'edited' ELSE 'outside' END FROM few;
+	END LOOP;
+END $$;
+SELECT string_agg(state, ' ' ORDER BY n) AS states FROM seen;
+SELECT jb = jsonb_set(wide(1) - '{100,300,200}'::text[], '{250}', to_jsonb(repeat('p', 900))) AS same
+FROM few;
+DROP TABLE seen, few;
+SET jsonb_toaster.range_size = 1024;
+
 -- a document sent whole: its unchanged parts are shared with the old
--- value.  A small change is kept as a delta, in the row with the tree (a
--- TOAST value for the tree alone at every such UPDATE would cost more than
--- the row saves); a change that writes a part writes the tree with it.
+-- value.  A small change is kept as a delta, with the old tree part and
+-- edits of it (a TOAST value for the tree alone at every such UPDATE
+-- would cost more than the row saves); a change that writes a part writes
+-- the tree with it.
 UPDATE t SET jb = (SELECT jsonb_set(p.jb, '{300}', '"new"') FROM plain p WHERE p.id = t.id)
 WHERE id BETWEEN 13 AND 14;
 UPDATE plain SET jb = jsonb_set(jb, '{300}', '"new"') WHERE id BETWEEN 13 AND 14;
@@ -146,11 +205,7 @@ UPDATE t SET jb = (SELECT widened(p.jb) FROM plain p WHERE p.id = t.id)
 WHERE id BETWEEN 15 AND 16;
 UPDATE plain SET jb = widened(jb) WHERE id BETWEEN 15 AND 16;
 SELECT differ();
-SELECT id, jt_test_format_version(jb) AS version,
-	(SELECT count(*) FROM jsonb_toaster_parts(jb) WHERE kind = 'tree') AS tree_parts,
-	(SELECT count(DISTINCT value_id) FROM jsonb_toaster_parts(jb)) AS tvalues,
-	(jsonb_toaster_storage(jb)).inline_size > 100 AS wide_row
-FROM t WHERE id BETWEEN 13 AND 16 ORDER BY id;
+SELECT * FROM states WHERE id BETWEEN 13 AND 16 ORDER BY id;
 VACUUM t;
 SELECT toast_ok('t');
 
@@ -213,6 +268,22 @@ FROM (VALUES ('hash', '12345'), ('rawsize', '100'), ('valueid', '0'),
 	(VALUES ('text', 'jb::text'), ('key', 'jb -> ''7'''), ('parts', '(SELECT count(*) FROM jsonb_toaster_parts(jb))::text')) r(how, expr)
 ORDER BY f.field, f.val, r.how;
 
+-- and forged edits of the tree: an ERROR too
+UPDATE t SET jb = jsonb_set(jb, '{2}', '0') WHERE id = 15;
+UPDATE plain SET jb = jsonb_set(jb, '{2}', '0') WHERE id = 15;
+SELECT tree_state FROM states WHERE id = 15;
+SELECT f.field, f.val, r.how,
+	try(format('SELECT %s FROM (SELECT jt_test_skeleton_set_tree_entry(jb, %L, %s) AS jb FROM t WHERE id = %s) s',
+			   r.expr, f.field, f.val, f.id)) AS result
+FROM (VALUES ('edited', '0', 15), ('edited', '1', 16), ('edits_len', '0', 15),
+			 ('edits_len', '100000', 15), ('edits_len', '4', 15),
+			 ('edit_offset', '0', 15), ('edit_offset', '100000', 15),
+			 ('edit_length', '0', 15), ('edit_length', '100000', 15)) f(field, val, id),
+	(VALUES ('text', 'jb::text'), ('key', 'jb -> ''7''')) r(how, expr)
+ORDER BY f.field, f.val, r.how;
+SELECT differ();
+
+DROP VIEW states;
 DROP TABLE t, plain;
 DROP FUNCTION wide(int), widened(jsonb), toast_ok(regclass), try(text), layout(regclass), differ(),
 	tree_chunks_fetched(text);

@@ -78,8 +78,9 @@
  *	6        version 5 with compression units: consecutive parts written
  *	         together may be compressed as one stream (below); the one
  *	         written now, but for:
- *	7        version 6 whose tree may lie outside the row (below); written
- *	         only for pointers whose tree does
+ *	7        version 6 whose tree may lie outside the row, maybe with
+ *	         edits of it in the row (below); written only for pointers whose
+ *	         tree does
  *
  * A pointer made from a stored one by changing one part keeps its version
  * (the other parts' hashes are not recomputed), but 1 and 2 become 3; one
@@ -252,6 +253,7 @@ typedef struct JtSkeletonInfo
 	uint32		tree_size;
 	bool		inline_parts;	/* the parts are in the pointer (below) */
 	bool		tree_outside;	/* the tree is a part (format version 7) */
+	bool		tree_edited;	/* and the row keeps edits of it */
 } JtSkeletonInfo;
 
 /*
@@ -274,6 +276,14 @@ typedef struct JtSkeletonInfo
  * (its hash is the tree's, its header 0), then the delta area.
  */
 #define JT_SKELETON_TREE_OUTSIDE	0x40000000
+
+/*
+ * With JT_SKELETON_TREE_OUTSIDE: the tree part's entry is followed by edits
+ * of that tree (tree_edits.h), then the delta area.
+ */
+#define JT_SKELETON_TREE_EDITED		0x20000000
+#define JT_SKELETON_FLAGS \
+	(JT_SKELETON_INLINE_PARTS | JT_SKELETON_TREE_OUTSIDE | JT_SKELETON_TREE_EDITED)
 
 /*
  * A part's directory entry, as read from a reference (JtRefRange,
@@ -417,10 +427,10 @@ jt_payload_read_info(const char *payload, JtSkeletonInfo *info)
 
 	memcpy(&hdr, payload, sizeof(hdr));
 	info->toastrelid = hdr.toastrelid;
-	info->nparts = hdr.nparts &
-		~(JT_SKELETON_INLINE_PARTS | JT_SKELETON_TREE_OUTSIDE);
+	info->nparts = hdr.nparts & ~JT_SKELETON_FLAGS;
 	info->inline_parts = (hdr.nparts & JT_SKELETON_INLINE_PARTS) != 0;
 	info->tree_outside = (hdr.nparts & JT_SKELETON_TREE_OUTSIDE) != 0;
+	info->tree_edited = (hdr.nparts & JT_SKELETON_TREE_EDITED) != 0;
 	info->tree_size = hdr.tree_size;
 }
 
@@ -432,7 +442,8 @@ jt_payload_write_info(char *payload, const JtSkeletonInfo *info)
 	hdr.toastrelid = info->toastrelid;
 	hdr.nparts = info->nparts |
 		(info->inline_parts ? JT_SKELETON_INLINE_PARTS : 0) |
-		(info->tree_outside ? JT_SKELETON_TREE_OUTSIDE : 0);
+		(info->tree_outside ? JT_SKELETON_TREE_OUTSIDE : 0) |
+		(info->tree_edited ? JT_SKELETON_TREE_EDITED : 0);
 	hdr.tree_size = info->tree_size;
 	memcpy(payload, &hdr, sizeof(hdr));
 }
@@ -591,6 +602,8 @@ typedef struct JtSkeleton
 	 */
 	bool		has_tree_entry;
 	JtPartEntry tree_entry;
+	const char *tree_edits;		/* edits of it in the row (tree_edits.h) */
+	uint32		tree_edits_len;
 	bool		tree_missing;	/* parsed, tree not read in yet */
 	JtPartEntry own_value;		/* valueid 0: no entry names it */
 } JtSkeleton;

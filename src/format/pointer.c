@@ -128,24 +128,40 @@ jt_make_pointer(const JtSkeletonInfo *hdr, const char *tree,
 
 /*
  * A pointer whose tree lies outside the row (format version 7): the entry
- * of the part holding the tree (tree_size bytes, hdr's), then the delta
- * area; stored_outside counts that part's bytes too.
+ * of the part holding the tree (tree_size bytes, hdr's), then edits_len
+ * bytes of edits of that tree (tree_edits.h), if any, then the delta area;
+ * stored_outside counts the tree part's bytes too.
  */
 struct varlena *
 jt_make_pointer_tree_outside(const JtSkeletonInfo *hdr,
 							 const JtPartEntry *tree_entry,
+							 const char *edits, uint32 edits_len,
 							 const char *deltas, uint32 deltas_len,
 							 int32 rawsize, uint64 stored_outside)
 {
 	uint32		version = JT_SKELETON_VERSION_TREE_OUTSIDE;
-	char		entry[sizeof(JtRefRangeUnits)];
 	JtSkeletonInfo info = *hdr;
+	StringInfoData in_row;
+	struct varlena *result;
 
-	Assert(jt_entry_size(version) == sizeof(entry) && !hdr->inline_parts);
-	jt_entry_write(entry, version, tree_entry);
+	Assert(jt_entry_size(version) == sizeof(JtRefRangeUnits) &&
+		   !hdr->inline_parts);
+	initStringInfo(&in_row);
+	enlargeStringInfo(&in_row, sizeof(JtRefRangeUnits));
+	jt_entry_write(in_row.data, version, tree_entry);
+	in_row.len = sizeof(JtRefRangeUnits);
+	if (edits_len > 0)
+	{
+		appendBinaryStringInfo(&in_row, (const char *) &edits_len,
+							   sizeof(uint32));
+		appendBinaryStringInfo(&in_row, edits, edits_len);
+	}
 	info.tree_outside = true;
-	return make_pointer(&info, entry, sizeof(entry), deltas, deltas_len,
-						rawsize, stored_outside, version);
+	info.tree_edited = edits_len > 0;
+	result = make_pointer(&info, in_row.data, in_row.len, deltas, deltas_len,
+						  rawsize, stored_outside, version);
+	pfree(in_row.data);
+	return result;
 }
 
 /*
@@ -164,6 +180,9 @@ jt_pointer_with_tree(const struct varlena *stored_pointer,
 	uint32		in_row = sizeof(JtSkeletonHeader) + jt_entry_size(skel->version);
 	uint64		stored_outside;
 
+	if (skel->hdr.tree_edited)
+		in_row += sizeof(uint32) + skel->tree_edits_len;
+
 	/* jt_skeleton_parse() checked that the entry fits in the payload */
 	Assert(skel->hdr.tree_outside && !skel->tree_missing &&
 		   payload_len >= in_row);
@@ -171,6 +190,7 @@ jt_pointer_with_tree(const struct varlena *stored_pointer,
 	stored_outside = stored_outside_but(stored_pointer,
 										jt_entry_stored_share(&skel->tree_entry));
 	info.tree_outside = false;
+	info.tree_edited = false;
 	return make_pointer(&info, skel->tree, skel->hdr.tree_size,
 						payload + in_row, payload_len - in_row,
 						header.va_rawsize, stored_outside,

@@ -58,6 +58,8 @@ extern struct varlena *jt_make_pointer(const JtSkeletonInfo *hdr,
 									   uint64 stored_outside, uint8 version);
 extern struct varlena *jt_make_pointer_tree_outside(const JtSkeletonInfo *hdr,
 													const JtPartEntry *tree_entry,
+													const char *edits,
+													uint32 edits_len,
 													const char *deltas,
 													uint32 deltas_len,
 													int32 rawsize,

@@ -34,6 +34,7 @@
 
 #include "format/delta.h"
 #include "format/skeleton.h"
+#include "format/tree_edits.h"
 #include "jsonb/jsonb_writer.h"
 #include "support/compat.h"
 
@@ -44,6 +45,30 @@ static bool lies_in_its_value(const JtPartEntry *stored);
 static void
 visit_nothing(void *arg, const JtRef *ref, List *path)
 {
+}
+
+/*
+ * The edits of an outside tree that follow its part's entry (entry_size
+ * bytes) in payload: found, checked and noted in skel.  The bytes they take
+ * with their length word.
+ */
+static uint32
+tree_edits_in_row(JtSkeleton *skel, const char *payload, uint32 payload_len,
+				  uint32 entry_size)
+{
+	uint64		at = (uint64) sizeof(JtSkeletonHeader) + entry_size;
+	uint32		len;
+
+	if (at + sizeof(uint32) > payload_len)
+		jt_nav_corrupt(&skel->src, "the tree's edits lie outside the pointer");
+	memcpy(&len, payload + at, sizeof(uint32));
+	at += sizeof(uint32);
+	if (len == 0 || len > payload_len - at)
+		jt_nav_corrupt(&skel->src, "the tree's edits lie outside the pointer");
+	jt_tree_edits_check(&skel->src, payload + at, len, skel->hdr.tree_size);
+	skel->tree_edits = payload + at;
+	skel->tree_edits_len = len;
+	return sizeof(uint32) + len;
 }
 
 /*
@@ -70,11 +95,17 @@ jt_skeleton_parse(JtSkeleton *skel, const char *payload, uint32 payload_len,
 	if (skel->hdr.tree_size < 2 * sizeof(uint32))
 		jt_nav_corrupt(&skel->src, "the tree is too short");
 	in_row = skel->hdr.tree_size;
+	skel->tree_edits = NULL;
+	skel->tree_edits_len = 0;
+	if (skel->hdr.tree_edited && !skel->hdr.tree_outside)
+		jt_nav_corrupt(&skel->src, "a tree in the row has edits");
 	if (skel->hdr.tree_outside)
 	{
 		if (!jt_version_has_tree_outside(version) || skel->hdr.inline_parts)
 			jt_nav_corrupt(&skel->src, "a pointer of a format that has none keeps its tree outside the row");
 		in_row = jt_entry_size(version);
+		if (skel->hdr.tree_edited)
+			in_row += tree_edits_in_row(skel, payload, payload_len, in_row);
 	}
 	if (in_row > payload_len - sizeof(JtSkeletonHeader))
 		jt_nav_corrupt(&skel->src, "the tree size does not match the pointer size");
@@ -148,6 +179,12 @@ jt_skeleton_attach_tree(JtSkeleton *skel, char *tree, uint32 len)
 	skel->own_value = skel->tree_entry;
 	jt_skeleton_walk(skel, visit_nothing, NULL);
 	skel->own_value.valueid = InvalidOid;
+	/* then the edits the row keeps, checked against the tree's size */
+	if (skel->tree_edits_len > 0)
+	{
+		jt_tree_edits_apply(skel->tree_edits, skel->tree_edits_len, tree);
+		parse_tree(skel);
+	}
 }
 
 /* Check the tree's root and describe it. */

@@ -650,13 +650,12 @@ jt_build_entry(const JtBuildResult *result, uint32 i, JtPartEntry *entry)
 char *
 jt_build_payload(const JtBuildResult *result, Oid toastrelid, uint32 *len)
 {
-	JtSkeletonInfo info;
+	JtSkeletonInfo info = {0};
 	char	   *payload;
 
 	info.toastrelid = toastrelid;
 	info.nparts = result->nparts;
 	info.tree_size = result->tree.len;
-	info.inline_parts = false;
 	*len = JT_PAYLOAD_TREE_OFFSET + result->tree.len;
 	payload = palloc(*len);
 	jt_payload_write_info(payload, &info);

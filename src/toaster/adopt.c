@@ -25,6 +25,7 @@
 #include "toaster/part_write.h"
 #include "toaster/settings.h"
 #include "toaster/sharing.h"
+#include "toaster/tree_outside.h"
 
 static struct varlena *adopt_listed(Relation rel, Form_pg_attribute att,
 									struct varlena *value,
@@ -68,12 +69,24 @@ find_replaced_ranges(void *arg, const JtRef *ref, List *path)
 		}
 }
 
+/* Point the directory entry at entry, of format version version, at where. */
+static void
+point_entry_at(char *entry, uint32 version, const JtPartEntry *where)
+{
+	JtPartEntry range;
+
+	jt_entry_read(entry, version, &range);
+	jt_entry_set_location(&range, where);
+	jt_entry_write(entry, version, &range);
+}
+
 /*
  * The pointer to store for value, whose replacement records (delta.h)
  * carry the parts they stand for, at offsets[i] for record i: each such
  * part written now, its directory entry pointed at it, the record
  * dropped.  The base each replaced stays the old row version's, which
- * deletes it.
+ * deletes it.  A tree that may lie outside the row goes with the parts
+ * (a pointer of format version 7, whose old version's tree did).
  */
 static struct varlena *
 write_replaced_parts(Relation rel, Form_pg_attribute att, struct varlena *value,
@@ -87,12 +100,15 @@ write_replaced_parts(Relation rel, Form_pg_attribute att, struct varlena *value,
 	StringInfoData deltas;
 	JtPartWriter writer;
 	uint32	   *written = palloc(Max(skel->ndeltas, 1) * sizeof(uint32));
+	uint32		tree_part = UINT32_MAX;
+	char	   *tree;
 
 	VARATT_CUSTOM_GET_HEADER(header, value);
 	stored_outside = header.va_storedsize - header.va_size;
 	jt_payload_read_info(stored_payload, &hdr);
 	payload = palloc(JT_PAYLOAD_TREE_OFFSET + hdr.tree_size);
 	memcpy(payload, stored_payload, JT_PAYLOAD_TREE_OFFSET + hdr.tree_size);
+	tree = payload + JT_PAYLOAD_TREE_OFFSET;
 
 	/* an UPDATE, whose TOAST writes take no options */
 	jt_part_writer_begin(&writer, rel, jt_column_compression(att), 0,
@@ -118,25 +134,51 @@ write_replaced_parts(Relation rel, Form_pg_attribute att, struct varlena *value,
 		pfree(part);
 		elog(DEBUG1, "jsonb_toaster: wrote the part jsonb_set() or the like carried whole");
 	}
-	jt_part_writer_finish(&writer);
+	/* the stored parts the entries named before are not named any more */
 	for (uint32 i = 0; i < skel->ndeltas; i++)
 	{
 		JtPartEntry range;
+
+		if (written[i] == UINT32_MAX)
+			continue;
+		jt_entry_read(payload + offsets[i], skel->version, &range);
+		stored_outside -= jt_entry_stored_share(&range);
+	}
+	if (jt_version_has_tree_outside(skel->version) &&
+		jt_tree_may_leave_row(rel, tree, hdr.tree_size))
+	{
+		/* the tree names the parts as they are placed (format.h) */
+		jt_part_writer_seal(&writer);
+		for (uint32 i = 0; i < skel->ndeltas; i++)
+		{
+			JtPartEntry placed;
+
+			if (written[i] == UINT32_MAX)
+				continue;
+			jt_part_writer_placed(&writer, written[i], &placed);
+			point_entry_at(payload + offsets[i], skel->version, &placed);
+		}
+		tree_part = jt_tree_add_part(&writer, tree, hdr.tree_size);
+	}
+	jt_part_writer_finish(&writer);
+	for (uint32 i = 0; i < skel->ndeltas; i++)
+	{
 		const JtPartEntry *where;
 
 		if (written[i] == UINT32_MAX)
 			continue;
 		where = jt_part_writer_entry(&writer, written[i]);
-		jt_entry_read(payload + offsets[i], skel->version, &range);
-		stored_outside -= jt_entry_stored_share(&range);
 		stored_outside += jt_entry_stored_share(where);
-		jt_entry_set_location(&range, where);
-		jt_entry_write(payload + offsets[i], skel->version, &range);
+		if (tree_part == UINT32_MAX)
+			point_entry_at(payload + offsets[i], skel->version, where);
 	}
 	initStringInfo(&deltas);
 	jt_delta_area_copy(skel, JT_NO_PART, false, &deltas);
-	return jt_make_pointer(&hdr, payload + JT_PAYLOAD_TREE_OFFSET,
-						   deltas.data, deltas.len,
+	if (tree_part != UINT32_MAX)
+		return jt_tree_part_pointer(&hdr, &writer, tree_part, tree,
+									deltas.data, deltas.len,
+									header.va_rawsize, stored_outside);
+	return jt_make_pointer(&hdr, tree, deltas.data, deltas.len,
 						   header.va_rawsize, stored_outside,
 						   jt_patched_version(value));
 }
@@ -239,7 +281,12 @@ adopted_pointer(Relation rel, Form_pg_attribute att, struct varlena *value,
 					   size - VARHDRSZ_CUSTOM - JT_PAYLOAD_TREE_OFFSET, oldvalue))
 		return NULL;
 	if (nreplaced == 0)
-		return value;
+	{
+		/* nothing to write: the old tree part with edits, if it had one */
+		struct varlena *edited = jt_tree_edited_pointer(rel, value, oldvalue);
+
+		return edited != NULL ? edited : value;
+	}
 	/* parts to write lie in a tree in memory, never in one read from TOAST */
 	if (skel.tree_missing)
 		return NULL;

@@ -53,6 +53,7 @@
 #include "toaster/settings.h"
 #include "toaster/sharing.h"
 #include "toaster/toaster.h"
+#include "toaster/tree_outside.h"
 
 static struct varlena *jt_toast(Relation rel, int attnum,
 								struct varlena *value,
@@ -285,7 +286,7 @@ inline_pointer(JtBuildResult *res, const struct varlena *doc, char cmethod,
 	struct varlena *raw;
 	struct varlena *compressed;
 	struct varlena *stored;
-	JtSkeletonInfo hdr;
+	JtSkeletonInfo hdr = {0};
 
 	if ((uint64) sizeof(JtSkeletonHeader) + res->tree.len + VARHDRSZ > (uint64) target)
 		return NULL;
@@ -328,52 +329,23 @@ inline_pointer(JtBuildResult *res, const struct varlena *doc, char cmethod,
 	hdr.nparts = res->nparts;
 	hdr.tree_size = res->tree.len;
 	hdr.inline_parts = true;
-	hdr.tree_outside = false;
 	return jt_make_pointer(&hdr, res->tree.data, (const char *) stored,
 						   VARSIZE(stored), VARSIZE(doc), 0,
 						   (uint8) res->version);
 }
 
 /*
- * A tree of at least this many bytes that is one reference leaves the row
- * (format version 7): a directory of several parts, which every new row
- * version would otherwise carry, where stock keeps an 18-byte pointer.
- */
-#define JT_TREE_OUTSIDE_MIN		160
-
-/*
- * May the tree res planned lie outside the row?  Only a tree that is one
- * reference, whose reads fetch a part anyway; not in logically logged
- * tables, whose decoding cannot read TOAST.
- */
-static bool
-tree_may_leave_row(Relation rel, const JtBuildResult *res)
-{
-	uint32		root_entry;
-
-	if (jt_format_version < JT_SKELETON_VERSION_TREE_OUTSIDE ||
-		res->tree.len < JT_TREE_OUTSIDE_MIN ||
-		RelationIsLogicallyLogged(rel))
-		return false;
-	memcpy(&root_entry, res->tree.data, sizeof(uint32));
-	return (root_entry & JT_JENTRY_TYPE_MASK) == JT_JENTRY_REF;
-}
-
-/*
  * Add res's tree to the value writer gathers, as one more part of it: its
  * entries name the parts written[] gives as they lie (value id and size 0
  * for those of that value, format.h).  The tree part's number, or
- * UINT32_MAX if the tree stays in the row: that value had no room, or no
- * part is written (a change kept as deltas), when the tree would take a
- * TOAST value of its own at every such UPDATE.
+ * UINT32_MAX if that value had no room, or if no part is written (the
+ * tree would take a TOAST value of its own; the old value's tree part
+ * with edits may do, tree_outside.c).
  */
 static uint32
 write_tree_outside(JtPartWriter *writer, JtBuildResult *res,
 				   const uint32 *written)
 {
-	struct varlena *raw;
-	uint32		part;
-
 	if (writer->nparts == 0)
 		return UINT32_MAX;
 	jt_part_writer_seal(writer);
@@ -386,12 +358,7 @@ write_tree_outside(JtPartWriter *writer, JtBuildResult *res,
 		jt_part_writer_placed(writer, written[i], &placed);
 		jt_build_set_stored(res, i, &placed);
 	}
-	raw = palloc(VARHDRSZ + res->tree.len);
-	SET_VARSIZE(raw, VARHDRSZ + res->tree.len);
-	memcpy(VARDATA(raw), res->tree.data, res->tree.len);
-	part = jt_part_writer_add_last(writer, raw);
-	pfree(raw);
-	return part;
+	return jt_tree_add_part(writer, res->tree.data, res->tree.len);
 }
 
 /*
@@ -408,7 +375,7 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	JtBuildResult res;
 	int32		target;
 	uint64		stored_outside = 0;
-	JtSkeletonInfo hdr;
+	JtSkeletonInfo hdr = {0};
 	JtOldParts *old;
 	JtPartEntry *planned = NULL;
 	StringInfoData deltas;
@@ -418,6 +385,7 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	JtPartWriter writer;
 	uint32	   *written;
 	uint32		tree_part;
+	bool		tree_out;
 	JtPartEntry *shared;
 	struct varlena *result;
 
@@ -543,7 +511,8 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 
 	/* the new parts, packed into one TOAST value (the tree too, maybe) */
 	tree_part = UINT32_MAX;
-	if (tree_may_leave_row(rel, &res))
+	tree_out = jt_tree_may_leave_row(rel, res.tree.data, res.tree.len);
+	if (tree_out)
 		tree_part = write_tree_outside(&writer, &res, written);
 	jt_part_writer_finish(&writer);
 	for (uint32 i = 0; i < res.nparts; i++)
@@ -565,24 +534,26 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	hdr.toastrelid = toastrelid;
 	hdr.nparts = res.nparts;
 	hdr.tree_size = res.tree.len;
-	hdr.inline_parts = false;
-	hdr.tree_outside = false;
 	if (tree_part != UINT32_MAX)
-	{
-		JtPartEntry tree_entry = {0};
+		return jt_tree_part_pointer(&hdr, &writer, tree_part, res.tree.data,
+									deltas.data, deltas.len, VARSIZE(doc),
+									stored_outside);
+	result = jt_make_pointer(&hdr, res.tree.data, deltas.data, deltas.len,
+							 VARSIZE(doc), stored_outside,
+							 (uint8) res.version);
 
-		jt_entry_set_location(&tree_entry, jt_part_writer_entry(&writer, tree_part));
-		tree_entry.rawsize = (int32) (res.tree.len + VARHDRSZ);
-		tree_entry.hash = jt_part_hash(JT_SKELETON_VERSION_TREE_OUTSIDE,
-									   res.tree.data, res.tree.len);
-		stored_outside += jt_entry_stored_share(&tree_entry);
-		return jt_make_pointer_tree_outside(&hdr, &tree_entry, deltas.data,
-											deltas.len, VARSIZE(doc),
-											stored_outside);
+	/*
+	 * Nothing written (the old value's parts taken, changes kept as deltas):
+	 * the old value's tree part, and the edits of it, if they are small.
+	 */
+	if (tree_out && old != NULL && writer.nparts == 0)
+	{
+		struct varlena *edited = jt_tree_edited_pointer(rel, result, oldvalue);
+
+		if (edited != NULL)
+			return edited;
 	}
-	return jt_make_pointer(&hdr, res.tree.data, deltas.data, deltas.len,
-						   VARSIZE(doc), stored_outside,
-						   (uint8) res.version);
+	return result;
 }
 
 static struct varlena *

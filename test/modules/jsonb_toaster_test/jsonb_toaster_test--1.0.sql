@@ -118,6 +118,11 @@ RETURNS jsonb
 AS 'MODULE_PATHNAME', 'jt_test_skeleton_set_rawsize'
 LANGUAGE C STRICT VOLATILE;
 
+CREATE FUNCTION jt_test_tree_edits(skeleton jsonb)
+RETURNS int
+AS 'MODULE_PATHNAME', 'jt_test_tree_edits'
+LANGUAGE C STRICT STABLE;
+
 CREATE FUNCTION jt_test_skeleton_set_tree_entry(skeleton jsonb, field text, value bigint)
 RETURNS jsonb
 AS 'MODULE_PATHNAME', 'jt_test_skeleton_set_tree_entry'

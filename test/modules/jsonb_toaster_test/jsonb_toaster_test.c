@@ -707,6 +707,45 @@ jt_test_format_version(PG_FUNCTION_ARGS)
 #endif
 }
 
+PG_FUNCTION_INFO_V1(jt_test_tree_edits);
+
+/*
+ * jt_test_tree_edits(skeleton jsonb) returns int
+ *
+ * For a value stored by the toaster whose tree lies outside the row, the
+ * bytes of edits of that tree the row keeps (0 for none); NULL when the
+ * tree lies in the row.
+ */
+Datum
+jt_test_tree_edits(PG_FUNCTION_ARGS)
+{
+#ifdef JT_CUSTOM_TOAST
+	struct varlena *attr = (struct varlena *) PG_GETARG_POINTER(0);
+	varatt_custom header;
+	JtSkeletonInfo info;
+	uint32		len;
+
+	check_stored_by_toaster(attr);
+	VARATT_CUSTOM_GET_HEADER(header, attr);
+	jt_payload_read_info(VARDATA_CUSTOM(attr), &info);
+	if (!info.tree_outside)
+		PG_RETURN_NULL();
+	if (!info.tree_edited)
+		PG_RETURN_INT32(0);
+	if (header.va_size < VARHDRSZ_CUSTOM + sizeof(JtSkeletonHeader) +
+		sizeof(JtRefRangeUnits) + sizeof(uint32))
+		elog(ERROR, "the value is shorter than its edits' length word");
+	memcpy(&len, VARDATA_CUSTOM(attr) + sizeof(JtSkeletonHeader) +
+		   sizeof(JtRefRangeUnits), sizeof(uint32));
+	PG_RETURN_INT32((int32) len);
+#else
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("jt_test_tree_edits needs a server with custom TOAST")));
+	PG_RETURN_NULL();
+#endif
+}
+
 PG_FUNCTION_INFO_V1(jt_test_skeleton_legacy_hashes);
 
 /*
@@ -884,7 +923,10 @@ PG_FUNCTION_INFO_V1(jt_test_skeleton_set_tree_entry);
  * A copy of a value stored by the toaster whose tree lies outside the row,
  * with one field of the entry naming the part that holds the tree set to
  * value: "rawsize", "extinfo", "valueid", "offset", "value_size", "header",
- * "hash" or "unit"; or, for field "version", the pointer's format version.
+ * "hash" or "unit"; or, for field "version", the pointer's format version;
+ * for "edited", the flag saying edits of the tree follow the entry (0 or
+ * 1); for "edits_len", the length word of those edits; for "edit_offset"
+ * and "edit_length", the first edit's header fields.
  */
 Datum
 jt_test_skeleton_set_tree_entry(PG_FUNCTION_ARGS)
@@ -912,7 +954,30 @@ jt_test_skeleton_set_tree_entry(PG_FUNCTION_ARGS)
 		memcpy(VARDATA_EXTERNAL(result), &header, offsetof(varatt_custom, va_data));
 		PG_RETURN_POINTER(result);
 	}
+	if (strcmp(field, "edited") == 0)
+	{
+		info.tree_edited = value != 0;
+		jt_payload_write_info(VARDATA_CUSTOM(result), &info);
+		PG_RETURN_POINTER(result);
+	}
 	at = VARDATA_CUSTOM(result) + sizeof(JtSkeletonHeader);
+	if (strncmp(field, "edit", 4) == 0)
+	{
+		uint32		v = (uint32) value;
+		uint32		word = strcmp(field, "edits_len") == 0 ? 0 :
+			strcmp(field, "edit_offset") == 0 ? 1 :
+			strcmp(field, "edit_length") == 0 ? 2 : 3;
+
+		if (word == 3)
+			elog(ERROR, "unknown field \"%s\"", field);
+		if (!info.tree_edited ||
+			header.va_size < VARHDRSZ_CUSTOM + sizeof(JtSkeletonHeader) +
+			sizeof(JtRefRangeUnits) + 3 * sizeof(uint32))
+			elog(ERROR, "the value keeps no edits of its tree");
+		memcpy(at + sizeof(JtRefRangeUnits) + word * sizeof(uint32), &v,
+			   sizeof(uint32));
+		PG_RETURN_POINTER(result);
+	}
 	jt_entry_read(at, header.va_version, &entry);
 	if (strcmp(field, "rawsize") == 0)
 		entry.rawsize = (int32) value;
