@@ -190,6 +190,20 @@ FROM few;
 DROP TABLE seen, few;
 SET jsonb_toaster.range_size = 1024;
 
+-- the tree part a version names may be an earlier version's, whose
+-- entries its deltas described: a change kept as a delta, written with a
+-- tree (a part written too), then undone (the part taken as it was, no
+-- delta, nothing written, edits of that tree)
+CREATE TABLE undo (id int, jb jsonb);
+ALTER TABLE undo ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+INSERT INTO undo SELECT 1, wide(1);
+UPDATE undo SET jb = wide(1) || '{"20": 123456789}' || jsonb_build_object('300', repeat('z', 700));
+UPDATE undo SET jb = wide(1) || jsonb_build_object('300', repeat('z', 700));
+VACUUM undo;
+SELECT jb = wide(1) || jsonb_build_object('300', repeat('z', 700)) AS same,
+	jt_test_tree_edits(jb) > 0 AS edited, toast_ok('undo') FROM undo;
+DROP TABLE undo;
+
 -- a document sent whole: its unchanged parts are shared with the old
 -- value.  A small change is kept as a delta, with the old tree part and
 -- edits of it (a TOAST value for the tree alone at every such UPDATE

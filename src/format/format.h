@@ -80,7 +80,8 @@
  *	         written now, but for:
  *	7        version 6 whose tree may lie outside the row, maybe with
  *	         edits of it in the row (below); written only for pointers whose
- *	         tree does
+ *	         tree does, and kept by those made from them (whose tree may
+ *	         come back to the row)
  *
  * A pointer made from a stored one by changing one part keeps its version
  * (the other parts' hashes are not recomputed), but 1 and 2 become 3; one

@@ -15,7 +15,8 @@
  *		JtTreeEdit, bytes	an edit: the tree's bytes offset .. offset +
  *							length - 1 become the length bytes after it
  *
- * Edits are sorted by offset, do not overlap, and lie in the tree.  They
+ * Edits are sorted by offset, do not overlap (jt_tree_edits_make() leaves
+ * a gap of at least an edit's header between two), and lie in the tree.  They
  * apply to the tree as read, its entries naming the value holding it
  * already given that value's id and size (format.h).  All unaligned.
  *

@@ -131,8 +131,8 @@ jt_tree_edited_pointer(Relation rel, struct varlena *pointer,
 		return NULL;
 
 	/* the entry, the edits and their length word in at most half the tree */
-	max_len = (int64) hdr.tree_size / 2 - sizeof(JtRefRangeUnits) -
-		sizeof(uint32);
+	max_len = (int64) hdr.tree_size / 2 - (int64) sizeof(JtRefRangeUnits) -
+		(int64) sizeof(uint32);
 	if (max_len <= 0)
 		return NULL;
 	old_tree = jt_pointer_payload(jt_open_pointer(oldvalue, &opened), NULL) +
