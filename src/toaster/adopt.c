@@ -190,7 +190,9 @@ write_replaced_parts(Relation rel, Form_pg_attribute att, struct varlena *value,
  * be stored: a part it carries whole is written to a value of its
  * own, so its entry's stored part is not named any more, and the part is
  * counted live at its raw size scaled by its base's compression (it is
- * compressed if its base was).
+ * compressed if its base was).  nparts_old counts the parts of the value
+ * it replaces, the part holding a tree aside: a pointer that names the
+ * same parts (its changes kept as deltas) changes nothing.
  */
 static bool
 keeps_too_many_dead(struct varlena *value, const JtPartEntry *ranges,
@@ -347,6 +349,16 @@ jt_adopt(Relation rel, int attnum, struct varlena *value,
 	return result;
 }
 
+/* The parts holding a stored pointer's tree: 1 if it lies outside the row. */
+static uint32
+tree_parts(struct varlena *pointer)
+{
+	JtSkeletonInfo hdr;
+
+	jt_payload_read_info(jt_pointer_payload(pointer, NULL), &hdr);
+	return hdr.tree_outside ? 1 : 0;
+}
+
 /*
  * jt_adopt() for any pointer: value is taken if every part it names, once
  * listed, is one oldvalue owns in rel.
@@ -375,7 +387,8 @@ adopt_listed(Relation rel, Form_pg_attribute att, struct varlena *value,
 	for (uint32 i = 0; i < n && taken; i++)
 		taken = jt_part_is_kept(owned, ranges[i].valueid);
 	/* the general path gives up values left mostly dead (sharing.c) */
-	if (taken && keeps_too_many_dead(value, ranges, n, owned->nvalues))
+	if (taken && keeps_too_many_dead(value, ranges, n,
+									 owned->nvalues - tree_parts(oldvalue)))
 	{
 		elog(DEBUG1, "jsonb_toaster: a pointer jsonb_set() or the like returned keeps more dead bytes than live ones");
 		taken = false;
