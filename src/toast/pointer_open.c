@@ -138,6 +138,35 @@ read_tree_in(struct varlena *attr, JtSkeleton *skel)
 }
 
 /*
+ * Note what opening attr, a pointer the toaster has just written whose tree
+ * lies outside the row, gives: its tree is tree (hdr's size), as the part
+ * holding it was written (as_stored: entries naming that part's value say
+ * value id 0) or as readers see it (edits applied).  So the statement that
+ * stored it, which next lists its parts to delete those of the value it
+ * replaced, and the rest of the transaction, do not read the tree back.
+ */
+void
+jt_opened_as_written(struct varlena *attr, const char *tree, bool as_stored)
+{
+	JtSkeleton	skel;
+	char	   *copy;
+
+	jt_parse_pointer(attr, &skel);
+	Assert(skel.tree_missing && (!as_stored || !skel.hdr.tree_edited));
+	copy = palloc(skel.hdr.tree_size);
+	memcpy(copy, tree, skel.hdr.tree_size);
+	if (as_stored)
+		jt_skeleton_attach_tree(&skel, copy, skel.hdr.tree_size);
+	else
+	{
+		skel.tree = copy;
+		skel.tree_missing = false;
+	}
+	remember_opened(attr, jt_pointer_with_tree(attr, &skel));
+	pfree(copy);
+}
+
+/*
  * Parse our pointer attr into skel, reading its tree from TOAST if it lies
  * outside the row; the pointer skel describes: attr, or a copy with the
  * tree in it, in the current memory context.

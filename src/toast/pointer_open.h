@@ -17,5 +17,7 @@
 
 extern struct varlena *jt_open_pointer(struct varlena *attr,
 									   JtSkeleton *skel);
+extern void jt_opened_as_written(struct varlena *attr, const char *tree,
+								 bool as_stored);
 
 #endif							/* JSONB_TOASTER_POINTER_OPEN_H */

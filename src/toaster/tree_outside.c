@@ -83,14 +83,17 @@ jt_tree_part_pointer(const JtSkeletonInfo *hdr, const JtPartWriter *writer,
 					 uint32 deltas_len, int32 rawsize, uint64 stored_outside)
 {
 	JtPartEntry tree_entry = {0};
+	struct varlena *result;
 
 	jt_entry_set_location(&tree_entry, jt_part_writer_entry(writer, tree_part));
 	tree_entry.rawsize = (int32) (hdr->tree_size + VARHDRSZ);
 	tree_entry.hash = jt_part_hash(JT_SKELETON_VERSION_TREE_OUTSIDE, tree,
 								   hdr->tree_size);
 	stored_outside += jt_entry_stored_share(&tree_entry);
-	return jt_make_pointer_tree_outside(hdr, &tree_entry, NULL, 0, deltas,
-										deltas_len, rawsize, stored_outside);
+	result = jt_make_pointer_tree_outside(hdr, &tree_entry, NULL, 0, deltas,
+										  deltas_len, rawsize, stored_outside);
+	jt_opened_as_written(result, tree, true);
+	return result;
 }
 
 /*
@@ -115,6 +118,7 @@ jt_tree_edited_pointer(Relation rel, struct varlena *pointer,
 	int64		max_len;
 	StringInfoData edits;
 	uint64		stored_outside;
+	struct varlena *result;
 
 	if (oldvalue == NULL || !jt_is_pointer(oldvalue) ||
 		jt_pointer_version(pointer) < JT_SKELETON_VERSION_UNITS)
@@ -145,10 +149,12 @@ jt_tree_edited_pointer(Relation rel, struct varlena *pointer,
 	VARATT_CUSTOM_GET_HEADER(header, pointer);
 	stored_outside = header.va_storedsize - header.va_size +
 		jt_entry_stored_share(&stored.tree_entry);
-	return jt_make_pointer_tree_outside(&hdr, &stored.tree_entry,
-										edits.data, edits.len,
-										tree + hdr.tree_size,
-										payload_len - JT_PAYLOAD_TREE_OFFSET -
-										hdr.tree_size,
-										header.va_rawsize, stored_outside);
+	result = jt_make_pointer_tree_outside(&hdr, &stored.tree_entry,
+										  edits.data, edits.len,
+										  tree + hdr.tree_size,
+										  payload_len - JT_PAYLOAD_TREE_OFFSET -
+										  hdr.tree_size,
+										  header.va_rawsize, stored_outside);
+	jt_opened_as_written(result, tree, false);
+	return result;
 }
