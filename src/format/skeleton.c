@@ -179,13 +179,13 @@ jt_skeleton_attach_tree(JtSkeleton *skel, char *tree, uint32 len)
 	skel->own_value = skel->tree_entry;
 	jt_skeleton_walk(skel, visit_nothing, NULL);
 	skel->own_value.valueid = InvalidOid;
-	/* then the edits the row keeps, and every reference checked */
+	/* then the edits the row keeps, and every reference checked again */
 	if (skel->tree_edits_len > 0)
 	{
 		jt_tree_edits_apply(skel->tree_edits, skel->tree_edits_len, tree);
 		parse_tree(skel);
+		jt_skeleton_walk(skel, visit_nothing, NULL);
 	}
-	jt_skeleton_walk(skel, visit_nothing, NULL);
 }
 
 /* Check the tree's root and describe it. */
@@ -365,11 +365,11 @@ jt_skeleton_read_ref(JtSkeleton *skel, const JtNode *node, JtRef *ref)
 
 	/*
 	 * While a tree read in gets its value's id (jt_skeleton_attach_tree()),
-	 * the entries are not checked: the tree part may be an earlier
-	 * version's, whose entries the row's edits and deltas bring up to date
-	 * afterwards.  They are checked when read.
+	 * the entries of a tree the row keeps edits of are not checked: the
+	 * tree part is then an earlier version's, whose entries the row's edits
+	 * and deltas bring up to date afterwards, and are checked with them.
 	 */
-	if (OidIsValid(skel->own_value.valueid))
+	if (OidIsValid(skel->own_value.valueid) && skel->tree_edits_len > 0)
 		nranges_checked = 0;
 	for (uint32 r = 0; r < nranges_checked; r++)
 	{
