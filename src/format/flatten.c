@@ -264,12 +264,16 @@ write_ref_value(Flattener *f, LoadedRef *lr)
 		jt_pad_to_int(&f->buf);
 		if (part_is_compressed(lr, 0))
 		{
-			/* decompressed where it belongs, with its header just before */
+			/*
+			 * Decompressed where it belongs, its header over the last bytes
+			 * written (kept aside), so the buffer grows by its content only:
+			 * one presized to the document's size is not enlarged.
+			 */
 			int			at = f->buf.len - VARHDRSZ;
 			char		saved[VARHDRSZ];
 
 			Assert(at >= 0);
-			enlargeStringInfo(&f->buf, ref->ranges[0].rawsize);
+			enlargeStringInfo(&f->buf, ref->ranges[0].rawsize - VARHDRSZ);
 			memcpy(saved, f->buf.data + at, VARHDRSZ);
 			decompress_part(lr, 0, (struct varlena *) (f->buf.data + at));
 			memcpy(f->buf.data + at, saved, VARHDRSZ);

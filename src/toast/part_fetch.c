@@ -407,17 +407,20 @@ unit_method(const JtPartEntry *range)
 
 /*
  * The part of range as a datum, cut from its unit's raw bytes, where it
- * starts at from.  Its bytes must hash as its entry says: a unit's parts
- * are told apart by where they start, which nothing else would check when
- * a part of the same kind and count starts there too.
+ * starts at from.  Its bytes must hash as its entry says (unless the
+ * caller has just found they do: hashed): a unit's parts are told apart by
+ * where they start, which nothing else would check when a part of the same
+ * kind and count starts there too.
  */
 static struct varlena *
-unit_part_datum(const JtPartEntry *range, const char *from, Oid toastrelid)
+unit_part_datum(const JtPartEntry *range, const char *from, Oid toastrelid,
+				bool hashed)
 {
 	uint32		len = range->rawsize - VARHDRSZ;
 	struct varlena *raw;
 
-	if (jt_part_hash(JT_SKELETON_VERSION_UNITS, from, len) != range->hash)
+	if (!hashed &&
+		jt_part_hash(JT_SKELETON_VERSION_UNITS, from, len) != range->hash)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("corrupt jsonb_toaster value"),
@@ -554,17 +557,22 @@ static struct varlena *
 cut_part(JtUnitCache *cache, const JtPartEntry *range, Oid toastrelid)
 {
 	uint32		len = range->rawsize - VARHDRSZ;
+	bool		hashed = false;
 
 	Assert(unit_cached(cache, range, toastrelid));
 	/* liblz4's output may not be the unit: the strict decoder's is */
-	if (!cache->checked &&
-		jt_part_hash(JT_SKELETON_VERSION_UNITS,
-					 cache->raw + jt_entry_unit_raw_offset(range), len) != range->hash)
-		decode_unit(cache, cache->stream, cache->stream_alloc,
-					(int32) jt_entry_extsize(range), range, cache->decoded,
-					false, toastrelid, true);
+	if (!cache->checked)
+	{
+		hashed = jt_part_hash(JT_SKELETON_VERSION_UNITS,
+							  cache->raw + jt_entry_unit_raw_offset(range),
+							  len) == range->hash;
+		if (!hashed)
+			decode_unit(cache, cache->stream, cache->stream_alloc,
+						(int32) jt_entry_extsize(range), range, cache->decoded,
+						false, toastrelid, true);
+	}
 	return unit_part_datum(range, cache->raw + jt_entry_unit_raw_offset(range),
-						   toastrelid);
+						   toastrelid, hashed);
 }
 
 /* A cache that holds nothing (as a zeroed one). */
@@ -996,7 +1004,7 @@ read_unit_part(const JtPartEntry *range, Oid toastrelid)
 						range->valueid, get_rel_name(toastrelid)),
 				 errdetail("It ends before the part's end.")));
 	raw = unit_part_datum(range, buf + jt_entry_unit_raw_offset(range),
-						  toastrelid);
+						  toastrelid, false);
 	pfree(buf);
 	pfree(stored);
 	return raw;

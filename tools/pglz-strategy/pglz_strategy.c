@@ -29,6 +29,7 @@ typedef struct Candidate
 	int32		match_size_drop;
 	int64		stored;
 	double		usec;
+	double		decompress_usec;
 } Candidate;
 
 static Candidate candidates[] = {
@@ -117,6 +118,7 @@ main(int argc, char **argv)
 		int32		rawlen;
 		char	   *raw = raw_value(argv[a], &rawlen);
 		char	   *out = pg_malloc(PGLZ_MAX_OUTPUT(rawlen));
+		char	   *back = pg_malloc(rawlen);
 		/* repeat small values, so that each is timed over ~1 ms */
 		int			reps = Max(1, 4 * 1024 * 1024 / Max(rawlen, 1) / 16);
 
@@ -135,18 +137,33 @@ main(int argc, char **argv)
 			candidates[c].usec += (now_usec() - start) / reps;
 			/* a value pglz gives up on is stored as it is */
 			candidates[c].stored += len < 0 ? rawlen : len;
+			if (len >= 0)
+			{
+				start = now_usec();
+				for (int r = 0; r < reps; r++)
+					if (pglz_decompress(out, len, back, rawlen, true) != rawlen)
+					{
+						fprintf(stderr, "%s: does not decompress\n", argv[a]);
+						exit(1);
+					}
+				candidates[c].decompress_usec += (now_usec() - start) / reps;
+			}
 		}
+		pg_free(back);
 		pg_free(out);
 		pg_free(raw);
 	}
 
 	printf("%d values, %lld raw bytes\n", nvalues, (long long) rawtotal);
-	printf("%-18s %14s %10s %14s %10s\n", "strategy", "stored bytes",
-		   "vs default", "compress us", "vs default");
+	printf("%-18s %14s %10s %14s %10s %14s %10s\n", "strategy",
+		   "stored bytes", "vs default", "compress us", "vs default",
+		   "decompress us", "vs default");
 	for (int c = 0; c < NCANDIDATES; c++)
-		printf("%-18s %14lld %9.3fx %14.0f %9.2fx\n", candidates[c].name,
-			   (long long) candidates[c].stored,
+		printf("%-18s %14lld %9.3fx %14.0f %9.2fx %14.0f %9.2fx\n",
+			   candidates[c].name, (long long) candidates[c].stored,
 			   (double) candidates[c].stored / candidates[0].stored,
-			   candidates[c].usec, candidates[c].usec / candidates[0].usec);
+			   candidates[c].usec, candidates[c].usec / candidates[0].usec,
+			   candidates[c].decompress_usec,
+			   candidates[c].decompress_usec / candidates[0].decompress_usec);
 	return 0;
 }
