@@ -79,6 +79,7 @@ OBJS += \
 	src/support/writing_statement.o \
 	src/toaster/part_cache.o \
 	src/toaster/adopt.o \
+	src/toaster/logical_log.o \
 	src/toaster/part_write.o \
 	src/toaster/patch_pointer.o \
 	src/toaster/settings.o \

@@ -141,6 +141,34 @@ push @expected,
   'BEGIN', 'docs UPDATE id=6 ver=0 other=0 std=doc(6,0) jb=doc(6,0)', 'COMMIT',
   'BEGIN', 'docs UPDATE id=6 ver=0 other=2 std=unchanged jb=doc(6,0)', 'COMMIT';
 
+# Parts taken over from the version replaced, as under wal_level =
+# replica: an UPDATE of another column keeps every part, one of a short
+# field writes none.  Decoding gets the chunks of the TOAST values they lie
+# in from the toaster's own WAL records, logged with the new version.
+sub values_of
+{
+	my ($id) = @_;
+	return $node->safe_psql('postgres', qq{
+SELECT string_agg(DISTINCT value_id::text, ',') FROM docs, jsonb_toaster_parts(jb)
+WHERE id = $id});
+}
+my $values_before = values_of(7);
+$node->safe_psql('postgres', q{
+BEGIN;
+UPDATE docs SET other = 3 WHERE id = 7;
+UPDATE docs SET jb = jsonb_set(jb, '{name}', '"renamed"') WHERE id = 7;
+UPDATE docs SET jb = jsonb_set(jb, '{name}', to_jsonb('document 7 version 0'::text))
+WHERE id = 7;
+COMMIT;
+});
+push @expected, 'BEGIN',
+  'docs UPDATE id=7 ver=0 other=3 std=null jb=doc(7,0)',
+  'docs UPDATE id=7 ver=0 other=3 std=null jb=other',
+  'docs UPDATE id=7 ver=0 other=3 std=null jb=doc(7,0)',
+  'COMMIT';
+is(values_of(7), $values_before,
+	'the new versions took over every part of the old one');
+
 # REPLICA IDENTITY FULL: old tuples carry the whole old document
 $node->safe_psql('postgres', q{
 INSERT INTO docs_full (id, jb) SELECT i, gen_doc(i, 0) FROM generate_series(1, 3) i;

@@ -260,8 +260,8 @@ logical_decoding_work_mem = 64kB
 	$pub->safe_psql('postgres', 'CREATE DATABASE ext');
 	$pub->safe_psql('ext', 'CREATE EXTENSION jsonb_toaster; CREATE EXTENSION amcheck;'
 		  . helpers_sql());
-	# a logically logged table shares nothing, so keeps no deltas either
-	my $pcase = load_case($pub, 'ext', 'c', holder => 0, shared_rows => 0, deltas => 0);
+	# a logically logged table shares parts and keeps deltas as any other
+	my $pcase = load_case($pub, 'ext', 'c', holder => 0);
 	BAIL_OUT("setting up every state: $pcase->{error}") if $pcase->{error};
 
 	my $sub = PostgreSQL::Test::Cluster->new('sub15', install_path => $pg15);

@@ -31,8 +31,9 @@
  * taking them over; jt_adopt() turns down a pointer that would keep too
  * many (jt_parts_keep_too_many_dead()), so that the general path does.
  *
- * Nothing is shared in tables that are logically logged: logical decoding
- * rebuilds a value only from the parts the same change wrote.
+ * In tables that are logically logged, logical decoding rebuilds a value
+ * only from the chunks the decoded change wrote: the toaster logs the
+ * chunks of the values a new version shares there too (logical_log.c).
  *
  * Copyright (c) 2026, jsonb_toaster developers
  *
@@ -225,8 +226,7 @@ jt_old_parts_open(Relation rel, struct varlena *oldvalue, uint32 new_version)
 	JtOldParts *old;
 
 	if (oldvalue == NULL || !VARATT_IS_EXTERNAL_CUSTOM(oldvalue) ||
-		custom_toaster_id(oldvalue) != JSONB_TOASTER_ID ||
-		RelationIsLogicallyLogged(rel))
+		custom_toaster_id(oldvalue) != JSONB_TOASTER_ID)
 		return NULL;
 
 	jt_open_pointer(oldvalue, &skel);

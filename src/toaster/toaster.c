@@ -48,6 +48,7 @@
 #include "toast/part_fetch.h"
 #include "toast/pointer_open.h"
 #include "toaster/adopt.h"
+#include "toaster/logical_log.h"
 #include "toaster/part_cache.h"
 #include "toaster/part_write.h"
 #include "toaster/settings.h"
@@ -84,6 +85,7 @@ jt_toaster_init(void)
 
 	if (process_shared_preload_libraries_in_progress)
 		RegisterCustomToaster(JSONB_TOASTER_ID, &jsonb_toaster_routine);
+	jt_logical_log_init();
 }
 
 /*
@@ -362,6 +364,38 @@ write_tree_outside(JtPartWriter *writer, JtBuildResult *res,
 }
 
 /*
+ * In a logically logged table, log what decoding needs of the TOAST values
+ * that pointer names and writer did not write: the parts it took over
+ * from the value it replaces (logical_log.c).
+ */
+static void
+log_shared_values(Relation rel, struct varlena *pointer,
+				  const JtPartWriter *writer)
+{
+	JtPartEntry *ranges;
+	Oid			toastrelid;
+	uint32		n;
+	varatt_external *values;
+	uint32		nvalues = 0;
+
+	n = jt_pointer_parts(pointer, &toastrelid, &ranges);
+	n = jt_distinct_values(ranges, n);
+	values = palloc(Max(n, 1) * sizeof(varatt_external));
+	for (uint32 i = 0; i < n; i++)
+	{
+		bool		written = false;
+
+		for (uint32 j = 0; j < writer->nparts && !written; j++)
+			written = jt_part_writer_entry(writer, j)->valueid == ranges[i].valueid;
+		if (!written)
+			value_pointer(&ranges[i], toastrelid, &values[nvalues++]);
+	}
+	jt_log_values_for_decoding(rel, values, nvalues);
+	pfree(values);
+	pfree(ranges);
+}
+
+/*
  * Cut the document, check that it flattens back exactly, write its parts
  * and return the pointer; NULL to leave the value to standard TOAST.
  */
@@ -541,6 +575,9 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	result = jt_make_pointer(&hdr, res.tree.data, deltas.data, deltas.len,
 							 VARSIZE(doc), stored_outside,
 							 (uint8) res.version);
+	/* no tree leaves the row of a logically logged table */
+	if (RelationIsLogicallyLogged(rel))
+		log_shared_values(rel, result, &writer);
 
 	/*
 	 * Nothing written (the old value's parts taken, changes kept as deltas):
