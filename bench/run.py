@@ -124,6 +124,17 @@ def main():
                     help="Y: runs of issue 6's target point (workload A and its "
                          "floor, large documents, 4 clients), the configurations "
                          "taking turns, the median kept (default: 3)")
+    ap.add_argument("--logical", default="U,Y",
+                    help="benchmarks tools/bench.sh runs again on its instance restarted "
+                         "with wal_level = logical, comma-separated, among those of "
+                         "--bench (empty: none); bench/run.py itself measures at the "
+                         "server's wal_level")
+    ap.add_argument("--wal-level", choices=["replica", "logical"], default=None,
+                    help="the wal_level the server must have (its lines then carry "
+                         "\"wal_level\" when it is logical)")
+    ap.add_argument("--append", action="store_true",
+                    help="add to the results.jsonl and report of --out rather than "
+                         "start them anew (tools/bench.sh's wal_level = logical pass)")
     ap.add_argument("--seed", type=int, default=42,
                     help="I, R, M: generator seed; Y: pgbench's random seed")
     ap.add_argument("--out", default="bench/out", help="output directory")
@@ -168,7 +179,16 @@ def main():
     db.execute("CREATE EXTENSION IF NOT EXISTS jsonb_toaster")
     for cfg in configs_used:
         cfg.check()
-    results = Results(os.path.join(args.out, "results.jsonl"))
+    level = db.value("SHOW wal_level")
+    if args.wal_level and args.wal_level != level:
+        raise SystemExit(f"the server runs with wal_level = {level}, not {args.wal_level}")
+    # lines measured under logical say so; replica's stay as they always were
+    defaults = {"wal_level": level} if level == "logical" else {}
+    path = os.path.join(args.out, "results.jsonl")
+    if args.append and os.path.exists(path):
+        results = Results.load(path, defaults)
+    else:
+        results = Results(path, defaults=defaults)
     started = datetime.datetime.now(datetime.timezone.utc)
     t0 = time.time()
     for b in args.bench:
@@ -176,14 +196,22 @@ def main():
         BENCHES[b].run(configs_used, results, args, log)
         log(f"{b} finished in {time.time() - bt:.0f} s")
     head = header(args, configs_used, started, time.time() - t0)
-    with open(os.path.join(args.out, "header.md"), "w") as f:
+    head_path = os.path.join(args.out, "header.md")
+    if args.append and os.path.exists(head_path):
+        with open(head_path) as f:
+            head = (f.read().rstrip("\n") + "\n\n"
+                    f"Then on the instance restarted with wal_level = {level}: "
+                    f"{', '.join(args.bench)}, started {started:%Y-%m-%d %H:%M} UTC, took "
+                    f"{(time.time() - t0) / 60:.1f} min (section \"Under wal_level = "
+                    f"{level}\").")
+    with open(head_path, "w") as f:
         f.write(head)
     render(results, [c.name for c in configs_used], args.out, head)
     log(f"report, plots and results.jsonl written to {args.out}")
 
 
 def render(results, names, out, head):
-    plots.draw_all(results, names, out)
+    plots.draw_all(results.at_wal_level("replica"), names, out)
     text = report.render(results, names, head)
     with open(os.path.join(out, "report.md"), "w") as f:
         f.write(text)

@@ -8,7 +8,12 @@
 # writes the report, plots and results.jsonl.
 #
 #   tools/bench.sh [--out DIR] [--bench S,I,U,P,R,M,Y] [--configs stock-pglz,toaster-pglz]
-#                  [--scale 1.0] [--s-step 3] ...     (see bench/run.py --help)
+#                  [--logical U,Y] [--scale 1.0] [--s-step 3] ...  (see bench/run.py --help)
+#
+# Then the benchmarks --logical names (U and Y by default, those of --bench
+# only; --logical '' for none) run again on the instance restarted with
+# wal_level = logical, into the same results.jsonl (their lines carry
+# "wal_level": "logical") and report (section "Under wal_level = logical").
 #
 # The default output directory is bench/out/ (not committed).  The instance
 # runs with a virtual memory limit per process (JT_BENCH_VMEM_GB, default 8),
@@ -22,12 +27,24 @@
 args=("$@")
 out=$JT_TOP/bench/out
 revision=
+benches=S,I,U,P,R,M,Y,Q,C
+logical=U,Y
 for ((i = 0; i < ${#args[@]}; i++)); do
 	case ${args[i]} in
 		--out) out=${args[i + 1]:?--out needs a directory} ;;
 		--out=*) out=${args[i]#--out=} ;;
 		--revision) revision=${args[i + 1]:-} ;;
+		--bench) benches=${args[i + 1]:-} ;;
+		--bench=*) benches=${args[i]#--bench=} ;;
+		--logical) logical=${args[i + 1]:-} ;;
+		--logical=*) logical=${args[i]#--logical=} ;;
 	esac
+done
+# the benchmarks of --bench that --logical names, in --bench's order
+again=
+for b in ${benches//,/ }; do
+	b=${b^^}
+	case ",${logical^^}," in *",$b,"*) again=${again:+$again,}$b ;; esac
 done
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
@@ -85,3 +102,15 @@ export PGHOST=$work PGPORT=$port PGUSER=postgres PGDATABASE=postgres
 # the report names the command that produced it, arguments included
 JT_BENCH_COMMAND="tools/bench.sh$(printf ' %q' "$@")" \
 	/usr/bin/python3 "$JT_TOP/bench/run.py" "$@" --out "$out" --work "$work"
+
+if [ -n "$again" ]; then
+	msg "restarting the benchmark instance with wal_level = logical for $again"
+	stop_instance "$datadir" fast
+	echo "wal_level = logical" >>"$datadir/postgresql.conf"
+	(
+		ulimit -v $((${JT_BENCH_VMEM_GB:-8} * 1024 * 1024))
+		pg_ctl -D "$datadir" -l "$datadir.log" -w start >/dev/null
+	) || { cat "$datadir.log" >&2; die "cannot restart the benchmark instance"; }
+	/usr/bin/python3 "$JT_TOP/bench/run.py" "$@" --bench "$again" \
+		--wal-level logical --append --out "$out" --work "$work"
+fi

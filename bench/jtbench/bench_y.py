@@ -259,6 +259,18 @@ def load(kind, configs, rows, results, log):
     return sorted(t for t, _ in tables)
 
 
+def record_end_sizes(kind, configs, results):
+    """The tables' sizes after every workload of a kind (a VACUUM first),
+    against those after loading (case "table"): how the TOAST relation
+    grew over the updates."""
+    for cfg in configs:
+        t = cfg.table(f"y_{kind}", shared=True)
+        cfg.execute(f"VACUUM {t};")
+        heap, toast = db.relation_sizes(t, pages=True)
+        results.add("Y", cfg.name, "table_end", "heap_pages", heap, doc=kind)
+        results.add("Y", cfg.name, "table_end", "toast_pages", toast, doc=kind)
+
+
 def age(kind, configs, rounds, results, log):
     """Update every document of each table of a kind `rounds` times (one
     field a round, AGE), VACUUM, and check that every configuration reads
@@ -444,6 +456,7 @@ def run(configs, results, args, log):
                                                  results, r)
                             log(f"Y: {kind}, {workload}, {c} clients, {cfg.name}, "
                                 f"round {r}: {line}")
+            record_end_sizes(kind, configs, results)
             db.execute("".join(f"DROP TABLE {t};" for t in tables))
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -957,6 +957,99 @@ def u_targets(res, c, base):
     return body
 
 
+U_LOGICAL_CASES = U_TARGET_CASES + ["js || '{\"bar\": \"baz\"}'"]
+LOGICAL_SPEED_TARGET = 5.0
+
+
+def logical_targets(res, configs):
+    """The rows of the wal_level = logical targets, for each toaster
+    configuration against its baseline."""
+    body = []
+
+    def u(config, case, metric):
+        m = res.select(bench="U", config=config, case=case, metric=metric)
+        return m[0]["value"] if m else None
+
+    clients = y_clients(res)
+    for c in configs:
+        base = CONFIGS[c].baseline
+        if not CONFIGS[c].toaster or base not in configs:
+            continue
+        for case in U_LOGICAL_CASES:
+            wal, bwal = u(c, case, "wal_bytes"), u(base, case, "wal_bytes")
+            if wal is None or bwal is None:
+                continue
+            v, ok = verdict(ratio(wal, bwal), 1.0)
+            body.append([c, "U", f"`{case}`: WAL / {base}'s ({fmt_bytes(wal)} / "
+                         f"{fmt_bytes(bwal)})", "≤ 1.0x", v, ok])
+            t0, t1 = u(c, case, "toast_bytes_before"), u(c, case, "toast_bytes_after")
+            v, ok = verdict(ratio(t1, t0), 1.1)
+            body.append([c, "U", f"`{case}`: TOAST relation after / before "
+                         f"({fmt_bytes(t1)} / {fmt_bytes(t0)}; {base}: "
+                         f"{fmt_num(ratio(u(base, case, 'toast_bytes_after'), u(base, case, 'toast_bytes_before')))}x)",
+                         "≤ 1.1x", v, ok])
+            ms, bms = u(c, case, "ms"), u(base, case, "ms")
+            if CONFIGS[c].compression == "pglz":
+                v, ok = verdict_at_least(ratio(bms, ms), LOGICAL_SPEED_TARGET)
+                limit = f"≥ {LOGICAL_SPEED_TARGET:g}x"
+            else:
+                v, ok = f"{fmt_num(ratio(bms, ms))}x", "(no target)"
+                limit = "-"
+            body.append([c, "U", f"`{case}`: speed-up over {base}, median runs "
+                         f"({fmt_num(bms)} / {fmt_num(ms)} ms)", limit, v, ok])
+        if not clients:
+            continue
+        ref = y_reference_clients(clients)
+        for kind in bench_y.KINDS:
+            wal = y_value(res, c, kind, bench_y.UPDATES, "wal_bytes_per_update", ref)
+            bwal = y_value(res, base, kind, bench_y.UPDATES, "wal_bytes_per_update", ref)
+            if wal is not None and bwal is not None:
+                v, ok = verdict(ratio(wal, bwal), 1.0)
+                body.append([c, "Y", f"{kind}, {bench_y.UPDATES}, {ref} clients: WAL per "
+                             f"update / {base}'s ({fmt_bytes(wal)} / {fmt_bytes(bwal)})",
+                             "≤ 1.0x", v, ok])
+
+            def pages(config, case):
+                m = res.select(bench="Y", config=config, doc=kind, case=case,
+                               metric="toast_pages")
+                return m[0]["value"] if m else None
+            p0, p1 = pages(c, "table"), pages(c, "table_end")
+            if p0 and p1 is not None:
+                b0, b1 = pages(base, "table"), pages(base, "table_end")
+                v, ok = verdict(ratio(p1, p0), 1.1)
+                body.append([c, "Y", f"{kind}: TOAST pages after every workload / after "
+                             f"loading ({p1:,} / {p0:,}; {base}: "
+                             f"{fmt_num(ratio(b1, b0)) if b0 and b1 is not None else '-'}x)",
+                             "≤ 1.1x", v, ok])
+    return body
+
+
+def logical_section(res, configs):
+    """U and Y measured again on an instance with wal_level = logical."""
+    if not res.rows:
+        return None
+    configs = [c for c in configs if res.select(config=c)]
+    benches = sorted({r["bench"] for r in res.rows})
+    lines = ["## Under wal_level = logical", "",
+             f"{', '.join(benches)} again, on the instance restarted with "
+             "`wal_level = logical` (`tools/bench.sh --logical`): every permanent "
+             "table is logically logged, and the toaster logs the stored chunks of "
+             "the parts a new version shares, for logical decoding.  Targets: WAL at "
+             "most stock's with the same compression, TOAST growth at most 1.1x, U at "
+             "least 5x stock's speed with pglz.", ""]
+    lines.append(table(["config", "bench", "measure", "target", "value", "verdict"],
+                       logical_targets(res, configs)))
+    for f, title in ((u_section, "U"), (y_section, "Y")):
+        s = f(res, configs)
+        if not s:
+            continue
+        # the plots are the replica run's
+        s = "\n".join(line for line in s.split("\n") if not line.startswith("!["))
+        s = s.replace("\n## ", "\n### ").replace("## ", "### ", 1)
+        lines += ["", s.replace(f"### {title}:", f"### {title} under wal_level = logical:", 1)]
+    return "\n".join(lines)
+
+
 def y_target(res, c, base, workload, floor_workload):
     """Issue 6's Y target for configuration c and one protocol's workload A."""
     t, t_rounds = y_target_tps(res, c, workload)
@@ -1030,9 +1123,13 @@ def issue6_section(res, configs):
 
 def render(res, configs, header):
     sections = [header]
+    replica = res.at_wal_level("replica")
     for f in (targets_section, issue6_section, s_section, i_section, u_section, p_section,
               r_section, m_section, y_section, q_section, c_section):
-        s = f(res, configs)
+        s = f(replica, configs)
         if s:
             sections.append(s)
+    s = logical_section(res.at_wal_level("logical"), configs)
+    if s:
+        sections.append(s)
     return "\n\n".join(sections) + "\n"
