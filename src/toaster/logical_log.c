@@ -49,8 +49,11 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
+#include "format/pointer.h"
+#include "format/skeleton.h"
 #include "toast/toast_iterator.h"
 #include "toaster/logical_log.h"
+#include "toaster/sharing.h"
 
 /*
  * A run of chunks of one TOAST value, from chunk number first_seq on: len
@@ -109,20 +112,16 @@ log_chunks(const RelFileLocator *locator, Oid valueid, int32 first_seq,
 }
 
 /*
- * Log the chunks of the TOAST values of rel's TOAST relation that a value
- * about to be stored in rel names, and that this change does not write:
- * values[] (on-disk pointers to them, each named once).  Only in a
- * logically logged table.
+ * Log the chunks of values[] (on-disk pointers to TOAST values of rel's
+ * TOAST relation, each named once).
  */
-void
-jt_log_values_for_decoding(Relation rel, const varatt_external *values,
-						   uint32 nvalues)
+static void
+log_values(Relation rel, const varatt_external *values, uint32 nvalues)
 {
 	Relation	toastrel;
 	RelFileLocator locator;
 	StringInfoData data;
 
-	Assert(RelationIsLogicallyLogged(rel));
 	if (nvalues == 0)
 		return;
 	toastrel = table_open(rel->rd_rel->reltoastrelid, AccessShareLock);
@@ -158,6 +157,64 @@ jt_log_values_for_decoding(Relation rel, const varatt_external *values,
 			log_chunks(&locator, values[i].va_valueid, first_seq, &data);
 	}
 	pfree(data.data);
+}
+
+/* The TOAST values a pointer's parts lie in, each once. */
+static uint32
+distinct_values_of(struct varlena *pointer, Oid *toastrelid,
+				   JtPartEntry **ranges)
+{
+	uint32		n = jt_pointer_parts(pointer, toastrelid, ranges);
+
+	return jt_distinct_values(*ranges, n);
+}
+
+/*
+ * In a logically logged table, log the chunks of the TOAST values that
+ * pointer, about to be stored in rel in place of oldvalue (NULL on
+ * INSERT), takes over from oldvalue.  A new value shares parts with the
+ * one it replaces only, so those are exactly the values it names that the
+ * statement did not write.
+ */
+void
+jt_log_shared_values(Relation rel, struct varlena *pointer,
+					 struct varlena *oldvalue)
+{
+	JtPartEntry *ranges;
+	JtPartEntry *old_ranges;
+	Oid			toastrelid;
+	Oid			old_toastrelid;
+	uint32		n;
+	uint32		nold;
+	varatt_external *values;
+	uint32		nvalues = 0;
+
+	Assert(RelationIsLogicallyLogged(rel));
+	if (oldvalue == NULL || !VARATT_IS_EXTERNAL_CUSTOM(oldvalue) ||
+		custom_toaster_id(oldvalue) != JSONB_TOASTER_ID)
+		return;
+	n = distinct_values_of(pointer, &toastrelid, &ranges);
+	nold = distinct_values_of(oldvalue, &old_toastrelid, &old_ranges);
+	if (toastrelid != old_toastrelid)
+		return;
+	values = palloc(Max(n, 1) * sizeof(varatt_external));
+	for (uint32 i = 0; i < n; i++)
+	{
+		if (!OidIsValid(ranges[i].valueid))
+			continue;			/* parts kept in the pointer */
+		for (uint32 j = 0; j < nold; j++)
+		{
+			if (old_ranges[j].valueid == ranges[i].valueid)
+			{
+				jt_value_pointer(&ranges[i], toastrelid, &values[nvalues++]);
+				break;
+			}
+		}
+	}
+	log_values(rel, values, nvalues);
+	pfree(values);
+	pfree(ranges);
+	pfree(old_ranges);
 }
 
 static void

@@ -26,8 +26,7 @@
 #define JT_RMGR_NAME			"jsonb_toaster"
 
 extern void jt_logical_log_init(void);
-extern void jt_log_values_for_decoding(Relation rel,
-									   const varatt_external *values,
-									   uint32 nvalues);
+extern void jt_log_shared_values(Relation rel, struct varlena *pointer,
+								 struct varlena *oldvalue);
 
 #endif							/* JSONB_TOASTER_LOGICAL_LOG_H */

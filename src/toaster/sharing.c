@@ -215,6 +215,28 @@ sort_keeping_positions(JtOldParts *old)
 }
 
 /*
+ * The TOAST value a part lies in, as an on-disk pointer: the part's own
+ * when it is the whole value (so that a value written before parts were
+ * packed reads as it always has), else the value's bytes, uncompressed.
+ */
+void
+jt_value_pointer(const JtPartEntry *range, Oid toastrelid, varatt_external *ext)
+{
+	if (jt_entry_is_whole_value(range))
+	{
+		ext->va_rawsize = range->rawsize;
+		ext->va_extinfo = range->extinfo;
+	}
+	else
+	{
+		ext->va_rawsize = (int32) range->value_size + VARHDRSZ;
+		ext->va_extinfo = range->value_size;
+	}
+	ext->va_valueid = range->valueid;
+	ext->va_toastrelid = toastrelid;
+}
+
+/*
  * The parts a new value of rel, of format version new_version, may share
  * with oldvalue, the value stored in the row being updated (those that
  * version can name); NULL when it may share none.

@@ -43,6 +43,8 @@ typedef struct JtKeptParts
 	uint32		nvalues;
 } JtKeptParts;
 
+extern void jt_value_pointer(const JtPartEntry *range, Oid toastrelid,
+							 varatt_external *ext);
 extern uint32 jt_pointer_parts(struct varlena *pointer, Oid *toastrelid,
 							   JtPartEntry **ranges);
 extern JtKeptParts *jt_kept_parts(struct varlena *replacement, Oid toastrelid);

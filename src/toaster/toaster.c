@@ -88,28 +88,6 @@ jt_toaster_init(void)
 	jt_logical_log_init();
 }
 
-/*
- * The TOAST value a part lies in, as an on-disk pointer: the part's own
- * when it is the whole value (so that a value written before parts were
- * packed reads as it always has), else the value's bytes, uncompressed.
- */
-static void
-value_pointer(const JtPartEntry *range, Oid toastrelid, varatt_external *ext)
-{
-	if (jt_entry_is_whole_value(range))
-	{
-		ext->va_rawsize = range->rawsize;
-		ext->va_extinfo = range->extinfo;
-	}
-	else
-	{
-		ext->va_rawsize = (int32) range->value_size + VARHDRSZ;
-		ext->va_extinfo = range->value_size;
-	}
-	ext->va_valueid = range->valueid;
-	ext->va_toastrelid = toastrelid;
-}
-
 /* Part fetcher: the parts a build has planned, still in memory. */
 static void
 fetch_planned_parts(void *arg, uint32 first, uint32 n,
@@ -364,38 +342,6 @@ write_tree_outside(JtPartWriter *writer, JtBuildResult *res,
 }
 
 /*
- * In a logically logged table, log what decoding needs of the TOAST values
- * that pointer names and writer did not write: the parts it took over
- * from the value it replaces (logical_log.c).
- */
-static void
-log_shared_values(Relation rel, struct varlena *pointer,
-				  const JtPartWriter *writer)
-{
-	JtPartEntry *ranges;
-	Oid			toastrelid;
-	uint32		n;
-	varatt_external *values;
-	uint32		nvalues = 0;
-
-	n = jt_pointer_parts(pointer, &toastrelid, &ranges);
-	n = jt_distinct_values(ranges, n);
-	values = palloc(Max(n, 1) * sizeof(varatt_external));
-	for (uint32 i = 0; i < n; i++)
-	{
-		bool		written = false;
-
-		for (uint32 j = 0; j < writer->nparts && !written; j++)
-			written = jt_part_writer_entry(writer, j)->valueid == ranges[i].valueid;
-		if (!written)
-			value_pointer(&ranges[i], toastrelid, &values[nvalues++]);
-	}
-	jt_log_values_for_decoding(rel, values, nvalues);
-	pfree(values);
-	pfree(ranges);
-}
-
-/*
  * Cut the document, check that it flattens back exactly, write its parts
  * and return the pointer; NULL to leave the value to standard TOAST.
  */
@@ -577,7 +523,7 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 							 (uint8) res.version);
 	/* no tree leaves the row of a logically logged table */
 	if (RelationIsLogicallyLogged(rel))
-		log_shared_values(rel, result, &writer);
+		jt_log_shared_values(rel, result, oldvalue);
 
 	/*
 	 * Nothing written (the old value's parts taken, changes kept as deltas):
@@ -667,7 +613,7 @@ jt_delete(Relation rel, struct varlena *attr, struct varlena *replacement,
 		/* the new row version took this value over */
 		if (jt_part_is_kept(kept, ranges[i].valueid))
 			continue;
-		value_pointer(&ranges[i], toastrelid, &ext);
+		jt_value_pointer(&ranges[i], toastrelid, &ext);
 		ptr = palloc(TOAST_POINTER_SIZE);
 		SET_VARTAG_EXTERNAL(ptr, VARTAG_ONDISK);
 		memcpy(VARDATA_EXTERNAL(ptr), &ext, sizeof(ext));
@@ -702,7 +648,7 @@ jt_get_parts(struct varlena *attr, varatt_external **parts)
 	n = jt_distinct_values(ranges, n);
 	result = MemoryContextAlloc(caller, Max(n, 1) * sizeof(varatt_external));
 	for (uint32 i = 0; i < n; i++)
-		value_pointer(&ranges[i], skel.hdr.toastrelid, &result[i]);
+		jt_value_pointer(&ranges[i], skel.hdr.toastrelid, &result[i]);
 	MemoryContextSwitchTo(caller);
 	MemoryContextDelete(work);
 	*parts = result;
