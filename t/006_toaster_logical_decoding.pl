@@ -2,14 +2,17 @@
 #
 # Logical decoding of toaster columns.  Decoding cannot read TOAST
 # relations: core rebuilds each part of a skeleton from the chunks the
-# decoded transaction wrote, and the toaster's reassemble callback makes the
-# document out of them.  Decoded with test_decoding, every change must carry
-# the whole document -- inserts in single- and multi-row transactions, an
-# UPDATE of the column, an UPDATE of another column (the skeleton is stored
-# anew in a logically logged table), old tuples of a REPLICA IDENTITY FULL
-# table, savepoints rolled back, aborted transactions, a transaction large
-# enough to be spilled to disk -- and the TOAST relation still holds exactly
-# the live parts.  The decoding runs after the table has been truncated, so
+# decoded transaction wrote, or the toaster logged with it (the parts it
+# shares with the old version), and the toaster's reassemble callback makes
+# the document out of them.  Decoded with test_decoding, every change must
+# carry the whole document -- inserts in single- and multi-row
+# transactions, an UPDATE of the column (by the general path, and adopted
+# pointers of jsonb_set sharing every part), old tuples of a REPLICA
+# IDENTITY FULL table, savepoints rolled back, aborted transactions, a
+# transaction large enough to be spilled to disk -- except that an UPDATE
+# of another column keeps the pointer, shown unchanged as standard TOAST
+# shows an unchanged value (patch 0013); and the TOAST relation still holds
+# exactly the live parts.  The decoding runs after the table has been truncated, so
 # nothing can be read back from the table: the values come from the WAL or
 # not at all.  Then logical replication (pgoutput, streaming of large
 # transactions) must give a subscriber the publisher's documents.
@@ -78,7 +81,7 @@ COMMIT;
 push @expected, 'BEGIN',
   (map { "docs INSERT id=$_ ver=0 other=0 std=null jb=doc($_,0)" } 5 .. 8),
   'docs UPDATE id=1 ver=1 other=0 std=null jb=doc(1,1)',
-  'docs UPDATE id=2 ver=0 other=1 std=null jb=doc(2,0)',
+  'docs UPDATE id=2 ver=0 other=1 std=null jb=unchanged',
   'docs DELETE id=3',
   'docs UPDATE id=5 ver=0 other=0 std=null jb=other',
   'docs UPDATE id=5 ver=0 other=0 std=null jb=doc(5,0)',
@@ -131,19 +134,20 @@ push @expected, 'BEGIN',
   (map { "docs INSERT id=$_ ver=0 other=0 std=null jb=doc($_,0)" } 100 .. 160),
   'COMMIT';
 
-# a column under standard TOAST next to the skeleton: unchanged, it is not
-# sent; the skeleton is stored anew and sent whole
+# a column under standard TOAST next to the skeleton: unchanged, neither is
+# sent
 $node->safe_psql('postgres', q{
 UPDATE docs SET std = gen_doc(id, 0) WHERE id = 6;
 UPDATE docs SET other = 2 WHERE id = 6;
 });
 push @expected,
-  'BEGIN', 'docs UPDATE id=6 ver=0 other=0 std=doc(6,0) jb=doc(6,0)', 'COMMIT',
-  'BEGIN', 'docs UPDATE id=6 ver=0 other=2 std=unchanged jb=doc(6,0)', 'COMMIT';
+  'BEGIN', 'docs UPDATE id=6 ver=0 other=0 std=doc(6,0) jb=unchanged', 'COMMIT',
+  'BEGIN', 'docs UPDATE id=6 ver=0 other=2 std=unchanged jb=unchanged', 'COMMIT';
 
 # Parts taken over from the version replaced, as under wal_level =
-# replica: an UPDATE of another column keeps every part, one of a short
-# field writes none.  Decoding gets the chunks of the TOAST values they lie
+# replica: an UPDATE of another column keeps the pointer, jsonb_set of a
+# short field writes no part (its pointer adopted) and the general path
+# shares every part.  Decoding gets the chunks of the TOAST values they lie
 # in from the toaster's own WAL records, logged with the new version.
 sub values_of
 {
@@ -159,12 +163,18 @@ UPDATE docs SET other = 3 WHERE id = 7;
 UPDATE docs SET jb = jsonb_set(jb, '{name}', '"renamed"') WHERE id = 7;
 UPDATE docs SET jb = jsonb_set(jb, '{name}', to_jsonb('document 7 version 0'::text))
 WHERE id = 7;
+UPDATE docs SET jb = (jb::text)::jsonb || '{"name": "document 7 version 0"}' WHERE id = 7;
+UPDATE docs SET jb = jsonb_set(jb, '{items,2,h}', '"edited"') WHERE id = 8;
+UPDATE docs SET jb = jsonb_set(jb, '{items,2,h}', to_jsonb(md5('8003'))) WHERE id = 8;
 COMMIT;
 });
 push @expected, 'BEGIN',
-  'docs UPDATE id=7 ver=0 other=3 std=null jb=doc(7,0)',
+  'docs UPDATE id=7 ver=0 other=3 std=null jb=unchanged',
   'docs UPDATE id=7 ver=0 other=3 std=null jb=other',
   'docs UPDATE id=7 ver=0 other=3 std=null jb=doc(7,0)',
+  'docs UPDATE id=7 ver=0 other=3 std=null jb=doc(7,0)',
+  'docs UPDATE id=8 ver=0 other=0 std=null jb=other',
+  'docs UPDATE id=8 ver=0 other=0 std=null jb=doc(8,0)',
   'COMMIT';
 is(values_of(7), $values_before,
 	'the new versions took over every part of the old one');
@@ -182,7 +192,7 @@ push @expected, 'BEGIN',
   (map { "docs_full INSERT id=$_ ver=0 other=0 jb=doc($_,0)" } 1 .. 3),
   'COMMIT', 'BEGIN',
   'docs_full UPDATE id=1 ver=0 other=0 jb=doc(1,0) -> id=1 ver=1 other=0 jb=doc(1,1)',
-  'docs_full UPDATE id=2 ver=0 other=0 jb=doc(2,0) -> id=2 ver=0 other=1 jb=doc(2,0)',
+  'docs_full UPDATE id=2 ver=0 other=0 jb=doc(2,0) -> id=2 ver=0 other=1 jb=unchanged',
   'docs_full DELETE id=3 ver=0 other=0 jb=doc(3,0)',
   'COMMIT';
 

@@ -4,6 +4,8 @@
 #
 #   tools/build-server.sh assert    # --enable-cassert, for the tests
 #   tools/build-server.sh release   # optimised, no assertions, for benchmarks
+#   tools/build-server.sh stock     # release options, without the series:
+#                                   # an unpatched PostgreSQL 18 for the tests
 #
 # The source comes from tools/fetch-pg-source.sh (Debian source package, or
 # PG_SRC=/path/to/postgres).  patches/postgresql-18/*.patch are applied in
@@ -23,8 +25,8 @@ case $flavour in
 		flavour_deps="llvm-14-dev clang-14"
 		flavour_env="LLVM_CONFIG=llvm-config-14 CLANG=clang-14"
 		cflags="-O2 -g" ;;
-	release) flavour_opts="" flavour_deps="" flavour_env="" cflags="-O2" ;;
-	*) die "usage: $0 assert|release" ;;
+	release | stock) flavour_opts="" flavour_deps="" flavour_env="" cflags="-O2" ;;
+	*) die "usage: $0 assert|release|stock" ;;
 esac
 common_opts="--with-lz4 --with-zstd --enable-tap-tests"
 build_id="v1 $common_opts $flavour_opts $flavour_env $cflags"
@@ -38,7 +40,11 @@ if [ -n "${PG_SRC:-}" ]; then
 		git -C "$src" diff 2>/dev/null || true; } | sha256sum | cut -c1-8)
 	version="$version-src$tag"
 fi
-key=$( { echo "$build_id"; patch_series_hash; } | sha256sum | cut -c1-12)
+if [ "$flavour" = stock ]; then
+	key=$(echo "$build_id" | sha256sum | cut -c1-12)
+else
+	key=$( { echo "$build_id"; patch_series_hash; } | sha256sum | cut -c1-12)
+fi
 prefix=$JT_CACHE/install/pg$version-$flavour-$key
 # The build tree is kept next to it: tools/test.sh runs core's suites there.
 builddir=$JT_CACHE/build/pg$version-$flavour-$key
@@ -74,7 +80,7 @@ rm -rf "$builddir" "$prefix"
 mkdir -p "$builddir"
 tar -C "$src" --exclude=.git -cf - . | tar -C "$builddir" -xf -
 
-apply_patch_series "$builddir" "PostgreSQL $version"
+[ "$flavour" = stock ] || apply_patch_series "$builddir" "PostgreSQL $version"
 
 jobs=$(nproc 2>/dev/null || echo 2)
 (

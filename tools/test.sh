@@ -101,8 +101,10 @@ fi
 if want pg18 && want18 tap; then
 	msg "PostgreSQL 18 (assertions): running TAP tests"
 	# the assertion build carries the patch series: the toaster's parts
-	# must be built (t/002_build_detection.pl)
-	if ! JT_EXPECT_CUSTOM_TOAST=1 make_ext REGRESS= \
+	# must be built (t/002_build_detection.pl); an unpatched 18 subscribes
+	# to the toaster's publications (t/012_toaster_replication.pl)
+	stock18=$("$JT_TOP/tools/build-server.sh" stock)
+	if ! JT_EXPECT_CUSTOM_TOAST=1 JT_STOCK18="$stock18" make_ext REGRESS= \
 		${JT_PROVE_TESTS:+"PROVE_TESTS=$JT_PROVE_TESTS"} installcheck; then
 		failed+=("TAP on 18")
 		for f in "$build"/tmp_check/log/regress_log_*; do

@@ -22,6 +22,7 @@
 #include "format/delta.h"
 #include "format/pointer.h"
 #include "toaster/adopt.h"
+#include "toaster/logical_log.h"
 #include "toaster/part_write.h"
 #include "toaster/settings.h"
 #include "toaster/sharing.h"
@@ -30,6 +31,7 @@
 static struct varlena *adopt_listed(Relation rel, Form_pg_attribute att,
 									struct varlena *value,
 									struct varlena *oldvalue);
+static uint32 tree_parts(struct varlena *pointer);
 
 /* Where, in a pointer's payload, the entries of the parts it carries lie. */
 typedef struct ReplacedRanges
@@ -331,21 +333,26 @@ jt_adopt(Relation rel, int attnum, struct varlena *value,
 	struct varlena *result = NULL;
 
 	/*
-	 * Core offers none in logically logged tables: no sharing there.  A
-	 * pointer of a later format version than the one to write goes to the
+	 * A pointer of a later format version than the one to write goes to the
 	 * general path, which writes that version (for a standby or a release
-	 * that reads no later one).
+	 * that reads no later one).  In a logically logged table, where core
+	 * offers pointers only to toasters that log the parts they share, so
+	 * does a pointer whose tree lies outside the row: decoding reads a tree
+	 * from the row only (pointer_open.c).
 	 */
 	if (att->atttypid != JSONBOID || !OidIsValid(toastrelid) ||
-		RelationIsLogicallyLogged(rel) ||
 		custom_toaster_id(value) != JSONB_TOASTER_ID ||
 		custom_toaster_id(oldvalue) != JSONB_TOASTER_ID ||
-		jt_pointer_version(value) > (uint32) jt_format_version)
+		jt_pointer_version(value) > (uint32) jt_format_version ||
+		(RelationIsLogicallyLogged(rel) && tree_parts(value) > 0))
 		return NULL;
 
 	result = adopt_listed(rel, att, value, oldvalue);
-	if (result != NULL)
-		elog(DEBUG1, "jsonb_toaster: stored the pointer jsonb_set() or the like returned");
+	if (result == NULL)
+		return NULL;
+	elog(DEBUG1, "jsonb_toaster: stored the pointer jsonb_set() or the like returned");
+	if (RelationIsLogicallyLogged(rel))
+		jt_log_shared_values(rel, result, oldvalue);
 	return result;
 }
 

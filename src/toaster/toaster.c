@@ -38,6 +38,7 @@
 #include "utils/memutils.h"
 #include "utils/guc.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 #include "utils/rls.h"
 
 #include "format/delta.h"
@@ -76,6 +77,9 @@ static const CustomToasterRoutine jsonb_toaster_routine = {
 	.get_parts = jt_get_parts,
 	.reassemble = jt_reassemble,
 	.validate_options = jt_validate_options,	/* settings.c */
+#ifdef CUSTOM_TOASTER_HAS_LOGS_SHARED_PARTS
+	.logs_shared_parts = true,	/* logical_log.c */
+#endif
 };
 
 void
@@ -643,9 +647,27 @@ jt_get_parts(struct varlena *attr, varatt_external **parts)
 	work = AllocSetContextCreate(caller, "jsonb_toaster get_parts",
 								 ALLOCSET_SMALL_SIZES);
 	MemoryContextSwitchTo(work);
-	jt_open_pointer(attr, &skel);
-	n = jt_skeleton_list_parts(&skel, &ranges);
-	n = jt_distinct_values(ranges, n);
+	jt_parse_pointer(attr, &skel);
+	if (skel.tree_missing && HistoricSnapshotActive())
+	{
+		/*
+		 * Logical decoding, which cannot read the tree.  A tree lies outside
+		 * the row only in a pointer stored before the table was logically
+		 * logged, which decoding meets only as left unchanged by an UPDATE:
+		 * the tree's value alone lets core find that the transaction holds
+		 * none of it and show the document as unchanged.  Reassembling it
+		 * raises an ERROR (jt_open_pointer()).
+		 */
+		ranges = palloc(sizeof(JtPartEntry));
+		ranges[0] = skel.tree_entry;
+		n = 1;
+	}
+	else
+	{
+		jt_open_pointer(attr, &skel);
+		n = jt_skeleton_list_parts(&skel, &ranges);
+		n = jt_distinct_values(ranges, n);
+	}
 	result = MemoryContextAlloc(caller, Max(n, 1) * sizeof(varatt_external));
 	for (uint32 i = 0; i < n; i++)
 		jt_value_pointer(&ranges[i], skel.hdr.toastrelid, &result[i]);
