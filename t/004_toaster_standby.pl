@@ -5,7 +5,10 @@
 # deletes, VACUUM and VACUUM FULL on the primary, the standby returns the
 # same documents, the same accessor results and the same part lists (same
 # TOAST value ids) as the primary, amcheck finds nothing wrong there, and
-# once promoted it writes and reads skeletons of its own.
+# once promoted it writes and reads skeletons of its own.  The primary runs
+# with wal_level = logical, so that the standby replays the toaster's own
+# WAL records too (the chunks of shared parts it logs for logical
+# decoding); t/010 has a standby of a wal_level = replica primary.
 
 use strict;
 use warnings FATAL => 'all';
@@ -22,7 +25,7 @@ plan skip_all => 'the server lacks the custom TOAST hooks of patches/postgresql-
   unless -f $primary->config_data('--includedir-server') . '/access/toast_custom.h';
 plan skip_all => 'contrib module amcheck is not installed'
   unless -f $primary->config_data('--sharedir') . '/extension/amcheck.control';
-$primary->init(allows_streaming => 1);
+$primary->init(allows_streaming => 'logical');
 $primary->append_conf('postgresql.conf', q{
 shared_preload_libraries = 'jsonb_toaster'
 autovacuum = off
@@ -57,6 +60,7 @@ $standby->start;
 # Changes streamed after the backup: new documents, rewrites, edits of one
 # field, updates of another column (the pointer kept as it is), deletes,
 # an aborted transaction and a rolled back savepoint.
+my $lsn_before = $primary->safe_psql('postgres', 'SELECT pg_current_wal_insert_lsn()');
 $primary->safe_psql('postgres', q{
 INSERT INTO docs (id, jb) SELECT i, gen_doc(i, 0) FROM generate_series(101, 200) i;
 UPDATE docs SET ver = ver + 1, jb = gen_doc(id, ver + 1) WHERE id % 5 = 0;
@@ -77,6 +81,20 @@ COMMIT;
 
 my $toastrel = $primary->safe_psql('postgres',
 	q{SELECT reltoastrelid::regclass FROM pg_class WHERE relname = 'docs'});
+
+# the edits logged the parts they share for logical decoding: the standby
+# replays those records as well
+SKIP:
+{
+	skip 'contrib module pg_walinspect is not installed', 1
+	  unless -f $primary->config_data('--sharedir') . '/extension/pg_walinspect.control';
+	$primary->safe_psql('postgres', 'CREATE EXTENSION pg_walinspect');
+	cmp_ok(
+		$primary->safe_psql('postgres', qq{
+SELECT count(*) FROM pg_get_wal_records_info('$lsn_before', pg_current_wal_insert_lsn())
+WHERE resource_manager = 'jsonb_toaster'}),
+		'>', 0, 'the primary wrote jsonb_toaster WAL records');
+}
 
 # What is compared: one line per document with its text, accessor results
 # and storage, then every part with its TOAST value id.
