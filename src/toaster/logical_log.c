@@ -108,6 +108,8 @@ log_chunks(const RelFileLocator *locator, Oid valueid, int32 first_seq,
 	XLogBeginInsert();
 	XLogRegisterData((char *) &xlrec, sizeof(xlrec));
 	XLogRegisterData(data->data, data->len);
+	/* as heap records: decoding filters both by the same origin */
+	XLogSetRecordFlags(XLOG_INCLUDE_ORIGIN);
 	(void) XLogInsert(JT_RMGR_ID, XLOG_JT_VALUE_CHUNKS);
 }
 
