@@ -892,13 +892,30 @@ def verdict_at_least(value, limit):
 U_TARGET_CASES = ["js - '1'", "jsonb_set(js, '{500}', '0')", "client-sent document"]
 
 
+def u_value(res, config, case, metric):
+    """One of U's measurements, or None."""
+    m = res.select(bench="U", config=config, case=case, metric=metric)
+    return m[0]["value"] if m else None
+
+
+def u_toast_growth_row(res, c, base, case):
+    """The target row of U's TOAST relation after / before an update."""
+    t0 = u_value(res, c, case, "toast_bytes_before")
+    t1 = u_value(res, c, case, "toast_bytes_after")
+    base_growth = ratio(u_value(res, base, case, "toast_bytes_after"),
+                        u_value(res, base, case, "toast_bytes_before"))
+    v, ok = verdict(ratio(t1, t0), 1.1)
+    return [c, "U", f"`{case}`: TOAST relation after / before "
+            f"({fmt_bytes(t1)} / {fmt_bytes(t0)}; {base}: {fmt_num(base_growth)}x)",
+            "≤ 1.1x", v, ok]
+
+
 def u_targets(res, c, base):
     """Issue 6's U and S-update rows for toaster configuration c."""
     body = []
 
     def g(config, case, metric):
-        m = res.select(bench="U", config=config, case=case, metric=metric)
-        return m[0]["value"] if m else None
+        return u_value(res, config, case, metric)
 
     for case in U_TARGET_CASES:
         wal, bwal = g(c, case, "wal_bytes"), g(base, case, "wal_bytes")
@@ -922,12 +939,7 @@ def u_targets(res, c, base):
                       f"{fmt_num(ratio(g(base, case, 'ms_min'), g(c, case, 'ms_min')))}x")
         body.append([c, "U", f"`{case}`: speed-up over {base}{which} "
                      f"({fmt_num(bms)} / {fmt_num(ms)} ms{spread})", "≥ 10x", v, ok])
-        t0, t1 = g(c, case, "toast_bytes_before"), g(c, case, "toast_bytes_after")
-        v, ok = verdict(ratio(t1, t0), 1.1)
-        body.append([c, "U", f"`{case}`: TOAST relation after / before "
-                     f"({fmt_bytes(t1)} / {fmt_bytes(t0)}; {base}: "
-                     f"{fmt_num(ratio(g(base, case, 'toast_bytes_after'), g(base, case, 'toast_bytes_before')))}x)",
-                     "≤ 1.1x", v, ok])
+        body.append(u_toast_growth_row(res, c, base, case))
         written = g(c, case, "toast_values_written")
         rows = res.select(bench="U", config=c, case=case, metric="ms")
         nrows = rows[0].get("rows") if rows else None
@@ -967,8 +979,7 @@ def logical_targets(res, configs):
     body = []
 
     def u(config, case, metric):
-        m = res.select(bench="U", config=config, case=case, metric=metric)
-        return m[0]["value"] if m else None
+        return u_value(res, config, case, metric)
 
     clients = y_clients(res)
     for c in configs:
@@ -982,12 +993,7 @@ def logical_targets(res, configs):
             v, ok = verdict(ratio(wal, bwal), 1.0)
             body.append([c, "U", f"`{case}`: WAL / {base}'s ({fmt_bytes(wal)} / "
                          f"{fmt_bytes(bwal)})", "≤ 1.0x", v, ok])
-            t0, t1 = u(c, case, "toast_bytes_before"), u(c, case, "toast_bytes_after")
-            v, ok = verdict(ratio(t1, t0), 1.1)
-            body.append([c, "U", f"`{case}`: TOAST relation after / before "
-                         f"({fmt_bytes(t1)} / {fmt_bytes(t0)}; {base}: "
-                         f"{fmt_num(ratio(u(base, case, 'toast_bytes_after'), u(base, case, 'toast_bytes_before')))}x)",
-                         "≤ 1.1x", v, ok])
+            body.append(u_toast_growth_row(res, c, base, case))
             ms, bms = u(c, case, "ms"), u(base, case, "ms")
             if CONFIGS[c].compression == "pglz":
                 v, ok = verdict_at_least(ratio(bms, ms), LOGICAL_SPEED_TARGET)

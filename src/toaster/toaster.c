@@ -664,7 +664,9 @@ jt_get_parts(struct varlena *attr, varatt_external **parts)
 	}
 	else
 	{
-		jt_open_pointer(attr, &skel);
+		/* parsed already: only a tree outside the row is still to read */
+		if (skel.tree_missing)
+			jt_open_pointer(attr, &skel);
 		n = jt_skeleton_list_parts(&skel, &ranges);
 		n = jt_distinct_values(ranges, n);
 	}
