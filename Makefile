@@ -33,6 +33,7 @@ OBJS = \
 	src/read/datum_source.o \
 	src/read/skeleton_read.o \
 	src/admin/introspect.o \
+	src/admin/column_label.o \
 	src/admin/uninstall.o \
 	src/jsonb_toaster.o
 
@@ -94,7 +95,7 @@ OBJS += \
 	src/update/tree_change.o \
 	src/subscripting.o \
 	src/overrides.o
-REGRESS += toaster sharing packing units tree_outside partial_update deltas update_random syntaxes_random toaster_corruption rewrite column_privileges override_results convert_ownership column_options
+REGRESS += toaster sharing packing units tree_outside partial_update deltas update_random syntaxes_random toaster_corruption rewrite column_privileges override_results convert_ownership column_options column_label
 # Isolation specs (specs/, several sessions) run with the pg_regress files,
 # not when REGRESS is emptied to run only the TAP tests, which start
 # clusters of their own.

@@ -20,6 +20,7 @@
 #include "fmgr.h"
 #include "utils/guc.h"
 
+#include "admin/column_label.h"
 #include "admin/uninstall.h"
 #include "overrides.h"
 #include "support/names.h"
@@ -47,6 +48,7 @@ _PG_init(void)
 	jt_toaster_init();
 	jt_overrides_init();
 	jt_uninstall_init();
+	jt_column_label_init();
 	jt_writing_statement_init();
 #endif
 	MarkGUCPrefixReserved(JSONB_TOASTER_GUC_PREFIX);

@@ -132,6 +132,8 @@ run_as_user()
 	tar -C "$JT_TOP" --exclude=.git -cf - . |
 		runuser -u "$JT_USER" -- tar -C "$copy" -xf -
 	msg "running as $JT_USER (PostgreSQL does not run as root), on a copy in $copy"
+	# the vendored sources sit beside the work tree, not in the copy
+	: "${JT_CITUS_TARBALL:=$JT_TOP/../shared/vendor/citus-14.0.1.tar.gz}"
 	runuser -u "$JT_USER" -- env HOME="$home" \
 		${PG_SRC:+PG_SRC="$PG_SRC"} \
 		${JSONB_TOASTER_CACHE:+JSONB_TOASTER_CACHE="$JSONB_TOASTER_CACHE"} \
@@ -141,6 +143,7 @@ run_as_user()
 		${JT_AB_SOURCES:+JT_AB_SOURCES="$JT_AB_SOURCES"} \
 		${PGOPTIONS:+PGOPTIONS="$PGOPTIONS"} \
 		${JT_REFRESH_SOURCE:+JT_REFRESH_SOURCE="$JT_REFRESH_SOURCE"} \
+		JT_CITUS_TARBALL="$JT_CITUS_TARBALL" \
 		"$copy/tools/$(basename "$script")" "$@" || status=$?
 	[ -n "${KEEP_TMP:-}" ] || rm -rf "$copy"
 	return $status
