@@ -4,8 +4,8 @@
 #
 # Citus is not on the package registries this project can reach; its
 # unchanged source is a tarball kept beside the work tree
-# (JT_CITUS_TARBALL, default ../shared/vendor/citus-<version>.tar.gz; its
-# licence, AGPL-3.0, allows building it for a test cluster).  Citus is a
+# (JT_CITUS_TARBALL, see tools/lib.sh; its licence, AGPL-3.0, allows
+# building it for a test cluster).  Citus is a
 # PGXS extension that installs into the server's own directories, so the
 # patched server's installation is copied first and Citus installed into
 # the copy: the server builds of the cache stay as they are.  The result is
@@ -16,8 +16,8 @@
 drop_root "$0" "$@"
 
 flavour=${1:-assert}
-version=14.0.1
-tarball=${JT_CITUS_TARBALL:-$JT_TOP/../shared/vendor/citus-$version.tar.gz}
+version=$JT_CITUS_VERSION
+tarball=$JT_CITUS_TARBALL
 [ -f "$tarball" ] || die "Citus source not found: $tarball (set JT_CITUS_TARBALL)"
 
 server=$("$JT_TOP/tools/build-server.sh" "$flavour")

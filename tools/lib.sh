@@ -9,6 +9,10 @@ set -euo pipefail
 JT_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 JT_CACHE=${JSONB_TOASTER_CACHE:-$HOME/.cache/jsonb_toaster}
 JT_PG_MAJOR=18
+# Citus, for the test cluster of tools/test-citus.sh: its source is kept
+# beside the work tree (a copy made to drop root is given this path)
+JT_CITUS_VERSION=14.0.1
+JT_CITUS_TARBALL=${JT_CITUS_TARBALL:-$(cd "$JT_TOP/.." && pwd)/shared/vendor/citus-$JT_CITUS_VERSION.tar.gz}
 
 # Packages needed to build PostgreSQL with lz4, zstd and TAP tests, to build
 # the extension, and to run the benchmark driver and its plots.
@@ -132,8 +136,6 @@ run_as_user()
 	tar -C "$JT_TOP" --exclude=.git -cf - . |
 		runuser -u "$JT_USER" -- tar -C "$copy" -xf -
 	msg "running as $JT_USER (PostgreSQL does not run as root), on a copy in $copy"
-	# the vendored sources sit beside the work tree, not in the copy
-	: "${JT_CITUS_TARBALL:=$JT_TOP/../shared/vendor/citus-14.0.1.tar.gz}"
 	runuser -u "$JT_USER" -- env HOME="$home" \
 		${PG_SRC:+PG_SRC="$PG_SRC"} \
 		${JSONB_TOASTER_CACHE:+JSONB_TOASTER_CACHE="$JSONB_TOASTER_CACHE"} \

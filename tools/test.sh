@@ -13,13 +13,15 @@
 #    default 30).
 # 3. Runs the pg_regress suite again on a stock, unpatched server: Debian
 #    12's postgresql-15 packages (the stock-mode features must work there).
-# 4. Runs PostgreSQL's own suites in the patched assertion build's tree:
+# 4. Runs the toaster on a Citus cluster (tools/test-citus.sh), when
+#    Citus's source is beside the work tree (tools/build-citus.sh).
+# 5. Runs PostgreSQL's own suites in the patched assertion build's tree:
 #    the main regression suite (make check), contrib/amcheck and
 #    contrib/pageinspect, and the test modules of the patch series.  With no
 #    toaster loaded, the patched server must pass them unchanged.
 #
 # Stops everything, prints the diffs and logs of any failure and exits
-# non-zero if anything failed.  JT_TEST_ONLY=pg18|fuzz|pg15|core runs one
+# non-zero if anything failed.  JT_TEST_ONLY=pg18|fuzz|pg15|citus|core runs one
 # part; JT_REGRESS="a b" runs only those pg_regress files on PostgreSQL 18,
 # JT_PROVE_TESTS="t/003_x.pl" only those TAP scripts, and JT_PG18_PARTS
 # (default "regress core tap") only those parts of the PostgreSQL 18 step.
@@ -199,6 +201,20 @@ if want core; then
 				"$work/core-$(basename "$suite").log" | sed "s|^|$suite: |"
 		fi
 	done
+fi
+
+if want citus; then
+	# a cluster of three nodes; Citus's source sits beside the work tree
+	if [ -f "${JT_CITUS_TARBALL:-}" ]; then
+		if ! "$JT_TOP/tools/test-citus.sh" >"$work/citus.log" 2>&1; then
+			failed+=("Citus")
+			tail -n 60 "$work/citus.log"
+		else
+			grep -E '^\[jsonb_toaster\] (step|the Citus)' "$work/citus.log"
+		fi
+	else
+		msg "SKIPPED: the Citus test (no Citus source at '${JT_CITUS_TARBALL:-}')"
+	fi
 fi
 
 if [ ${#failed[@]} -gt 0 ]; then
