@@ -38,10 +38,10 @@ OBJS = \
 	src/jsonb_toaster.o
 
 EXTENSION = jsonb_toaster
-DATA = jsonb_toaster--0.1.sql
+DATA = jsonb_toaster--0.2.sql jsonb_toaster--0.1.sql jsonb_toaster--0.1--0.2.sql
 PGFILEDESC = "jsonb_toaster - TOAST that understands jsonb"
 
-REGRESS = storage partial_access corruption lz4_corruption call_site_memory accessor_memory
+REGRESS = storage partial_access corruption lz4_corruption call_site_memory accessor_memory extension_versions
 REGRESS_OPTS = --inputdir=$(srcdir) --outputdir=$(CURDIR)
 TAP_TESTS = 1
 

@@ -3,16 +3,6 @@
 -- complain if script is sourced in psql, rather than via CREATE EXTENSION
 \echo Use "CREATE EXTENSION jsonb_toaster" to load this file. \quit
 
---
--- Privileges: every function is executable by PUBLIC except
--- jsonb_toaster_convert_column().  The accessors and the introspection
--- functions read only values the caller can already read, and
--- jsonb_toaster_standard() and jsonb_toaster_storage() are called by the
--- conversion as the table's owner.  The conversion locks a table hierarchy
--- against writes and rewrites its rows: an administrator grants it to the
--- roles that may convert their own tables (it still checks ownership).
---
-
 CREATE FUNCTION jsonb_toaster_storage(value jsonb,
 	OUT form text,
 	OUT compressed boolean,
@@ -41,29 +31,13 @@ CREATE FUNCTION jsonb_toaster_parts(value jsonb,
 	OUT compression text,
 	OUT value_id oid,
 	OUT chunks integer,
-	OUT hash bigint,
-	OUT value_offset integer,
-	OUT stored_offset integer,
-	OUT unit_offset integer,
-	OUT unit_parts integer)
+	OUT hash bigint)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'jsonb_toaster_parts'
 LANGUAGE C STRICT STABLE PARALLEL SAFE;
 
 COMMENT ON FUNCTION jsonb_toaster_parts(jsonb) IS
-'list the parts of a value stored by the jsonb toaster (path in the document, range, kind, count, sizes, compression, TOAST value id, chunks, content hash, offset in the TOAST value, where its stored bytes start, its place in a compression unit), reading only its pointer';
-
-CREATE FUNCTION jsonb_toaster_values(value jsonb,
-	OUT value_id oid,
-	OUT size integer,
-	OUT chunks integer,
-	OUT parts integer)
-RETURNS SETOF record
-AS 'MODULE_PATHNAME', 'jsonb_toaster_values'
-LANGUAGE C STRICT STABLE PARALLEL SAFE;
-
-COMMENT ON FUNCTION jsonb_toaster_values(jsonb) IS
-'list the TOAST values a value stored by the jsonb toaster keeps its parts in (value id, stored size, chunks, parts), reading only its pointer';
+'list the parts of a value stored by the jsonb toaster (path in the document, range, kind, count, sizes, compression, TOAST value id, chunks, content hash), reading only its pointer';
 
 CREATE FUNCTION jsonb_toaster_convert_column(rel regclass, col name)
 RETURNS bigint
@@ -72,9 +46,6 @@ LANGUAGE C STRICT VOLATILE;
 
 COMMENT ON FUNCTION jsonb_toaster_convert_column(regclass, name) IS
 'take a jsonb column out of the toaster: reset its toaster option and store every value kept as a skeleton with standard TOAST again; returns the number of rows rewritten';
-
--- not for PUBLIC: see the top of this file
-REVOKE EXECUTE ON FUNCTION jsonb_toaster_convert_column(regclass, name) FROM PUBLIC;
 
 CREATE FUNCTION jsonb_toaster_standard(value jsonb)
 RETURNS jsonb
@@ -147,29 +118,3 @@ CREATE OPERATOR ?| (LEFTARG = jsonb, RIGHTARG = text[], FUNCTION = jt_exists_any
 	RESTRICT = matchingsel, JOIN = matchingjoinsel);
 CREATE OPERATOR ?& (LEFTARG = jsonb, RIGHTARG = text[], FUNCTION = jt_exists_all,
 	RESTRICT = matchingsel, JOIN = matchingjoinsel);
-
--- The guard against dropping the extension while columns use the toaster
--- lives in the library; in a session that has not loaded it (no
--- shared_preload_libraries), this event trigger loads it before the drop,
--- by calling one of its functions.  If the library cannot be loaded at all
--- (removed before the extension was dropped), the drop goes on with a
--- warning: a missing library must not block every DROP SCHEMA of the
--- database, and skeletons are unreadable then anyway.  It fires in replica
--- sessions too (session_replication_role), which would otherwise skip it.
-CREATE FUNCTION jsonb_toaster_drop_guard()
-RETURNS event_trigger
-LANGUAGE plpgsql
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-	PERFORM @extschema@.jsonb_toaster_custom_toast();
-EXCEPTION WHEN undefined_file THEN
-	RAISE WARNING 'the jsonb_toaster library cannot be loaded: columns that use its toaster are not checked'
-		USING DETAIL = SQLERRM;
-END
-$$;
-
-CREATE EVENT TRIGGER jsonb_toaster_drop_guard ON ddl_command_start
-	WHEN TAG IN ('DROP EXTENSION', 'DROP SCHEMA', 'DROP OWNED')
-	EXECUTE FUNCTION jsonb_toaster_drop_guard();
-ALTER EVENT TRIGGER jsonb_toaster_drop_guard ENABLE ALWAYS;

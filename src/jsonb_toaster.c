@@ -31,7 +31,7 @@
 #endif
 
 #ifdef PG_MODULE_MAGIC_EXT
-PG_MODULE_MAGIC_EXT(.name = "jsonb_toaster",.version = "0.1.0");
+PG_MODULE_MAGIC_EXT(.name = "jsonb_toaster",.version = "0.2.0");
 #else
 PG_MODULE_MAGIC;
 #endif
