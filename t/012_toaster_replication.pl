@@ -19,9 +19,10 @@
 #   unpatched PostgreSQL 18 (JT_STOCK18, from tools/build-server.sh stock),
 #   each skipped if absent, end with both tables equal to the publisher's
 #   standard one.
-# And a tree outside the row, stored while wal_level was replica: decoding
-# cannot read it, but meets it only unchanged (an UPDATE of another
-# column); an UPDATE of the document stores its tree in the row.
+# Documents whose tree lies outside the row go through the same changes.
+# And a tree outside the row stored while wal_level was replica, whose
+# value no transaction logged: decoding meets it unchanged (an UPDATE of
+# another column), or, updated, rebuilt from the parts the update logs.
 
 use strict;
 use warnings FATAL => 'all';
@@ -155,6 +156,27 @@ $pub->safe_psql('postgres', both(
 		q{UPDATE %1$s SET other = 1, jb = jsonb_set(jb, '{flag}', 'null') WHERE id = 2;}));
 $pub->safe_psql('postgres', both(q{UPDATE %1$s SET other = 2 WHERE id = 3;}));
 
+# documents whose tree leaves the row (wide objects of numbers), under
+# wal_level = logical: inserted, edited in place (the tree's value shared,
+# its edits in the row) twice, sent whole by the client (parts shared, a
+# new tree), left alone by an UPDATE of another column, deleted
+$pub->safe_psql('postgres', both(q{
+INSERT INTO %1$s (id, jb) SELECT i, (SELECT jsonb_object_agg(j, i * 1000 + j)
+	FROM generate_series(1, 1000) j) FROM generate_series(201, 206) i;}));
+$pub->safe_psql('postgres', both(q{
+UPDATE %1$s SET jb = jsonb_set(jb, '{7}', '"seven"') WHERE id IN (201, 202);}));
+$pub->safe_psql('postgres', both(q{
+UPDATE %1$s SET jb = jsonb_set(jb, '{9}', '"nine"') WHERE id = 201;}));
+$pub->safe_psql('postgres', both(q{
+UPDATE %1$s SET jb = jb::text::jsonb || '{"1": 0}' WHERE id = 203;}));
+$pub->safe_psql('postgres', both(q{UPDATE %1$s SET other = 7 WHERE id = 204;}));
+$pub->safe_psql('postgres', both(q{DELETE FROM %1$s WHERE id = 205;}));
+is( $pub->safe_psql('postgres', q{
+SELECT string_agg(id || ':' || (SELECT count(*) FROM jsonb_toaster_parts(jb) WHERE kind = 'tree'), ' ' ORDER BY id)
+FROM t_toaster WHERE id > 200}),
+	'201:1 202:1 203:1 204:1 206:1',
+	'trees outside the row under wal_level = logical');
+
 # the outside trees: an UPDATE of another column, one of the document
 $pub->safe_psql('postgres', q{UPDATE t_outside SET other = 1 WHERE id = 1;});
 $pub->safe_psql('postgres', q{
@@ -162,7 +184,7 @@ UPDATE t_outside SET jb = jsonb_set(jb, '{7}', '"seven"') WHERE id = 2;});
 is( $pub->safe_psql('postgres', q{
 SELECT string_agg(id || ':' || (SELECT count(*) FROM jsonb_toaster_parts(jb) WHERE kind = 'tree'), ' ' ORDER BY id)
 FROM t_outside}),
-	'1:1 2:0', 'the tree left alone stays outside, the document updated has it in the row');
+	'1:1 2:1', 'the trees stored under wal_level = replica stay outside');
 
 # the publisher's two tables hold the same documents, one as skeletons
 my $rows = q{SELECT id, other, md5(jb::text) FROM %s ORDER BY id};
@@ -170,8 +192,9 @@ is($pub->safe_psql('postgres', sprintf($rows, 't_toaster')),
 	$pub->safe_psql('postgres', sprintf($rows, 't_stock')),
 	'publisher: both tables hold the same rows');
 is( $pub->safe_psql('postgres', q{
-SELECT count(*) FILTER (WHERE (jsonb_toaster_storage(jb)).form = 'skeleton') FROM t_toaster}),
-	'5', 'publisher: the toaster stores its documents as skeletons');
+SELECT count(*) FILTER (WHERE (jsonb_toaster_storage(jb)).form = 'skeleton') || '/' || count(*)
+FROM t_toaster}),
+	'10/10', 'publisher: the toaster stores its documents as skeletons');
 
 # Decode.  Parse test_decoding's lines into each table's changes, a value
 # shown unchanged replaced by the row's value before the change; the

@@ -110,19 +110,17 @@ remember_opened(const struct varlena *attr, const struct varlena *with_tree)
 }
 
 /*
- * Read the tree of attr, parsed into skel, in: the pointer with the tree in
- * it, in the current memory context.
+ * Attach raw, the content of the part attr's tree entry names, to skel as
+ * its tree, after checking that it is that tree: the pointer with the tree
+ * in it, in the current memory context.
  */
 static struct varlena *
-read_tree_in(struct varlena *attr, JtSkeleton *skel)
+attach_checked_tree(struct varlena *attr, JtSkeleton *skel,
+					const struct varlena *raw)
 {
 	const JtPartEntry *tree_entry = &skel->tree_entry;
-	struct varlena *raw;
-	struct varlena *with_tree;
-	uint32		len;
+	uint32		len = VARSIZE(raw) - VARHDRSZ;
 
-	raw = jt_read_part(tree_entry, skel->hdr.toastrelid);
-	len = VARSIZE(raw) - VARHDRSZ;
 	if (VARSIZE(raw) != (uint32) tree_entry->rawsize ||
 		jt_part_hash(skel->version, VARDATA(raw), len) != tree_entry->hash)
 		ereport(ERROR,
@@ -131,7 +129,21 @@ read_tree_in(struct varlena *attr, JtSkeleton *skel)
 				 errdetail("The part holding its tree (toast value %u) is not the tree its pointer names.",
 						   tree_entry->valueid)));
 	jt_skeleton_attach_tree(skel, VARDATA(raw), len);
-	with_tree = jt_pointer_with_tree(attr, skel);
+	return jt_pointer_with_tree(attr, skel);
+}
+
+/*
+ * Read the tree of attr, parsed into skel, in: the pointer with the tree in
+ * it, in the current memory context.
+ */
+static struct varlena *
+read_tree_in(struct varlena *attr, JtSkeleton *skel)
+{
+	struct varlena *raw;
+	struct varlena *with_tree;
+
+	raw = jt_read_part(&skel->tree_entry, skel->hdr.toastrelid);
+	with_tree = attach_checked_tree(attr, skel, raw);
 	pfree(raw);
 	remember_opened(attr, with_tree);
 	return with_tree;
@@ -182,19 +194,47 @@ jt_open_pointer(struct varlena *attr, JtSkeleton *skel)
 		return attr;
 
 	/*
-	 * Logical decoding cannot read TOAST relations, and the toaster keeps
-	 * trees in the row of the tables it decodes (logically logged ones).
+	 * Logical decoding cannot read TOAST relations: it reassembles values
+	 * from the parts the decoded transaction holds (jt_open_pointer_from()).
 	 */
 	if (HistoricSnapshotActive())
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("cannot decode a jsonb_toaster value whose tree lies outside the row"),
-				 errdetail("It was stored while the table was not logically logged.")));
+				 errmsg("cannot read a jsonb_toaster value whose tree lies outside the row during logical decoding")));
 
 	tree_entry = skel->tree_entry;
 	with_tree = opened_before(attr);
 	if (with_tree == NULL)
 		with_tree = read_tree_in(attr, skel);
+	jt_parse_pointer(with_tree, skel);
+	skel->has_tree_entry = true;
+	skel->tree_entry = tree_entry;
+	return with_tree;
+}
+
+/*
+ * jt_open_pointer(), with the tree's part given by fetcher instead of read
+ * from TOAST: for logical decoding, whose fetcher cuts parts from the
+ * values the decoded transaction holds.
+ */
+struct varlena *
+jt_open_pointer_from(struct varlena *attr, JtSkeleton *skel,
+					 const JtPartFetcher *fetcher)
+{
+	JtPartEntry tree_entry;
+	struct varlena *raw;
+	struct varlena *with_tree;
+	bool		should_free;
+
+	jt_parse_pointer(attr, skel);
+	if (!skel->tree_missing)
+		return attr;
+	tree_entry = skel->tree_entry;
+	fetcher->fetch(fetcher->arg, 0, 1, &tree_entry, skel->hdr.toastrelid,
+				   &raw, &should_free);
+	with_tree = attach_checked_tree(attr, skel, raw);
+	if (should_free)
+		pfree(raw);
 	jt_parse_pointer(with_tree, skel);
 	skel->has_tree_entry = true;
 	skel->tree_entry = tree_entry;

@@ -13,10 +13,14 @@
 #ifndef JSONB_TOASTER_POINTER_OPEN_H
 #define JSONB_TOASTER_POINTER_OPEN_H
 
+#include "format/flatten.h"
 #include "format/pointer.h"
 
 extern struct varlena *jt_open_pointer(struct varlena *attr,
 									   JtSkeleton *skel);
+extern struct varlena *jt_open_pointer_from(struct varlena *attr,
+											JtSkeleton *skel,
+											const JtPartFetcher *fetcher);
 extern void jt_opened_as_written(struct varlena *attr, const char *tree,
 								 bool as_stored);
 

@@ -147,7 +147,7 @@ write_replaced_parts(Relation rel, Form_pg_attribute att, struct varlena *value,
 		stored_outside -= jt_entry_stored_share(&range);
 	}
 	if (jt_version_has_tree_outside(skel->version) &&
-		jt_tree_may_leave_row(rel, tree, hdr.tree_size))
+		jt_tree_may_leave_row(tree, hdr.tree_size))
 	{
 		/* the tree names the parts as they are placed (format.h) */
 		jt_part_writer_seal(&writer);
@@ -335,16 +335,12 @@ jt_adopt(Relation rel, int attnum, struct varlena *value,
 	/*
 	 * A pointer of a later format version than the one to write goes to the
 	 * general path, which writes that version (for a standby or a release
-	 * that reads no later one).  In a logically logged table, where core
-	 * offers pointers only to toasters that log the parts they share, so
-	 * does a pointer whose tree lies outside the row: decoding reads a tree
-	 * from the row only (pointer_open.c).
+	 * that reads no later one).
 	 */
 	if (att->atttypid != JSONBOID || !OidIsValid(toastrelid) ||
 		custom_toaster_id(value) != JSONB_TOASTER_ID ||
 		custom_toaster_id(oldvalue) != JSONB_TOASTER_ID ||
-		jt_pointer_version(value) > (uint32) jt_format_version ||
-		(RelationIsLogicallyLogged(rel) && tree_parts(value) > 0))
+		jt_pointer_version(value) > (uint32) jt_format_version)
 		return NULL;
 
 	result = adopt_listed(rel, att, value, oldvalue);

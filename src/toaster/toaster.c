@@ -110,14 +110,60 @@ fetch_planned_parts(void *arg, uint32 first, uint32 n,
 	}
 }
 
-/* The TOAST values logical decoding rebuilt from WAL, as get_parts lists. */
+/*
+ * The TOAST values logical decoding rebuilt from WAL: those get_parts
+ * listed, given to reassemble, then those asked of core since (the parts
+ * an outside tree names, which get_parts cannot list in decoding).
+ */
 typedef struct DecodedValues
 {
-	const JtPartEntry *values;	/* jt_distinct_values() of the pointer */
-	uint32		nvalues;
-	struct varlena **contents;	/* each value's bytes, as core rebuilt it */
+	const JtPartEntry *listed;	/* get_parts' values, by value id */
+	struct varlena **listed_contents;	/* each value's bytes, as core rebuilt
+										 * it */
+	uint32		nlisted;
+	JtPartEntry *asked;			/* values asked of core, in no order */
+	struct varlena **asked_contents;
+	uint32		nasked;
+	uint32		maxasked;
+	Oid			toastrelid;
 	JtUnitCache units;			/* the unit cut from last */
 } DecodedValues;
+
+/* The content of the value range lies in, as the decoded transaction has it */
+static struct varlena *
+decoded_value(DecodedValues *decoded, const JtPartEntry *range)
+{
+	const JtPartEntry *found;
+	varatt_external ext;
+	struct varlena *content;
+
+	found = bsearch(range, decoded->listed, decoded->nlisted,
+					sizeof(JtPartEntry), jt_entry_value_cmp);
+	if (found != NULL)
+		return decoded->listed_contents[found - decoded->listed];
+	for (uint32 i = 0; i < decoded->nasked; i++)
+		if (jt_entry_value_cmp(range, &decoded->asked[i]) == 0)
+			return decoded->asked_contents[i];
+
+	jt_value_pointer(range, decoded->toastrelid, &ext);
+	content = ReorderBufferCustomToastPart(&ext);
+	if (content == NULL)
+		elog(ERROR, "jsonb_toaster: part in toast value %u not decoded",
+			 range->valueid);
+	if (decoded->nasked == decoded->maxasked)
+	{
+		decoded->maxasked = Max(8, decoded->maxasked * 2);
+		decoded->asked = repalloc_array(decoded->asked, JtPartEntry,
+										decoded->maxasked);
+		decoded->asked_contents = repalloc_array(decoded->asked_contents,
+												 struct varlena *,
+												 decoded->maxasked);
+	}
+	decoded->asked[decoded->nasked] = *range;
+	decoded->asked_contents[decoded->nasked] = content;
+	decoded->nasked++;
+	return content;
+}
 
 /* Part fetcher: parts cut from the values logical decoding rebuilt. */
 static void
@@ -130,15 +176,8 @@ fetch_decoded_parts(void *arg, uint32 first, uint32 n,
 	for (uint32 i = 0; i < n; i++)
 	{
 		const JtPartEntry *range = &ranges[i];
-		JtPartEntry *found;
-		struct varlena *value;
+		struct varlena *value = decoded_value(decoded, range);
 
-		found = bsearch(range, decoded->values, decoded->nvalues,
-						sizeof(JtPartEntry), jt_entry_value_cmp);
-		if (found == NULL)
-			elog(ERROR, "jsonb_toaster: part in toast value %u not decoded",
-				 range->valueid);
-		value = decoded->contents[found - decoded->values];
 		if (jt_entry_is_whole_value(range))
 		{
 			/* core gave the part as a value on its own */
@@ -495,7 +534,7 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 
 	/* the new parts, packed into one TOAST value (the tree too, maybe) */
 	tree_part = UINT32_MAX;
-	tree_out = jt_tree_may_leave_row(rel, res.tree.data, res.tree.len);
+	tree_out = jt_tree_may_leave_row(res.tree.data, res.tree.len);
 	if (tree_out)
 		tree_part = write_tree_outside(&writer, &res, written);
 	jt_part_writer_finish(&writer);
@@ -519,27 +558,31 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	hdr.nparts = res.nparts;
 	hdr.tree_size = res.tree.len;
 	if (tree_part != UINT32_MAX)
-		return jt_tree_part_pointer(&hdr, &writer, tree_part, res.tree.data,
-									deltas.data, deltas.len, VARSIZE(doc),
-									stored_outside);
-	result = jt_make_pointer(&hdr, res.tree.data, deltas.data, deltas.len,
-							 VARSIZE(doc), stored_outside,
-							 (uint8) res.version);
-	/* no tree leaves the row of a logically logged table */
+		result = jt_tree_part_pointer(&hdr, &writer, tree_part, res.tree.data,
+									  deltas.data, deltas.len, VARSIZE(doc),
+									  stored_outside);
+	else
+	{
+		result = jt_make_pointer(&hdr, res.tree.data, deltas.data, deltas.len,
+								 VARSIZE(doc), stored_outside,
+								 (uint8) res.version);
+
+		/*
+		 * Nothing written (the old value's parts taken, changes kept as
+		 * deltas): the old value's tree part, and the edits of it, if they
+		 * are small.
+		 */
+		if (tree_out && old != NULL && writer.nparts == 0)
+		{
+			struct varlena *edited = jt_tree_edited_pointer(rel, result,
+															oldvalue);
+
+			if (edited != NULL)
+				result = edited;
+		}
+	}
 	if (RelationIsLogicallyLogged(rel))
 		jt_log_shared_values(rel, result, oldvalue);
-
-	/*
-	 * Nothing written (the old value's parts taken, changes kept as deltas):
-	 * the old value's tree part, and the edits of it, if they are small.
-	 */
-	if (tree_out && old != NULL && writer.nparts == 0)
-	{
-		struct varlena *edited = jt_tree_edited_pointer(rel, result, oldvalue);
-
-		if (edited != NULL)
-			return edited;
-	}
 	return result;
 }
 
@@ -629,6 +672,30 @@ jt_delete(Relation rel, struct varlena *attr, struct varlena *replacement,
 }
 
 /*
+ * The TOAST values get_parts lists for attr, parsed into skel, each once,
+ * by value id.  In logical decoding, which cannot read a tree outside the
+ * row, only the value holding the tree: reassemble finds the others from
+ * it (ReorderBufferCustomToastPart()), and a pointer an UPDATE left
+ * unchanged, whose tree's value the transaction does not hold, is shown
+ * unchanged.
+ */
+static uint32
+listed_values(struct varlena *attr, JtSkeleton *skel, JtPartEntry **values)
+{
+	jt_parse_pointer(attr, skel);
+	if (skel->tree_missing && HistoricSnapshotActive())
+	{
+		*values = palloc(sizeof(JtPartEntry));
+		(*values)[0] = skel->tree_entry;
+		return 1;
+	}
+	/* parsed already: only a tree outside the row is still to read */
+	if (skel->tree_missing)
+		jt_open_pointer(attr, skel);
+	return jt_distinct_values(*values, jt_skeleton_list_parts(skel, values));
+}
+
+/*
  * Core calls this once a tuple in contexts that live as long as a table
  * rewrite or a decoding session: only the array it is given back may stay
  * in the caller's context.  The parts core handles are TOAST values: those
@@ -647,29 +714,7 @@ jt_get_parts(struct varlena *attr, varatt_external **parts)
 	work = AllocSetContextCreate(caller, "jsonb_toaster get_parts",
 								 ALLOCSET_SMALL_SIZES);
 	MemoryContextSwitchTo(work);
-	jt_parse_pointer(attr, &skel);
-	if (skel.tree_missing && HistoricSnapshotActive())
-	{
-		/*
-		 * Logical decoding, which cannot read the tree.  A tree lies outside
-		 * the row only in a pointer stored before the table was logically
-		 * logged, which decoding meets only as left unchanged by an UPDATE:
-		 * the tree's value alone lets core find that the transaction holds
-		 * none of it and show the document as unchanged.  Reassembling it
-		 * raises an ERROR (jt_open_pointer()).
-		 */
-		ranges = palloc(sizeof(JtPartEntry));
-		ranges[0] = skel.tree_entry;
-		n = 1;
-	}
-	else
-	{
-		/* parsed already: only a tree outside the row is still to read */
-		if (skel.tree_missing)
-			jt_open_pointer(attr, &skel);
-		n = jt_skeleton_list_parts(&skel, &ranges);
-		n = jt_distinct_values(ranges, n);
-	}
+	n = listed_values(attr, &skel, &ranges);
 	result = MemoryContextAlloc(caller, Max(n, 1) * sizeof(varatt_external));
 	for (uint32 i = 0; i < n; i++)
 		jt_value_pointer(&ranges[i], skel.hdr.toastrelid, &result[i]);
@@ -687,7 +732,6 @@ jt_reassemble(struct varlena *attr, struct varlena **part_values)
 	JtSkeleton	skel;
 	JtPartFetcher fetcher;
 	JtPartEntry *ranges;
-	uint32		n;
 	DecodedValues decoded;
 	struct varlena *flat;
 	struct varlena *result;
@@ -696,15 +740,20 @@ jt_reassemble(struct varlena *attr, struct varlena **part_values)
 	work = AllocSetContextCreate(caller, "jsonb_toaster reassemble",
 								 ALLOCSET_DEFAULT_SIZES);
 	MemoryContextSwitchTo(work);
-	jt_open_pointer(attr, &skel);
-	n = jt_skeleton_list_parts(&skel, &ranges);
-	decoded.nvalues = jt_distinct_values(ranges, n);
-	decoded.values = ranges;
-	decoded.contents = part_values;
+	memset(&decoded, 0, sizeof(decoded));
+	decoded.nlisted = listed_values(attr, &skel, &ranges);
+	decoded.listed = ranges;
+	decoded.listed_contents = part_values;
+	decoded.toastrelid = skel.hdr.toastrelid;
+	decoded.maxasked = 8;
+	decoded.asked = palloc_array(JtPartEntry, decoded.maxasked);
+	decoded.asked_contents = palloc_array(struct varlena *, decoded.maxasked);
 	jt_unit_cache_init(&decoded.units);
 	fetcher.fetch = fetch_decoded_parts;
 	fetcher.decompress = NULL;
 	fetcher.arg = &decoded;
+	/* a tree outside the row is cut from the values decoded too */
+	jt_open_pointer_from(attr, &skel, &fetcher);
 	flat = jt_skeleton_flatten(&skel, &fetcher);
 	result = MemoryContextAlloc(caller, VARSIZE(flat));
 	memcpy(result, flat, VARSIZE(flat));

@@ -38,17 +38,17 @@
 
 /*
  * May a tree of tree_size bytes lie outside the row?  Only a tree that is
- * one reference, whose reads fetch a part anyway; not in logically logged
- * tables, whose decoding cannot read TOAST.
+ * one reference, whose reads fetch a part anyway.  (Logical decoding, which
+ * cannot read TOAST, cuts it from the values the decoded transaction holds:
+ * the toaster logs those it shares in logically logged tables.)
  */
 bool
-jt_tree_may_leave_row(Relation rel, const char *tree, uint32 tree_size)
+jt_tree_may_leave_row(const char *tree, uint32 tree_size)
 {
 	uint32		root_entry;
 
 	if (jt_format_version < JT_SKELETON_VERSION_TREE_OUTSIDE ||
-		tree_size < JT_TREE_OUTSIDE_MIN ||
-		RelationIsLogicallyLogged(rel))
+		tree_size < JT_TREE_OUTSIDE_MIN)
 		return false;
 	memcpy(&root_entry, tree, sizeof(uint32));
 	return (root_entry & JT_JENTRY_TYPE_MASK) == JT_JENTRY_REF;
@@ -127,7 +127,7 @@ jt_tree_edited_pointer(Relation rel, struct varlena *pointer,
 	jt_payload_read_info(payload, &hdr);
 	tree = payload + JT_PAYLOAD_TREE_OFFSET;
 	if (hdr.tree_outside || hdr.inline_parts ||
-		!jt_tree_may_leave_row(rel, tree, hdr.tree_size))
+		!jt_tree_may_leave_row(tree, hdr.tree_size))
 		return NULL;
 	jt_parse_pointer(oldvalue, &stored);
 	if (!stored.hdr.tree_outside || stored.hdr.tree_size != hdr.tree_size ||
