@@ -3,6 +3,14 @@
 #   make PG_CONFIG=/path/to/pg_config
 #   make PG_CONFIG=/path/to/pg_config install
 #   make PG_CONFIG=/path/to/pg_config installcheck   # against a running server
+#   make PG_CONFIG=/path/to/pg_config installcheck \
+#        EXTRA_REGRESS_OPTS=--temp-instance=./tmp_check    # on a temporary one
+#   make PG_CONFIG=/path/to/pg_config prove_installcheck  # the TAP tests
+#
+# installcheck installs the test helpers (test/modules/jsonb_toaster_test)
+# into the server first, and runs the files that apply to it: on a server
+# with the custom TOAST hooks, the toaster's too, which need the library
+# preloaded (a temporary instance takes test/preload.conf).
 #
 # tools/test.sh runs everything (server build, temporary instance, pg_regress
 # and TAP) in one command.
@@ -42,7 +50,9 @@ DATA = jsonb_toaster--0.2.sql jsonb_toaster--0.1.sql jsonb_toaster--0.1--0.2.sql
 PGFILEDESC = "jsonb_toaster - TOAST that understands jsonb"
 
 REGRESS = storage partial_access corruption lz4_corruption call_site_memory accessor_memory extension_versions
-REGRESS_OPTS = --inputdir=$(srcdir) --outputdir=$(CURDIR)
+REGRESS_OPTS = --inputdir=$(srcdir) --outputdir=$(CURDIR) \
+	--temp-config=$(jt_srcdir)test/preload.conf
+ISOLATION_OPTS = --temp-config=$(jt_srcdir)test/preload.conf
 TAP_TESTS = 1
 
 PG_CONFIG ?= pg_config
@@ -113,6 +123,16 @@ endif
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# The regression files use test helpers, built here (out of tree as the
+# extension is) and installed beside it before they run.
+jt_test_module := $(abspath $(jt_srcdir)test/modules/jsonb_toaster_test)
+.PHONY: install-test-module
+install-test-module:
+	@mkdir -p test_module
+	$(MAKE) -C test_module -f $(jt_test_module)/Makefile \
+		VPATH=$(jt_test_module) PG_CONFIG=$(PG_CONFIG) all install
+installcheck: install-test-module
 
 # PGXS tracks header dependencies only on servers configured with
 # --enable-depend: rebuild every object when one of our headers changes.

@@ -52,8 +52,6 @@ cleanup()
 trap cleanup EXIT
 
 build_extension "$pg_config" "$build"
-# test-only helpers used by the regression tests (never installed elsewhere)
-build_extension "$pg_config" "$work/test_module" test/modules/jsonb_toaster_test
 
 port=$(free_port)
 msg "starting a temporary instance on port $port"
@@ -151,7 +149,6 @@ if want pg15; then
 	pg15=$root15/usr/lib/postgresql/15/bin
 	msg "PostgreSQL 15 (stock, Debian): running pg_regress"
 	build_extension "$pg15/pg_config" "$work/build15"
-	build_extension "$pg15/pg_config" "$work/test_module15" test/modules/jsonb_toaster_test
 	port15=$(free_port)
 	PATH="$pg15:$PATH" start_instance "$work/data15" "$work" "$port15" \
 		"fsync = off" "max_connections = 20"
