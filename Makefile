@@ -53,7 +53,8 @@ REGRESS = storage partial_access corruption lz4_corruption call_site_memory acce
 REGRESS_OPTS = --inputdir=$(srcdir) --outputdir=$(CURDIR) \
 	--temp-config=$(jt_srcdir)test/preload.conf
 ISOLATION_OPTS = --temp-config=$(jt_srcdir)test/preload.conf
-TAP_TESTS = 1
+# TAP_TESTS= (make or the environment) leaves the TAP tests out
+TAP_TESTS ?= 1
 
 PG_CONFIG ?= pg_config
 

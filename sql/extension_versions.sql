@@ -27,10 +27,6 @@ WHERE d.refclassid = 'pg_extension'::regclass
   AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'jsonb_toaster')
   AND d.deptype = 'e';
 
-SELECT name, default_version FROM pg_available_extensions WHERE name = 'jsonb_toaster';
-SELECT version, superuser, requires FROM pg_available_extension_versions
-WHERE name = 'jsonb_toaster' ORDER BY version;
-
 -- 0.1, and the library of today under it
 CREATE EXTENSION jsonb_toaster VERSION '0.1';
 SELECT extversion FROM pg_extension WHERE extname = 'jsonb_toaster';

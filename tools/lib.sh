@@ -20,8 +20,10 @@ JT_BUILD_DEPS="build-essential bison flex pkg-config libreadline-dev zlib1g-dev
 	liblz4-dev libzstd-dev libicu-dev libipc-run-perl perl"
 JT_BENCH_DEPS="python3 python3-matplotlib"
 JT_RUNTIME_DEPS="python3 ca-certificates bzip2 patch"
-# The fuzzers (clang's libFuzzer) and the stock server the tests also use.
-JT_TEST_DEPS="clang-14 libclang-rt-14-dev postgresql-15 postgresql-server-dev-15"
+# The fuzzers (clang's libFuzzer), the stock server the tests also use, and
+# what builds the Debian packages (tools/build-deb.sh).
+JT_TEST_DEPS="clang-14 libclang-rt-14-dev postgresql-15 postgresql-server-dev-15
+	debhelper dpkg-dev postgresql-server-dev-all"
 
 # PostgreSQL refuses to run as root; when the drivers are started as root
 # they continue as this unprivileged user (created if needed).

@@ -13,15 +13,17 @@
 #    default 30).
 # 3. Runs the pg_regress suite again on a stock, unpatched server: Debian
 #    12's postgresql-15 packages (the stock-mode features must work there).
-# 4. Runs the toaster on a Citus cluster (tools/test-citus.sh), when
+# 4. Builds the Debian package (stock mode, tools/build-deb.sh), unpacks
+#    it into a private copy of PostgreSQL 15 and runs pg_regress there.
+# 5. Runs the toaster on a Citus cluster (tools/test-citus.sh), when
 #    Citus's source is beside the work tree (tools/build-citus.sh).
-# 5. Runs PostgreSQL's own suites in the patched assertion build's tree:
+# 6. Runs PostgreSQL's own suites in the patched assertion build's tree:
 #    the main regression suite (make check), contrib/amcheck and
 #    contrib/pageinspect, and the test modules of the patch series.  With no
 #    toaster loaded, the patched server must pass them unchanged.
 #
 # Stops everything, prints the diffs and logs of any failure and exits
-# non-zero if anything failed.  JT_TEST_ONLY=pg18|fuzz|pg15|citus|core runs one
+# non-zero if anything failed.  JT_TEST_ONLY=pg18|fuzz|pg15|deb|citus|core runs one
 # part; JT_REGRESS="a b" runs only those pg_regress files on PostgreSQL 18,
 # JT_PROVE_TESTS="t/003_x.pl" only those TAP scripts, and JT_PG18_PARTS
 # (default "regress core tap") only those parts of the PostgreSQL 18 step.
@@ -198,6 +200,40 @@ if want core; then
 				"$work/core-$(basename "$suite").log" | sed "s|^|$suite: |"
 		fi
 	done
+fi
+
+if want deb; then
+	# The Debian package, built as Debian builds extensions (its build runs
+	# the regression suite on a temporary cluster, tools/build-deb.sh),
+	# unpacked into a fresh private copy of PostgreSQL 15: the suite again,
+	# against what the package installed.
+	msg "Debian package: building postgresql-15-jsonb-toaster"
+	if ! debs=$("$JT_TOP/tools/build-deb.sh" "$work/debs" 2>"$work/deb.log"); then
+		failed+=("Debian package build")
+		tail -n 60 "$work/deb.log"
+	else
+		rootdeb=$work/pgdeb
+		for d in /usr/lib/postgresql/15 /usr/share/postgresql/15 /usr/include/postgresql; do
+			mkdir -p "$rootdeb$(dirname "$d")"
+			cp -a "$d" "$rootdeb$d"
+		done
+		deb=$(printf '%s\n' $debs | grep -v dbgsym | head -n 1)
+		dpkg-deb -x "$deb" "$rootdeb"
+		pgdeb=$rootdeb/usr/lib/postgresql/15/bin
+		msg "Debian package: installed $(basename "$deb"); running pg_regress"
+		mkdir -p "$work/builddeb"
+		portdeb=$(free_port)
+		PATH="$pgdeb:$PATH" start_instance "$work/datadeb" "$work" "$portdeb" \
+			"fsync = off" "max_connections = 20"
+		if ! PGHOST=$work PGPORT=$portdeb PGUSER=postgres \
+			make -C "$work/builddeb" -f "$JT_TOP/Makefile" VPATH="$JT_TOP" \
+			PG_CONFIG="$pgdeb/pg_config" TAP_TESTS= installcheck; then
+			failed+=("pg_regress on the Debian package")
+			[ -f "$work/builddeb/regression.diffs" ] && cat "$work/builddeb/regression.diffs"
+		fi
+		PATH="$pgdeb:$PATH" stop_instance "$work/datadeb"
+		server_log_clean "$work/datadeb.log" || failed+=("server log of the Debian package's run")
+	fi
 fi
 
 if want citus; then
