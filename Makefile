@@ -135,6 +135,15 @@ install-test-module:
 		VPATH=$(jt_test_module) PG_CONFIG=$(PG_CONFIG) all install
 installcheck: install-test-module
 
+# The distribution archive for PGXN: the committed tree at HEAD, less what
+# .gitattributes leaves out, as jsonb_toaster-<META.json's version>.zip.
+jt_version = $(shell sed -n 's/^   "version": "\(.*\)",$$/\1/p' $(jt_srcdir)META.json)
+.PHONY: dist
+dist:
+	git -C $(abspath $(jt_srcdir)) archive --format zip \
+		--prefix=jsonb_toaster-$(jt_version)/ \
+		-o $(CURDIR)/jsonb_toaster-$(jt_version).zip HEAD
+
 # PGXS tracks header dependencies only on servers configured with
 # --enable-depend: rebuild every object when one of our headers changes.
 $(OBJS): $(wildcard $(jt_srcdir)src/*.h $(jt_srcdir)src/*/*.h)

@@ -13,8 +13,9 @@
 #    default 30).
 # 3. Runs the pg_regress suite again on a stock, unpatched server: Debian
 #    12's postgresql-15 packages (the stock-mode features must work there).
-# 4. Builds the Debian package (stock mode, tools/build-deb.sh), unpacks
-#    it into a private copy of PostgreSQL 15 and runs pg_regress there.
+# 4. Checks META.json (tools/check-meta.py), builds the Debian package
+#    (stock mode, tools/build-deb.sh), unpacks it into a private copy of
+#    PostgreSQL 15 and runs pg_regress there.
 # 5. Runs the toaster on a Citus cluster (tools/test-citus.sh), when
 #    Citus's source is beside the work tree (tools/build-citus.sh).
 # 6. Runs PostgreSQL's own suites in the patched assertion build's tree:
@@ -207,6 +208,8 @@ if want deb; then
 	# the regression suite on a temporary cluster, tools/build-deb.sh),
 	# unpacked into a fresh private copy of PostgreSQL 15: the suite again,
 	# against what the package installed.
+	msg "META.json against the PGXN Meta Spec 1.0.0"
+	python3 "$JT_TOP/tools/check-meta.py" "$JT_TOP/META.json" || failed+=("META.json")
 	msg "Debian package: building postgresql-15-jsonb-toaster"
 	if ! debs=$("$JT_TOP/tools/build-deb.sh" "$work/debs" 2>"$work/deb.log"); then
 		failed+=("Debian package build")
