@@ -116,17 +116,21 @@ step()
 step setup.sql
 step checks.sql
 
+# move_first_shard from to mode: d's first shard on port from to port to
+move_first_shard()
+{
+	q -c "SELECT citus_move_shard_placement(s.shardid, 'localhost', $1, 'localhost', $2, '$3')
+	FROM (SELECT shardid FROM pg_dist_shard_placement JOIN pg_dist_shard USING (shardid)
+		  WHERE logicalrelid = 'd'::regclass AND nodeport = $1 ORDER BY shardid LIMIT 1) s"
+}
+
 # a shard moved with writes blocked, then one moved by logical replication
 updates_start
-q -c "SELECT citus_move_shard_placement(s.shardid, 'localhost', ${ports[1]}, 'localhost', ${ports[2]}, 'block_writes')
-	FROM (SELECT shardid FROM pg_dist_shard_placement JOIN pg_dist_shard USING (shardid)
-		  WHERE logicalrelid = 'd'::regclass AND nodeport = ${ports[1]} ORDER BY shardid LIMIT 1) s"
+move_first_shard "${ports[1]}" "${ports[2]}" block_writes
 updates_stop
 step checks.sql
 updates_start
-q -c "SELECT citus_move_shard_placement(s.shardid, 'localhost', ${ports[2]}, 'localhost', ${ports[1]}, 'force_logical')
-	FROM (SELECT shardid FROM pg_dist_shard_placement JOIN pg_dist_shard USING (shardid)
-		  WHERE logicalrelid = 'd'::regclass AND nodeport = ${ports[2]} ORDER BY shardid LIMIT 1) s"
+move_first_shard "${ports[2]}" "${ports[1]}" force_logical
 updates_stop
 step checks.sql
 

@@ -80,6 +80,35 @@ want18()
 	return 1
 }
 
+# copy_pg15 root: a private copy of Debian's PostgreSQL 15 under root.
+# PostgreSQL finds its libraries and share files relative to its binaries,
+# so the copy takes our extension without writing to system directories.
+copy_pg15()
+{
+	local root=$1 d
+	for d in /usr/lib/postgresql/15 /usr/share/postgresql/15 /usr/include/postgresql; do
+		mkdir -p "$root$(dirname "$d")"
+		cp -a "$d" "$root$d"
+	done
+}
+# regress_on bindir build data port what: the regression files, from the
+# build directory build, against a temporary instance of the server in
+# bindir (data directory data, left running); a failure is recorded as
+# "pg_regress on what"
+regress_on()
+{
+	local bindir=$1 build=$2 data=$3 port=$4 what=$5
+	mkdir -p "$build"
+	PATH="$bindir:$PATH" start_instance "$data" "$work" "$port" \
+		"fsync = off" "max_connections = 20"
+	if ! PGHOST=$work PGPORT=$port PGUSER=postgres \
+		make -C "$build" -f "$JT_TOP/Makefile" VPATH="$JT_TOP" \
+		PG_CONFIG="$bindir/pg_config" TAP_TESTS= installcheck; then
+		failed+=("pg_regress on $what")
+		[ -f "$build/regression.diffs" ] && cat "$build/regression.diffs"
+	fi
+}
+
 if want pg18 && want18 regress; then
 	msg "PostgreSQL 18 (assertions): running pg_regress"
 	if ! PGHOST=$work PGPORT=$port PGUSER=postgres make_ext TAP_TESTS= \
@@ -141,26 +170,13 @@ if want pg15; then
 	[ -x /usr/lib/postgresql/15/bin/postgres ] &&
 		[ -d /usr/lib/postgresql/15/lib/pgxs ] ||
 		die "PostgreSQL 15 packages missing (postgresql-15 postgresql-server-dev-15)"
-	# PostgreSQL finds its libraries and share files relative to its
-	# binaries, so a private copy of the packaged installation takes our
-	# extension without writing to system directories.
 	root15=$work/pg15
-	for d in /usr/lib/postgresql/15 /usr/share/postgresql/15 /usr/include/postgresql; do
-		mkdir -p "$root15$(dirname "$d")"
-		cp -a "$d" "$root15$d"
-	done
+	copy_pg15 "$root15"
 	pg15=$root15/usr/lib/postgresql/15/bin
 	msg "PostgreSQL 15 (stock, Debian): running pg_regress"
 	build_extension "$pg15/pg_config" "$work/build15"
 	port15=$(free_port)
-	PATH="$pg15:$PATH" start_instance "$work/data15" "$work" "$port15" \
-		"fsync = off" "max_connections = 20"
-	if ! PGHOST=$work PGPORT=$port15 PGUSER=postgres \
-		make -C "$work/build15" -f "$JT_TOP/Makefile" VPATH="$JT_TOP" \
-		PG_CONFIG="$pg15/pg_config" TAP_TESTS= installcheck; then
-		failed+=("pg_regress on 15")
-		[ -f "$work/build15/regression.diffs" ] && cat "$work/build15/regression.diffs"
-	fi
+	regress_on "$pg15" "$work/build15" "$work/data15" "$port15" 15
 	# a stock server: the build must leave the toaster's parts out
 	custom15=$(PGHOST=$work PGPORT=$port15 "$pg15/psql" -X -At -U postgres -d postgres \
 		-c 'CREATE EXTENSION IF NOT EXISTS jsonb_toaster' \
@@ -216,24 +232,13 @@ if want deb; then
 		tail -n 60 "$work/deb.log"
 	else
 		rootdeb=$work/pgdeb
-		for d in /usr/lib/postgresql/15 /usr/share/postgresql/15 /usr/include/postgresql; do
-			mkdir -p "$rootdeb$(dirname "$d")"
-			cp -a "$d" "$rootdeb$d"
-		done
+		copy_pg15 "$rootdeb"
 		deb=$(printf '%s\n' $debs | grep -v dbgsym | head -n 1)
 		dpkg-deb -x "$deb" "$rootdeb"
 		pgdeb=$rootdeb/usr/lib/postgresql/15/bin
 		msg "Debian package: installed $(basename "$deb"); running pg_regress"
-		mkdir -p "$work/builddeb"
-		portdeb=$(free_port)
-		PATH="$pgdeb:$PATH" start_instance "$work/datadeb" "$work" "$portdeb" \
-			"fsync = off" "max_connections = 20"
-		if ! PGHOST=$work PGPORT=$portdeb PGUSER=postgres \
-			make -C "$work/builddeb" -f "$JT_TOP/Makefile" VPATH="$JT_TOP" \
-			PG_CONFIG="$pgdeb/pg_config" TAP_TESTS= installcheck; then
-			failed+=("pg_regress on the Debian package")
-			[ -f "$work/builddeb/regression.diffs" ] && cat "$work/builddeb/regression.diffs"
-		fi
+		regress_on "$pgdeb" "$work/builddeb" "$work/datadeb" "$(free_port)" \
+			"the Debian package"
 		PATH="$pgdeb:$PATH" stop_instance "$work/datadeb"
 		server_log_clean "$work/datadeb.log" || failed+=("server log of the Debian package's run")
 	fi

@@ -72,6 +72,13 @@ label_of_column(Oid relid, AttrNumber attnum)
 	return label.data;
 }
 
+/* Are two labels (NULL: none) the same? */
+static bool
+same_label(const char *a, const char *b)
+{
+	return a == NULL ? b == NULL : b != NULL && strcmp(a, b) == 0;
+}
+
 /*
  * Split a label into the toaster's name and its options (NULL when the
  * label gives none).
@@ -133,8 +140,7 @@ column_label_check(const ObjectAddress *object, const char *label)
 						JSONB_TOASTER_NAME)));
 
 	current = label_of_column(object->objectId, object->objectSubId);
-	if (label == NULL ? current == NULL :
-		current != NULL && strcmp(label, current) == 0)
+	if (same_label(label, current))
 		return;
 
 	column = get_attname(object->objectId, object->objectSubId, false);
@@ -192,8 +198,7 @@ sync_label(Oid relid, const char *column)
 	ObjectAddressSubSet(address, RelationRelationId, relid, attnum);
 	label = label_of_column(relid, attnum);
 	current = GetSecurityLabel(&address, JSONB_TOASTER_NAME);
-	if (label == NULL ? current == NULL :
-		current != NULL && strcmp(label, current) == 0)
+	if (same_label(label, current))
 		return;
 	SetSecurityLabel(&address, JSONB_TOASTER_NAME, label);
 }

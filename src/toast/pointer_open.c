@@ -179,6 +179,21 @@ jt_opened_as_written(struct varlena *attr, const char *tree, bool as_stored)
 }
 
 /*
+ * Parse with_tree, what opening a pointer whose tree entry was tree_entry
+ * gave, into skel, which keeps that entry: the stored pointer owns the
+ * tree's part.
+ */
+static struct varlena *
+parse_opened(struct varlena *with_tree, JtSkeleton *skel,
+			 JtPartEntry tree_entry)
+{
+	jt_parse_pointer(with_tree, skel);
+	skel->has_tree_entry = true;
+	skel->tree_entry = tree_entry;
+	return with_tree;
+}
+
+/*
  * Parse our pointer attr into skel, reading its tree from TOAST if it lies
  * outside the row; the pointer skel describes: attr, or a copy with the
  * tree in it, in the current memory context.
@@ -206,10 +221,7 @@ jt_open_pointer(struct varlena *attr, JtSkeleton *skel)
 	with_tree = opened_before(attr);
 	if (with_tree == NULL)
 		with_tree = read_tree_in(attr, skel);
-	jt_parse_pointer(with_tree, skel);
-	skel->has_tree_entry = true;
-	skel->tree_entry = tree_entry;
-	return with_tree;
+	return parse_opened(with_tree, skel, tree_entry);
 }
 
 /*
@@ -235,8 +247,5 @@ jt_open_pointer_from(struct varlena *attr, JtSkeleton *skel,
 	with_tree = attach_checked_tree(attr, skel, raw);
 	if (should_free)
 		pfree(raw);
-	jt_parse_pointer(with_tree, skel);
-	skel->has_tree_entry = true;
-	skel->tree_entry = tree_entry;
-	return with_tree;
+	return parse_opened(with_tree, skel, tree_entry);
 }

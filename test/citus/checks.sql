@@ -15,23 +15,9 @@ BEGIN
 		RAISE EXCEPTION '% documents differ from the reference', bad;
 	END IF;
 
-	WITH x AS MATERIALIZED (
-		SELECT id, row(jb -> 'k5', jb ->> 'k6', jb #> '{arr,7}',
-					   jb #>> '{nested,a,b}', jb ? 'k7', jb ?| ARRAY['zz', 'k2'],
-					   jb @> '{"n": 0}', jb['arr'][3], jb['nested']['a']['c'],
-					   jsonb_path_query_first(jb, '$.arr[5]'),
-					   jb @? '$.nested.a.c', JSON_VALUE(jb, '$.k8'),
-					   jsonb_typeof(jb -> 'arr'))::text AS r
-		FROM d)
+	WITH x AS MATERIALIZED (SELECT id, reads(jb) AS r FROM d)
 	SELECT count(*) INTO bad
-	FROM x FULL JOIN (
-		SELECT id, row(jb -> 'k5', jb ->> 'k6', jb #> '{arr,7}',
-					   jb #>> '{nested,a,b}', jb ? 'k7', jb ?| ARRAY['zz', 'k2'],
-					   jb @> '{"n": 0}', jb['arr'][3], jb['nested']['a']['c'],
-					   jsonb_path_query_first(jb, '$.arr[5]'),
-					   jb @? '$.nested.a.c', JSON_VALUE(jb, '$.k8'),
-					   jsonb_typeof(jb -> 'arr'))::text AS r
-		FROM ref) y USING (id)
+	FROM x FULL JOIN (SELECT id, reads(jb) AS r FROM ref) y USING (id)
 	WHERE x.r IS DISTINCT FROM y.r;
 	IF bad <> 0 THEN
 		RAISE EXCEPTION '% documents read differently from the reference', bad;
@@ -43,11 +29,7 @@ BEGIN
 		RAISE EXCEPTION '% documents of d are not stored by the toaster', bad;
 	END IF;
 
-	SELECT count(*) INTO bad
-	FROM run_command_on_placements('d',
-		$c$SELECT attoptions::text FROM pg_attribute
-		   WHERE attrelid = '%s'::regclass AND attname = 'jb'$c$)
-	WHERE NOT success OR result <> '{toaster=jsonb_toaster}';
+	bad := placements_not_opted_in('d');
 	IF bad <> 0 THEN
 		RAISE EXCEPTION '% placements of d lack the toaster option', bad;
 	END IF;

@@ -25,11 +25,7 @@ DO $$
 DECLARE
 	bad bigint;
 BEGIN
-	SELECT count(*) INTO bad
-	FROM run_command_on_placements('e',
-		$c$SELECT attoptions::text FROM pg_attribute
-		   WHERE attrelid = '%s'::regclass AND attname = 'jb'$c$)
-	WHERE NOT success OR result <> '{toaster=jsonb_toaster}';
+	bad := placements_not_opted_in('e');
 	IF bad <> 0 THEN
 		RAISE EXCEPTION '% placements of e lack the toaster option', bad;
 	END IF;

@@ -14,6 +14,17 @@ CREATE FUNCTION doc(i int) RETURNS jsonb LANGUAGE sql IMMUTABLE AS $$
 			'nested', jsonb_build_object('a', jsonb_build_object('b', repeat('x', 3000 + i))))
 $$;
 
+-- the reads checks.sql compares, on the shards for d (Citus creates the
+-- function on every node) and on the coordinator for ref
+CREATE FUNCTION reads(jb jsonb) RETURNS text LANGUAGE sql STABLE AS $$
+	SELECT row(jb -> 'k5', jb ->> 'k6', jb #> '{arr,7}',
+			   jb #>> '{nested,a,b}', jb ? 'k7', jb ?| ARRAY['zz', 'k2'],
+			   jb @> '{"n": 0}', jb['arr'][3], jb['nested']['a']['c'],
+			   jsonb_path_query_first(jb, '$.arr[5]'),
+			   jb @? '$.nested.a.c', JSON_VALUE(jb, '$.k8'),
+			   jsonb_typeof(jb -> 'arr'))::text
+$$;
+
 -- helpers of the test, on the coordinator only
 SET citus.enable_ddl_propagation = off;
 CREATE TABLE ref (id int PRIMARY KEY, jb jsonb);
@@ -24,6 +35,14 @@ BEGIN
 		UPDATE ref SET jb = jsonb_set(jb, '{n}', to_jsonb(i)) WHERE id = i % 200 + 1;
 	END LOOP;
 END $$;
+-- the placements of t whose column jb is not opted in
+CREATE FUNCTION placements_not_opted_in(t regclass) RETURNS bigint LANGUAGE sql AS $$
+	SELECT count(*)
+	FROM run_command_on_placements(t,
+		$c$SELECT attoptions::text FROM pg_attribute
+		   WHERE attrelid = '%s'::regclass AND attname = 'jb'$c$)
+	WHERE NOT success OR result <> '{toaster=jsonb_toaster}'
+$$;
 RESET citus.enable_ddl_propagation;
 
 CREATE TABLE d (id int PRIMARY KEY, jb jsonb);
