@@ -121,7 +121,7 @@ typedef struct DecodedValues
 	struct varlena **listed_contents;	/* each value's bytes, as core rebuilt
 										 * it */
 	uint32		nlisted;
-	JtPartEntry *asked;			/* values asked of core, in no order */
+	JtPartEntry *asked;			/* values asked of core, by value id */
 	struct varlena **asked_contents;
 	uint32		nasked;
 	uint32		maxasked;
@@ -136,14 +136,28 @@ decoded_value(DecodedValues *decoded, const JtPartEntry *range)
 	const JtPartEntry *found;
 	varatt_external ext;
 	struct varlena *content;
+	uint32		lo;
+	uint32		hi;
 
 	found = bsearch(range, decoded->listed, decoded->nlisted,
 					sizeof(JtPartEntry), jt_entry_value_cmp);
 	if (found != NULL)
 		return decoded->listed_contents[found - decoded->listed];
-	for (uint32 i = 0; i < decoded->nasked; i++)
-		if (jt_entry_value_cmp(range, &decoded->asked[i]) == 0)
-			return decoded->asked_contents[i];
+	/* asked is kept in value id order: where range's value is, or goes */
+	lo = 0;
+	hi = decoded->nasked;
+	while (lo < hi)
+	{
+		uint32		mid = lo + (hi - lo) / 2;
+		int			cmp = jt_entry_value_cmp(range, &decoded->asked[mid]);
+
+		if (cmp == 0)
+			return decoded->asked_contents[mid];
+		if (cmp < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
 
 	jt_value_pointer(range, decoded->toastrelid, &ext);
 	content = ReorderBufferCustomToastPart(&ext);
@@ -159,8 +173,12 @@ decoded_value(DecodedValues *decoded, const JtPartEntry *range)
 												 struct varlena *,
 												 decoded->maxasked);
 	}
-	decoded->asked[decoded->nasked] = *range;
-	decoded->asked_contents[decoded->nasked] = content;
+	memmove(&decoded->asked[lo + 1], &decoded->asked[lo],
+			(decoded->nasked - lo) * sizeof(JtPartEntry));
+	memmove(&decoded->asked_contents[lo + 1], &decoded->asked_contents[lo],
+			(decoded->nasked - lo) * sizeof(struct varlena *));
+	decoded->asked[lo] = *range;
+	decoded->asked_contents[lo] = content;
 	decoded->nasked++;
 	return content;
 }
