@@ -32,6 +32,7 @@
 #include "funcapi.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/tuplestore.h"
 
 #include "format/delta.h"
 #include "format/skeleton.h"

@@ -504,8 +504,8 @@ exists_keys(FunctionCallInfo fcinfo, bool any)
 	{
 		if (nulls[i])
 			continue;
-		if (has_key(&src, &root, VARDATA_ANY(elems[i]),
-					VARSIZE_ANY_EXHDR(elems[i])) == any)
+		if (has_key(&src, &root, VARDATA_ANY(DatumGetPointer(elems[i])),
+					VARSIZE_ANY_EXHDR(DatumGetPointer(elems[i]))) == any)
 		{
 			result = any;
 			break;

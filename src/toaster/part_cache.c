@@ -255,7 +255,7 @@ jt_flatten_pointer(struct varlena *attr)
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("corrupt jsonb_toaster value"),
 				 errdetail("The document is %u bytes long, its pointer says %d.",
-						   VARSIZE(result), header.va_rawsize)));
+						   (uint32) VARSIZE(result), header.va_rawsize)));
 	return result;
 }
 
