@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # tools/build-server.sh -- build and install a PostgreSQL 18 server for the
 # project, or reuse a cached one.  Prints the installation prefix.
+# JT_PG_MAJOR=19 builds PostgreSQL 19 with patches/postgresql-19 instead
+# (the port in progress); everything below reads 19 for 18 then.
 #
 #   tools/build-server.sh assert    # --enable-cassert, for the tests
 #   tools/build-server.sh release   # optimised, no assertions, for benchmarks

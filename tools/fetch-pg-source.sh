@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# tools/fetch-pg-source.sh -- print the path of a pristine PostgreSQL 18 tree.
+# tools/fetch-pg-source.sh -- print the path of a pristine PostgreSQL 18 tree
+# (or 19 with JT_PG_MAJOR=19).
 #
 # Without arguments the upstream tarball is obtained through Debian's source
 # packages: a private apt state directory under $JT_CACHE is given deb-src
 # entries derived from this machine's own apt sources (same mirrors, same
-# keyrings), for the suites that may carry postgresql-18, and
+# keyrings), for the suites that may carry postgresql-18 (for postgresql-19,
+# also "experimental", where Debian uploads its release candidates), and
 # "apt-get source --download-only" fetches it.  apt checks the files against
 # the signed Sources index; we then unpack the upstream .orig tarball only
 # (Debian's packaging patches are not wanted in a development server).
@@ -33,7 +35,9 @@ mkdir -p "$srcroot"
 
 newest_unpacked()
 {
-	ls -d "$srcroot"/postgresql-$JT_PG_MAJOR.*/ 2>/dev/null |
+	# a pre-release unpacks as e.g. postgresql-19~rc1, before 19.0 in sort -V
+	ls -d "$srcroot"/postgresql-$JT_PG_MAJOR.*/ \
+		"$srcroot"/postgresql-$JT_PG_MAJOR~*/ 2>/dev/null |
 		sed 's:/$::' | sort -V | tail -n 1 || true
 }
 
@@ -54,10 +58,13 @@ mkdir -p "$aptdir/lists/partial" "$aptdir/cache/archives/partial" \
 
 # Derive deb-src entries from the machine's Debian archive entries.  Security
 # and third-party repositories are skipped: they do not carry the suites below.
-python3 - "$aptdir/sources.list" <<'EOF'
+python3 - "$aptdir/sources.list" "$JT_PG_MAJOR" <<'EOF'
 import glob, re, sys
 
 SUITES = ["sid", "forky", "trixie-backports", "trixie", "bookworm-backports"]
+# Debian uploads a major's betas and release candidates to experimental.
+if sys.argv[2] == "19":
+    SUITES.append("experimental")
 entries = []
 
 def add(types, uris, suites, signed_by):

@@ -8,7 +8,14 @@ set -euo pipefail
 
 JT_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 JT_CACHE=${JSONB_TOASTER_CACHE:-$HOME/.cache/jsonb_toaster}
-JT_PG_MAJOR=18
+# The PostgreSQL major the drivers build and test: 18, or 19 (the port in
+# progress, patches/postgresql-19) when set so in the environment.
+JT_PG_MAJOR=${JT_PG_MAJOR:-18}
+case $JT_PG_MAJOR in
+	18 | 19) ;;
+	*) echo "[jsonb_toaster] ERROR: JT_PG_MAJOR=$JT_PG_MAJOR: only 18 and 19 are known" >&2
+		exit 1 ;;
+esac
 # Citus, for the test cluster of tools/test-citus.sh: its source is kept
 # beside the work tree (a copy made to drop root is given this path)
 JT_CITUS_VERSION=14.0.1
@@ -147,6 +154,7 @@ run_as_user()
 		${JT_AB_SOURCES:+JT_AB_SOURCES="$JT_AB_SOURCES"} \
 		${PGOPTIONS:+PGOPTIONS="$PGOPTIONS"} \
 		${JT_REFRESH_SOURCE:+JT_REFRESH_SOURCE="$JT_REFRESH_SOURCE"} \
+		JT_PG_MAJOR="$JT_PG_MAJOR" \
 		JT_CITUS_TARBALL="$JT_CITUS_TARBALL" \
 		"$copy/tools/$(basename "$script")" "$@" || status=$?
 	[ -n "${KEEP_TMP:-}" ] || rm -rf "$copy"

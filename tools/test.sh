@@ -198,7 +198,7 @@ if want core; then
 		[ -e "$m" ] || continue
 		core_suites="$core_suites $(sed -n 's|^+++ b/\(src/test/modules/[^/]*\)/Makefile$|\1|p' "$m")"
 	done
-	msg "PostgreSQL 18 (patched): what binary modules built against stock headers see"
+	msg "PostgreSQL $JT_PG_MAJOR (patched): what binary modules built against stock headers see"
 	if ! "$JT_TOP/tools/check-abi.sh" "$coretree" >"$work/abi.log" 2>&1; then
 		failed+=("binary compatibility of the headers")
 	fi
@@ -206,7 +206,7 @@ if want core; then
 	# a module touched by several patches is run once
 	core_suites=$(printf '%s\n' $core_suites | awk '!seen[$0]++')
 	for suite in $core_suites; do
-		msg "PostgreSQL 18 (patched, assertions): make check in $suite"
+		msg "PostgreSQL $JT_PG_MAJOR (patched, assertions): make check in $suite"
 		if ! make -C "$coretree/$suite" check >"$work/core-$(basename "$suite").log" 2>&1; then
 			failed+=("core $suite")
 			tail -n 30 "$work/core-$(basename "$suite").log"
