@@ -32,6 +32,8 @@
 #include "decode/decode.h"
 
 #define MAX_RAW 65536
+/* how far past a decode's target its output is checked to be untouched */
+#define SENTINEL 64
 
 static char raw[MAX_RAW];
 static char ref_out[MAX_RAW];
@@ -66,11 +68,16 @@ decode_in_steps(JtDecodeMethod method, const char *in, uint32 in_len,
 		}
 		else
 			target = Min(out_cap, target + 1 + (s >> 1) * 11);
+		/* bytes just past the target, which the decoder must not touch */
+		memset(our_out + target, 0xa5, Min(out_cap - target, SENTINEL));
 		st = jt_decode(&dec, target);
 		if (st == JT_DECODE_CORRUPT)
 			return -1;
 		if (dec.out_len > target && dec.out_len > 0)
-			abort();			/* wrote past the requested target */
+			abort();			/* produced more than the requested target */
+		for (uint32 i = target; i < Min(out_cap, target + SENTINEL); i++)
+			if ((uint8_t) our_out[i] != 0xa5)
+				abort();		/* wrote past the requested target */
 		if (expect && expect_len >= 0 &&
 			((int32) dec.out_len > expect_len ||
 			 memcmp(our_out, expect, dec.out_len) != 0))

@@ -87,10 +87,11 @@ jt_decode_pglz(JtDecoder *dec, uint32 target)
 			/*
 			 * At a group boundary.  Whole groups while the input and the
 			 * requested output are far enough that no item can reach
-			 * either: the only checks left are the ones on the data.
+			 * either, nor a copy's slack: the only checks left are the
+			 * ones on the data.
 			 */
 			while (in_avail - ip >= PGLZ_GROUP_INPUT &&
-				   (int64) target - op >= 8 * PGLZ_MAX_MATCH)
+				   (int64) target - op >= 8 * PGLZ_MAX_MATCH + JT_WILD_COPY_SLACK)
 			{
 				ctrl = in[ip++];
 				for (int i = 0; i < 8; i++, ctrl >>= 1)
@@ -109,7 +110,7 @@ jt_decode_pglz(JtDecoder *dec, uint32 target)
 							status = JT_DECODE_CORRUPT;
 							goto done;
 						}
-						jt_copy_match((char *) out + op, off, len);
+						jt_copy_match_wild((char *) out + op, off, len);
 						op += len;
 					}
 					else

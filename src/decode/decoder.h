@@ -84,4 +84,33 @@ jt_copy_match(char *dst, uint32 off, uint32 len)
 	memcpy(dst, src, len);
 }
 
+/* How far past its end jt_copy_match_wild() may write. */
+#define JT_WILD_COPY_SLACK	16
+
+/*
+ * jt_copy_match() where up to JT_WILD_COPY_SLACK bytes past the copy's end
+ * may be written (the decoder overwrites them next): a source at least 16
+ * bytes back is copied in 16-byte blocks, each read entirely from bytes
+ * already written, so that a short copy is a load and a store rather
+ * than a call.
+ */
+static inline void
+jt_copy_match_wild(char *dst, uint32 off, uint32 len)
+{
+	const char *src = dst - off;
+	char	   *end = dst + len;
+
+	if (off < 16)
+	{
+		jt_copy_match(dst, off, len);
+		return;
+	}
+	do
+	{
+		memcpy(dst, src, 16);
+		dst += 16;
+		src += 16;
+	} while (dst < end);
+}
+
 #endif							/* JSONB_TOASTER_DECODER_H */

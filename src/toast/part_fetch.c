@@ -328,19 +328,16 @@ decompress_stream(const char *stream, int32 extsize, const JtPartEntry *range,
 	SET_VARSIZE(raw, rawlen + VARHDRSZ);
 
 	/*
-	 * A whole stream is decoded as core decodes a TOAST value, which is
-	 * faster than with a decoder that can stop and resume; ours then only
-	 * says why a stream is corrupt.  Core's pglz accepts exactly what ours
-	 * does.  liblz4 also lets through streams no compressor writes (a match
-	 * at distance 0 copies bytes not yet written, see decode_lz4.c), so its
-	 * output counts only when it hashes as the directory says the part's
-	 * content does; such a stream's never does (and parts of formats that
-	 * hashed otherwise go to ours).
+	 * pglz by the project's decoder, which accepts exactly what core's
+	 * pglz_decompress() does and copies short back-references faster.  lz4
+	 * as core decodes a TOAST value, by liblz4, which is faster than a
+	 * decoder that can stop and resume; ours then only says why a stream
+	 * is corrupt.  liblz4 also lets through streams no compressor writes (a
+	 * match at distance 0 copies bytes not yet written, see decode_lz4.c),
+	 * so its output counts only when it hashes as the directory says the
+	 * part's content does; such a stream's never does (and parts of formats
+	 * that hashed otherwise go to ours).
 	 */
-	if (method == JT_DECODE_PGLZ &&
-		pglz_decompress(stream + sizeof(uint32), extsize - sizeof(uint32),
-						VARDATA(raw), rawlen, true) == rawlen)
-		return;
 #ifdef JT_HAVE_LIBLZ4
 	if (method == JT_DECODE_LZ4 &&
 		LZ4_decompress_safe(stream + sizeof(uint32), VARDATA(raw),
@@ -437,11 +434,12 @@ unit_part_datum(const JtPartEntry *range, const char *from, Oid toastrelid,
  * stream; first names a part of it, for errors) into cache->raw, from its
  * start as far as upto bytes, or wholly.
  *
- * pglz by core's pglz_decompress(), which accepts exactly what ours does;
- * lz4 by liblz4 when the server has it, whose output is then checked part
- * by part as it is cut (cut_part()): liblz4 follows streams no compressor
- * writes (see decompress_stream()).  Else, or when that check fails, by
- * the project's decoder, which says why a stream is corrupt.
+ * pglz by the project's decoder, which accepts exactly what core's
+ * pglz_decompress() does and is faster; lz4 by liblz4 when the server has
+ * it, whose output is then checked part by part as it is cut (cut_part()):
+ * liblz4 follows streams no compressor writes (see decompress_stream()).
+ * Else, or when that check fails, by the project's decoder, which says
+ * why a stream is corrupt.
  */
 static void
 decode_unit(JtUnitCache *cache, const char *stream, void *alloc,
@@ -477,11 +475,8 @@ decode_unit(JtUnitCache *cache, const char *stream, void *alloc,
 	}
 	cache->decoded = 0;
 	cache->checked = true;
-	if (cache->method == JT_DECODE_PGLZ)
-		done = pglz_decompress(in, inlen, cache->raw, upto, upto == unit_raw) ==
-			(int32) upto;
 #ifdef JT_HAVE_LIBLZ4
-	else if (!strict)
+	if (cache->method == JT_DECODE_LZ4 && !strict)
 	{
 		int			got = upto == unit_raw ?
 			LZ4_decompress_safe(in, cache->raw, inlen, upto) :
