@@ -237,6 +237,13 @@ SELECT id, e FROM sx, unnest(ARRAY[
 	'(SELECT x::text FROM jsonb_populate_record(NULL::record, jb) AS x(k1 jsonb, k3 text))',
 	'jsonb_typeof(jb)', 'jsonb_array_length(jb)',
 	'(SELECT array_agg(k) FROM jsonb_object_keys(jb) k)']) e;
+-- a record of every key a root may have (read whole, not narrowed)
+INSERT INTO sx_cases
+SELECT id, format('(SELECT r::text FROM jsonb_to_record(jb) AS r(%s))',
+				  (SELECT string_agg(k || ' jsonb', ', ')
+				   FROM (SELECT 'k' || i AS k FROM generate_series(1, 50) i
+						 UNION ALL SELECT 'big' || i FROM generate_series(1, 3) i) ks))
+FROM sx;
 INSERT INTO sx_cases
 SELECT id, CASE WHEN random() < 0.7 THEN format('jb @> %L', sx_pattern(jb))
 				ELSE format('%L <@ jb', sx_pattern(jb)) END

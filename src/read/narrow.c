@@ -30,6 +30,7 @@
 #include "utils/jsonb.h"
 
 #include "format/part.h"
+#include "format/pointer.h"
 #include "jsonb/jsonb_writer.h"
 #include "jsonb/navigator.h"
 #include "read/accessors.h"
@@ -218,8 +219,9 @@ write_container(StringInfo buf, ChainNode *node)
 
 /*
  * doc narrowed to the chains; *missed is set if a chain met a key its
- * object lacks or an index past its array's end.  (Datum) 0 if an array
- * that would have to be kept is too large for it to pay.
+ * object lacks or an index past its array's end.  (Datum) 0 if narrowing
+ * would not pay: an array that would have to be kept is too large, or
+ * several chains would read a document in standard storage.
  */
 Datum
 jt_narrow(Datum doc, const JtChains *chains, bool *missed)
@@ -229,6 +231,17 @@ jt_narrow(Datum doc, const JtChains *chains, bool *missed)
 	Size		reached_size = 0;
 
 	*missed = false;
+
+	/*
+	 * Each chain reads the document from its root.  A skeleton's root is in
+	 * the row, and each chain fetches the parts of its own values only; a
+	 * document in standard storage is decompressed from its start for each
+	 * chain, so with several chains reading it once whole costs less.
+	 */
+	if (chains->nchains > 1 &&
+		!jt_is_pointer((struct varlena *) DatumGetPointer(doc)))
+		return (Datum) 0;
+
 	memset(&root, 0, sizeof(root));
 	for (int c = 0; c < chains->nchains; c++)
 	{

@@ -33,6 +33,8 @@
 #include "utils/lsyscache.h"
 #include "utils/typcache.h"
 
+#include "format/pointer.h"
+#include "jsonb/navigator.h"
 #include "read/datum_source.h"
 #include "read/narrow.h"
 #include "read/record_funcs.h"
@@ -81,6 +83,47 @@ record_type(FunctionCallInfo fcinfo, bool have_base)
 }
 
 /*
+ * Does the record take every key of the document's root, a skeleton's?
+ * Then narrowing would fetch every part and copy them into a document as
+ * large as the original: the builtin reads the original at less cost.
+ */
+static bool
+takes_every_root_key(Datum doc, const JtChains *chains)
+{
+	JtDatumSource src;
+	JtNode		root;
+	bool		every = true;
+
+	jt_datum_source_open(&src, doc, jt_scratch());
+	jt_datum_source_root(&src, &root);
+	if (root.kind != JT_NODE_CONTAINER || !jt_node_is_object(&root) ||
+		jt_node_count(&root) > (uint32) chains->nchains)
+		every = false;
+	for (uint32 i = 0; every && i < jt_node_count(&root); i++)
+	{
+		JtSource   *from = src.form == JT_FORM_SKELETON ? &src.skel.src : &src.pub;
+		JtNode		key;
+		const char *name;
+		bool		found = false;
+
+		jt_nav_entry(from, &root, i, &key);
+		if (key.kind != JT_NODE_STRING)
+			jt_nav_corrupt(from, "an object's key is not a string");
+		name = jt_source_read(from, key.offset, key.length);
+		for (int c = 0; c < chains->nchains && !found; c++)
+		{
+			const JtPathStep *step = &chains->steps[chains->start[c]];
+
+			found = step->keylen == key.length &&
+				memcmp(step->key, name, key.length) == 0;
+		}
+		every = found;
+	}
+	jt_datum_source_close(&src);
+	return every;
+}
+
+/*
  * The builtin on the document (argument doc_arg) narrowed to the keys that
  * name the columns of the record it fills.
  */
@@ -115,7 +158,9 @@ call_narrowed(FunctionCallInfo fcinfo, PGFunction builtin, int doc_arg)
 			return builtin(fcinfo);
 		jt_chains_end(&chains);
 	}
-	if (chains.nchains == 0)
+	if (chains.nchains == 0 ||
+		(jt_is_pointer((struct varlena *) DatumGetPointer(doc)) &&
+		 takes_every_root_key(doc, &chains)))
 		return builtin(fcinfo);
 	narrowed = jt_narrow(doc, &chains, &missed);
 	if (narrowed == (Datum) 0)
