@@ -156,6 +156,34 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		if (method == JT_DECODE_PGLZ && (ours < 0) != (ref < 0))
 			abort();
+		if (method == JT_DECODE_PGLZ && rawsize > 0)
+		{
+			/*
+			 * A prefix, as a reader of one part of a compression unit asks
+			 * for it: accepted exactly when core's partial decompression
+			 * fills it, with the same bytes, and nothing written past it.
+			 */
+			uint32		upto = rawsize / 2;
+			JtDecoder	dec;
+			JtDecodeStatus st;
+			bool		ours_ok;
+			bool		ref_ok;
+
+			ref_ok = pglz_decompress((const char *) data, size, ref_out, upto,
+									 false) == (int32) upto;
+			jt_decoder_init(&dec, method, our_out, rawsize, (const char *) data,
+							size);
+			jt_decoder_add_input(&dec, (const char *) data, size);
+			memset(our_out + upto, 0xa5, Min(rawsize - upto, SENTINEL));
+			st = jt_decode(&dec, upto);
+			ours_ok = st != JT_DECODE_CORRUPT && dec.out_len >= upto;
+			if (ours_ok != ref_ok ||
+				(ref_ok && memcmp(our_out, ref_out, upto) != 0))
+				abort();
+			for (uint32 i = upto; i < Min(rawsize, upto + SENTINEL); i++)
+				if ((uint8_t) our_out[i] != 0xa5)
+					abort();
+		}
 	}
 	return 0;
 }

@@ -16,9 +16,13 @@
 #    cachegrind, which counts the instructions executed: exact, and blind
 #    to the machine's noise;
 #  - throughput: pgbench's built-in workloads (select-only and TPC-B-like)
-#    on instances of the same settings, in N rounds (default 7; 0 skips
-#    them), the two builds taking turns (the order alternating from round
-#    to round).
+#    on instances of the same settings, pgbench scale K, in N rounds
+#    (default 7; 0 skips them), the two builds taking turns (the order
+#    alternating from round to round).
+#
+# The instruction counts always use a scale-1 database; the unpatched
+# build runs select-only twice, to show how far two runs of one build are
+# apart.
 #
 # Writes results.jsonl (bench "Z", config "patched" or "stock", case the
 # workload, metric "instructions" or "tps") and report.md (totals and
@@ -77,9 +81,11 @@ autovacuum = off
 CONF
 	"${prefix[$b]}/bin/pg_ctl" -D "$work/$b" -l "$work/$b.log" -w start >/dev/null ||
 		{ cat "$work/$b.log" >&2; die "cannot start the $b instance"; }
-	"${prefix[$b]}/bin/pgbench" -h "$work" -p "${port[$b]}" -U postgres -i -q \
-		-s "$scale" postgres >"$work/$b.init.log" 2>&1 ||
-		{ cat "$work/$b.init.log" >&2; die "pgbench -i failed ($b)"; }
+	if [ "$rounds" -gt 0 ]; then
+		"${prefix[$b]}/bin/pgbench" -h "$work" -p "${port[$b]}" -U postgres -i -q \
+			-s "$scale" postgres >"$work/$b.init.log" 2>&1 ||
+			{ cat "$work/$b.init.log" >&2; die "pgbench -i failed ($b)"; }
+	fi
 done
 
 started=$(date -u '+%Y-%m-%d %H:%M UTC')
@@ -119,27 +125,41 @@ for b in patched stock; do
 	"${prefix[$b]}/bin/pgbench" -h "$work" -p "${port[$b]}" -U postgres -i -q \
 		-s 1 scale1 >>"$work/$b.init.log" 2>&1 ||
 		{ cat "$work/$b.init.log" >&2; die "pgbench -i failed ($b, scale 1)"; }
-	"${prefix[$b]}/bin/psql" -X -q -h "$work" -p "${port[$b]}" -U postgres \
+	"${prefix[$b]}/bin/psql" -X -q -v ON_ERROR_STOP=1 -h "$work" -p "${port[$b]}" \
+		-U postgres \
 		-c "CREATE TABLE docs (id int PRIMARY KEY, jb jsonb)" \
 		-c "INSERT INTO docs SELECT i, jsonb_object_agg('k' || k, md5((i * k)::text))
 			FROM generate_series(1, 200) i, generate_series(0, 999) k GROUP BY i" \
-		-c "VACUUM ANALYZE" -c "CHECKPOINT" scale1
+		-c "VACUUM ANALYZE" -c "CHECKPOINT" scale1 ||
+		die "cannot set up the documents of the toast workload ($b)"
 	"${prefix[$b]}/bin/pg_ctl" -D "$work/$b" -w stop >/dev/null
-	for workload in select-only tpcb-like toast; do
+	# the unpatched build runs select-only twice: how far two runs of the
+	# same build are apart
+	runs="select-only tpcb-like toast"
+	[ "$b" = stock ] && runs="$runs select-only:again"
+	for run in $runs; do
+		workload=${run%%:*}
+		config=$b
+		[ "$run" = "$workload" ] || config=$b-again
 		rm -rf "$db"
 		cp -a "$work/$b" "$db"
+		# single-user mode reports errors on stderr; valgrind logs apart
 		valgrind --tool=cachegrind --cache-sim=no \
-			--cachegrind-out-file="$out/cachegrind.$b.$workload" \
+			--log-file="$work/$config.$workload.valgrind" \
+			--cachegrind-out-file="$out/cachegrind.$config.$workload" \
 			"${prefix[$b]}/bin/postgres" --single -D "$db" -c autovacuum=off scale1 \
-			<"$work/$workload.sql" >"$work/$b.$workload.out" 2>"$work/$b.$workload.valgrind" ||
-			{ tail "$work/$b.$workload.valgrind" >&2; die "single-user run failed ($b, $workload)"; }
-		! grep -q "ERROR" "$work/$b.$workload.out" ||
-			die "a statement failed in the single-user run ($b, $workload)"
-		ir=$(sed -n 's/.*I *refs: *\([0-9,]*\).*/\1/p' "$work/$b.$workload.valgrind" | tr -d ,)
-		[ -n "$ir" ] || die "no instruction count from cachegrind ($b, $workload)"
+			<"$work/$workload.sql" >"$work/$config.$workload.out" \
+			2>"$work/$config.$workload.err" ||
+			{ tail "$work/$config.$workload.err" >&2; die "single-user run failed ($config, $workload)"; }
+		! grep -qE "(ERROR|FATAL|PANIC):" "$work/$config.$workload.err" ||
+			{ grep -m 3 -E "(ERROR|FATAL|PANIC):" "$work/$config.$workload.err" >&2
+			  die "a statement failed in the single-user run ($config, $workload)"; }
+		ir=$(sed -n 's/.*I *refs: *\([0-9,]*\).*/\1/p' "$work/$config.$workload.valgrind" | tr -d ,)
+		[ -n "$ir" ] || die "no instruction count from cachegrind ($config, $workload)"
+		n=$(wc -l <"$work/$workload.sql")
 		printf '{"bench": "Z", "config": "%s", "case": "%s", "metric": "instructions", "value": %s, "statements": %d}\n' \
-			"$b" "$workload" "$ir" "$statements" >>"$out/results.jsonl"
-		msg "$workload, $b: $ir instructions"
+			"$config" "$workload" "$ir" "$n" >>"$out/results.jsonl"
+		msg "$workload, $config: $ir instructions"
 	done
 	rm -rf "$db"
 	"${prefix[$b]}/bin/pg_ctl" -D "$work/$b" -l "$work/$b.log" -w start >/dev/null ||
@@ -194,12 +214,19 @@ print("|---|---|---|---|---|")
 for case in ("select-only", "tpcb-like", "toast"):
     ir = {r["config"]: r["value"] for r in rows
           if r["case"] == case and r["metric"] == "instructions"}
+    n = next(r["statements"] for r in rows
+             if r["case"] == case and r["metric"] == "instructions")
     where = []
     for line in open(f"{out}/differing.{case}.tsv"):
         count, name = line.rstrip("\n").split("\t")
         where.append(f"`{name.split(':')[-1]}` {count}")
-    print(f"| {case} | {ir['patched']:,} | {ir['stock']:,} | "
-          f"{ir['patched'] / ir['stock']:.5f} | {', '.join(where[:6]) or 'none'} |")
+    print(f"| {case}, {n:,} statements | {ir['patched']:,} | {ir['stock']:,} | "
+          f"{ir['patched'] / ir['stock']:.5f}, "
+          f"{(ir['patched'] - ir['stock']) / n:.1f} a statement | "
+          f"{', '.join(where[:6]) or 'none'} |")
+    if "stock-again" in ir:
+        print(f"| {case}, unpatched run twice | {ir['stock-again']:,} | {ir['stock']:,} | "
+              f"{ir['stock-again'] / ir['stock']:.5f} | |")
 if int(rounds) == 0:
     sys.exit(0)
 print("\nThroughput:\n")

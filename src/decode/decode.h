@@ -16,8 +16,9 @@
  * chunks into it as they arrive); its final length is known up front from
  * the value's header.  The output buffer must hold what was produced so
  * far: back-references point into it.  Neither decoder writes past the
- * requested target, so both buffers may be enlarged (and moved) between
- * calls; jt_decoder_add_input() and jt_decoder_move_output() say where
+ * requested target (though the bytes between what it produced and the
+ * target may be overwritten when it stops for input or finds corruption),
+ * so both buffers may be enlarged (and moved) between calls; jt_decoder_add_input() and jt_decoder_move_output() say where
  * they are now.
  *
  * These files include only c.h, so that they can be built without a

@@ -170,7 +170,10 @@ jt_decode_pglz(JtDecoder *dec, uint32 target)
 			/* copy what the target asks for now, the rest on the next call */
 			len = Min(len, out_cap - op);
 			n = Min(len, target - op);
-			jt_copy_match((char *) out + op, off, n);
+			if (target - op - n >= JT_WILD_COPY_SLACK)
+				jt_copy_match_wild((char *) out + op, off, n);
+			else
+				jt_copy_match((char *) out + op, off, n);
 			op += n;
 			if (len > n)
 			{

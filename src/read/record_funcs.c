@@ -159,7 +159,8 @@ call_narrowed(FunctionCallInfo fcinfo, PGFunction builtin, int doc_arg)
 		jt_chains_end(&chains);
 	}
 	if (chains.nchains == 0 ||
-		(jt_is_pointer((struct varlena *) DatumGetPointer(doc)) &&
+		(chains.nchains > 1 &&
+		 jt_is_pointer((struct varlena *) DatumGetPointer(doc)) &&
 		 takes_every_root_key(doc, &chains)))
 		return builtin(fcinfo);
 	narrowed = jt_narrow(doc, &chains, &missed);

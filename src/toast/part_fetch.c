@@ -33,7 +33,6 @@
 #include "access/toast_compression.h"
 #include "access/toast_internals.h"
 #include "catalog/pg_type.h"
-#include "common/pg_lzcompress.h"
 #include "utils/array.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
