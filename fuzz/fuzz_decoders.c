@@ -35,6 +35,23 @@
 /* how far past a decode's target its output is checked to be untouched */
 #define SENTINEL 64
 
+/* Mark the bytes just past target, which a decode up to it must not touch. */
+static void
+sentinel_set(char *out, uint32 target, uint32 out_cap)
+{
+	memset(out + target, 0xa5, Min(out_cap - target, SENTINEL));
+}
+
+/* Are the bytes sentinel_set() marked still as it left them? */
+static bool
+sentinel_intact(const char *out, uint32 target, uint32 out_cap)
+{
+	for (uint32 i = target; i < Min(out_cap, target + SENTINEL); i++)
+		if ((uint8_t) out[i] != 0xa5)
+			return false;
+	return true;
+}
+
 static char raw[MAX_RAW];
 static char ref_out[MAX_RAW];
 static char our_out[MAX_RAW];
@@ -68,16 +85,14 @@ decode_in_steps(JtDecodeMethod method, const char *in, uint32 in_len,
 		}
 		else
 			target = Min(out_cap, target + 1 + (s >> 1) * 11);
-		/* bytes just past the target, which the decoder must not touch */
-		memset(our_out + target, 0xa5, Min(out_cap - target, SENTINEL));
+		sentinel_set(our_out, target, out_cap);
 		st = jt_decode(&dec, target);
 		if (st == JT_DECODE_CORRUPT)
 			return -1;
 		if (dec.out_len > target && dec.out_len > 0)
 			abort();			/* produced more than the requested target */
-		for (uint32 i = target; i < Min(out_cap, target + SENTINEL); i++)
-			if ((uint8_t) our_out[i] != 0xa5)
-				abort();		/* wrote past the requested target */
+		if (!sentinel_intact(our_out, target, out_cap))
+			abort();			/* wrote past the requested target */
 		if (expect && expect_len >= 0 &&
 			((int32) dec.out_len > expect_len ||
 			 memcmp(our_out, expect, dec.out_len) != 0))
@@ -174,15 +189,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			jt_decoder_init(&dec, method, our_out, rawsize, (const char *) data,
 							size);
 			jt_decoder_add_input(&dec, (const char *) data, size);
-			memset(our_out + upto, 0xa5, Min(rawsize - upto, SENTINEL));
+			sentinel_set(our_out, upto, rawsize);
 			st = jt_decode(&dec, upto);
 			ours_ok = st != JT_DECODE_CORRUPT && dec.out_len >= upto;
 			if (ours_ok != ref_ok ||
 				(ref_ok && memcmp(our_out, ref_out, upto) != 0))
 				abort();
-			for (uint32 i = upto; i < Min(rawsize, upto + SENTINEL); i++)
-				if ((uint8_t) our_out[i] != 0xa5)
-					abort();
+			if (!sentinel_intact(our_out, upto, rawsize))
+				abort();
 		}
 	}
 	return 0;

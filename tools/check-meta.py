@@ -43,6 +43,16 @@ def check(meta, top):
     def custom(key):
         return key.startswith(("x_", "X_"))
 
+    def known_object(where, key, value, known, what):
+        """Is key one the spec knows (or a custom one), naming an object?"""
+        if key not in known and not custom(key):
+            err(f"{where}: not a {what} of the spec")
+            return False
+        if not isinstance(value, dict):
+            err(f"{where}: an object")
+            return False
+        return True
+
     def string(value, where, allow_empty=False):
         if not isinstance(value, str) or (not allow_empty and not value.strip()):
             err(f"{where}: a non-empty string is required")
@@ -152,18 +162,11 @@ def check(meta, top):
             err("prereqs: an object")
         else:
             for phase, rels in prereqs.items():
-                if phase not in PHASES and not custom(phase):
-                    err(f"prereqs.{phase}: not a phase of the spec")
-                    continue
-                if not isinstance(rels, dict):
-                    err(f"prereqs.{phase}: an object")
+                if not known_object(f"prereqs.{phase}", phase, rels, PHASES, "phase"):
                     continue
                 for rel, deps in rels.items():
-                    if rel not in RELATIONS and not custom(rel):
-                        err(f"prereqs.{phase}.{rel}: not a relationship of the spec")
-                        continue
-                    if not isinstance(deps, dict):
-                        err(f"prereqs.{phase}.{rel}: an object")
+                    if not known_object(f"prereqs.{phase}.{rel}", rel, deps,
+                                        RELATIONS, "relationship"):
                         continue
                     for dep, rng in deps.items():
                         ranges = str(rng).split(",")

@@ -18,8 +18,9 @@
  * far: back-references point into it.  Neither decoder writes past the
  * requested target (though the bytes between what it produced and the
  * target may be overwritten when it stops for input or finds corruption),
- * so both buffers may be enlarged (and moved) between calls; jt_decoder_add_input() and jt_decoder_move_output() say where
- * they are now.
+ * so both buffers may be enlarged (and moved) between calls;
+ * jt_decoder_add_input() and jt_decoder_move_output() say where they are
+ * now.
  *
  * These files include only c.h, so that they can be built without a
  * server for the fuzzers (fuzz/).  They report errors as status codes; the

@@ -699,3 +699,22 @@ jt_datum_source_root(JtDatumSource *src, JtNode *root)
 	else
 		jt_nav_root(&src->pub, root);
 }
+
+/*
+ * Key i of the root object that jt_datum_source_root() described (a
+ * skeleton's keys are in its tree), checked to be a string: its bytes,
+ * good until the next read of the source, and their length in *len.
+ */
+const char *
+jt_datum_source_root_key(JtDatumSource *src, const JtNode *root, uint32 i,
+						 uint32 *len)
+{
+	JtSource   *from = src->form == JT_FORM_SKELETON ? &src->skel.src : &src->pub;
+	JtNode		key;
+
+	jt_nav_entry(from, root, i, &key);
+	if (key.kind != JT_NODE_STRING)
+		jt_nav_corrupt(from, "an object's key is not a string");
+	*len = key.length;
+	return jt_source_read(from, key.offset, key.length);
+}

@@ -86,5 +86,8 @@ extern void jt_datum_source_open_part(JtDatumSource *src,
 									  Oid toastrelid, JtScratch *scratch);
 extern void jt_datum_source_close(JtDatumSource *src);
 extern void jt_datum_source_root(JtDatumSource *src, JtNode *root);
+extern const char *jt_datum_source_root_key(JtDatumSource *src,
+											const JtNode *root, uint32 i,
+											uint32 *len);
 
 #endif							/* JSONB_TOASTER_DATUM_SOURCE_H */

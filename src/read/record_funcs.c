@@ -34,7 +34,6 @@
 #include "utils/typcache.h"
 
 #include "format/pointer.h"
-#include "jsonb/navigator.h"
 #include "read/datum_source.h"
 #include "read/narrow.h"
 #include "read/record_funcs.h"
@@ -101,21 +100,15 @@ takes_every_root_key(Datum doc, const JtChains *chains)
 		every = false;
 	for (uint32 i = 0; every && i < jt_node_count(&root); i++)
 	{
-		JtSource   *from = src.form == JT_FORM_SKELETON ? &src.skel.src : &src.pub;
-		JtNode		key;
-		const char *name;
+		uint32		len;
+		const char *name = jt_datum_source_root_key(&src, &root, i, &len);
 		bool		found = false;
 
-		jt_nav_entry(from, &root, i, &key);
-		if (key.kind != JT_NODE_STRING)
-			jt_nav_corrupt(from, "an object's key is not a string");
-		name = jt_source_read(from, key.offset, key.length);
 		for (int c = 0; c < chains->nchains && !found; c++)
 		{
 			const JtPathStep *step = &chains->steps[chains->start[c]];
 
-			found = step->keylen == key.length &&
-				memcmp(step->key, name, key.length) == 0;
+			found = step->keylen == len && memcmp(step->key, name, len) == 0;
 		}
 		every = found;
 	}

@@ -76,7 +76,6 @@ static Datum
 keys_only(Datum doc)
 {
 	JtDatumSource src;
-	JtSource   *from;
 	JtNode		root;
 	StringInfoData buf;
 	JtWriter	w;
@@ -89,21 +88,16 @@ keys_only(Datum doc)
 		jt_datum_source_close(&src);
 		return (Datum) 0;
 	}
-	from = src.form == JT_FORM_SKELETON ? &src.skel.src : &src.pub;
 	n = jt_node_count(&root);
 	initStringInfo(&buf);
 	appendStringInfoSpaces(&buf, VARHDRSZ);
 	jt_writer_begin(&w, &buf, JT_CONTAINER_OBJECT | n);
 	for (uint32 i = 0; i < n; i++)
 	{
-		JtNode		key;
+		uint32		len;
+		const char *name = jt_datum_source_root_key(&src, &root, i, &len);
 
-		jt_nav_entry(from, &root, i, &key);
-		if (key.kind != JT_NODE_STRING)
-			jt_nav_corrupt(from, "an object's key is not a string");
-		jt_writer_entry(&w, JT_JENTRY_STRING,
-						jt_source_read(from, key.offset, key.length),
-						key.length);
+		jt_writer_entry(&w, JT_JENTRY_STRING, name, len);
 	}
 	for (uint32 i = 0; i < n; i++)
 		jt_writer_entry(&w, JT_JENTRY_NULL, "", 0);
