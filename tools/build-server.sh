@@ -10,8 +10,8 @@
 #                                   # an unpatched PostgreSQL 18 for the tests
 #
 # The source comes from tools/fetch-pg-source.sh (Debian source package, or
-# PG_SRC=/path/to/postgres).  patches/postgresql-18/*.patch are applied in
-# name order to a private copy.  The installation is cached under
+# PG_SRC=/path/to/postgres).  The series in patches/postgresql-18 is applied
+# in order to a private copy.  The installation is cached under
 # $JT_CACHE/install/<version>-<flavour>-<hash>, the hash covering the patch
 # series and the configure options, so an unchanged second run takes no time.
 

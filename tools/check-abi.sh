@@ -24,13 +24,12 @@ fi
 	die "$patched is not a configured PostgreSQL build tree"
 
 headers="access/tupmacs.h"
-for p in "$JT_TOP"/patches/postgresql-$JT_PG_MAJOR/*.patch; do
-	[ -e "$p" ] || continue
+while IFS= read -r p; do
 	for h in $(sed -n 's|^+++ b/src/include/\(.*\.h\)$|\1|p' "$p"); do
 		# headers the series adds have nothing to compare with
 		[ -f "$stock/src/include/$h" ] && headers="$headers $h"
 	done
-done
+done < <(series_patches)
 headers=$(printf '%s\n' $headers | sort -u)
 
 msg "comparing stock and patched headers: $(echo $headers)"

@@ -81,26 +81,38 @@ ensure_packages()
 	fi
 }
 
-# Hash of everything that changes what a server build produces.
+# The patch files of the series, in the order they apply (the cover
+# letter, v<N>-0000-cover-letter.patch, is not one of them).
+series_patches()
+{
+	local f
+	for f in "$JT_TOP"/patches/postgresql-$JT_PG_MAJOR/v*-[0-9][0-9][0-9][0-9]-*.patch; do
+		[ -e "$f" ] || continue
+		case $f in *-0000-cover-letter.patch) continue ;; esac
+		echo "$f"
+	done
+}
+
+# Hash of everything that changes what a server build produces: the diffs
+# of the series (not their commit messages, nor their file names).
 patch_series_hash()
 {
 	local f
-	{
-		for f in "$JT_TOP"/patches/postgresql-$JT_PG_MAJOR/*.patch; do
-			[ -e "$f" ] || continue
-			basename "$f"
-			cat "$f"
-		done
-	} | sha256sum | cut -c1-12
+	series_patches | while IFS= read -r f; do
+		sed -n '/^diff --git /,$p' "$f"
+	done | sha256sum | cut -c1-12
 }
 
-# apply_patch_series tree description: apply the core patch series to a
-# PostgreSQL source tree, in name order, or die naming the patch that fails.
+# apply_patch_series tree description [count]: apply the core patch series
+# (its first count patches, if given) to a PostgreSQL source tree, in
+# order, or die naming the patch that fails.
 apply_patch_series()
 {
-	local tree=$1 what=$2 p
-	for p in "$JT_TOP"/patches/postgresql-$JT_PG_MAJOR/*.patch; do
-		[ -e "$p" ] || continue
+	local tree=$1 what=$2 count=${3:-} p n=0 patches
+	mapfile -t patches < <(series_patches)
+	for p in "${patches[@]}"; do
+		[ -n "$count" ] && [ "$n" -ge "$count" ] && break
+		n=$((n + 1))
 		msg "applying $(basename "$p")"
 		patch -d "$tree" -p1 --forward --batch -s <"$p" >&2 ||
 			die "patch $(basename "$p") does not apply to $what"

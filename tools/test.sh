@@ -194,10 +194,9 @@ if want core; then
 	coretree=$JT_CACHE/build/$(basename "$prefix")
 	[ -f "$coretree/GNUmakefile" ] || die "no build tree at $coretree"
 	core_suites="src/test/regress src/test/isolation contrib/amcheck contrib/pageinspect"
-	for m in "$JT_TOP"/patches/postgresql-$JT_PG_MAJOR/*.patch; do
-		[ -e "$m" ] || continue
+	while IFS= read -r m; do
 		core_suites="$core_suites $(sed -n 's|^+++ b/\(src/test/modules/[^/]*\)/Makefile$|\1|p' "$m")"
-	done
+	done < <(series_patches)
 	msg "PostgreSQL $JT_PG_MAJOR (patched): what binary modules built against stock headers see"
 	if ! "$JT_TOP/tools/check-abi.sh" "$coretree" >"$work/abi.log" 2>&1; then
 		failed+=("binary compatibility of the headers")
