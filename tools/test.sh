@@ -202,6 +202,11 @@ if want core; then
 		failed+=("binary compatibility of the headers")
 	fi
 	tail -n 20 "$work/abi.log"
+	msg "the series' cover letter: its shortlog and diffstat against the patches"
+	if ! "$JT_TOP/tools/format-series.sh" --check >"$work/format-series.log" 2>&1; then
+		failed+=("the cover letter is not current (tools/format-series.sh)")
+		tail -n 5 "$work/format-series.log"
+	fi
 	# a module touched by several patches is run once
 	core_suites=$(printf '%s\n' $core_suites | awk '!seen[$0]++')
 	for suite in $core_suites; do
