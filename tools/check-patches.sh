@@ -126,8 +126,7 @@ for k in "${!patches[@]}"; do
 	p=${patches[$k]}
 	name=$(basename "$p" .patch)
 	log=$logs/$name.build.log
-	patch -d "$tree" -p1 --forward --batch -s <"$p" >"$log" 2>&1 ||
-		die "$name does not apply on the patches before it"
+	apply_patch "$tree" "$p" "the patches before it"
 	if ! make_logged "$log" || ! make_logged "$log" -C contrib; then
 		failed+=("$name: build")
 		msg "$name: does not build; see $log"

@@ -51,7 +51,9 @@ tar -C "$src" --exclude=.git -cf - . | tar -C "$work" --no-same-owner -xf -
 git -C "$work" init -q
 git -C "$work" add -A
 git -C "$work" -c user.name=x -c user.email=x@localhost commit -q -m pristine
-apply_patch_series "$work" "the pristine source" 2>/dev/null
+for p in "${patches[@]}"; do
+	apply_patch "$work" "$p" "the pristine source"
+done
 git -C "$work" add -A
 git -C "$work" diff --cached --stat --summary >"$work/.series-stat"
 

@@ -103,19 +103,23 @@ patch_series_hash()
 	done | sha256sum | cut -c1-12
 }
 
-# apply_patch_series tree description [count]: apply the core patch series
-# (its first count patches, if given) to a PostgreSQL source tree, in
-# order, or die naming the patch that fails.
+# apply_patch tree patch description: apply one patch of the series to a
+# PostgreSQL source tree, or die naming it.
+apply_patch()
+{
+	patch -d "$1" -p1 --forward --batch -s <"$2" >&2 ||
+		die "patch $(basename "$2") does not apply to $3"
+}
+
+# apply_patch_series tree description: apply the core patch series to a
+# PostgreSQL source tree, in order, or die naming the patch that fails.
 apply_patch_series()
 {
-	local tree=$1 what=$2 count=${3:-} p n=0 patches
+	local tree=$1 what=$2 p patches
 	mapfile -t patches < <(series_patches)
 	for p in "${patches[@]}"; do
-		[ -n "$count" ] && [ "$n" -ge "$count" ] && break
-		n=$((n + 1))
 		msg "applying $(basename "$p")"
-		patch -d "$tree" -p1 --forward --batch -s <"$p" >&2 ||
-			die "patch $(basename "$p") does not apply to $what"
+		apply_patch "$tree" "$p" "$what"
 	done
 }
 
