@@ -25,6 +25,7 @@ case ${1:-} in
 esac
 
 dir=$JT_TOP/patches/postgresql-$JT_PG_MAJOR
+series_files_check
 mapfile -t patches < <(series_patches)
 [ ${#patches[@]} -gt 0 ] || die "no patch files in $dir"
 current=$(basename "${patches[0]}" | sed 's/^v\([0-9]*\)-.*/\1/')

@@ -93,11 +93,31 @@ series_patches()
 	done
 }
 
+# Die unless every patch file of the directory belongs to one version of
+# the series: a file exported without -v, or left from another version,
+# would otherwise be skipped or applied without a word.
+series_files_check()
+{
+	local f name version=
+	for f in "$JT_TOP"/patches/postgresql-$JT_PG_MAJOR/*.patch; do
+		[ -e "$f" ] || continue
+		name=$(basename "$f")
+		case $name in
+			v[0-9]*-[0-9][0-9][0-9][0-9]-*.patch) ;;
+			*) die "$f is not named as a patch of the series (v<N>-<NNNN>-...)" ;;
+		esac
+		[ -z "$version" ] || [ "${name%%-*}" = "$version" ] ||
+			die "patches/postgresql-$JT_PG_MAJOR holds both $version and ${name%%-*} of the series"
+		version=${name%%-*}
+	done
+}
+
 # Hash of everything that changes what a server build produces: the diffs
 # of the series (not their commit messages, nor their file names).
 patch_series_hash()
 {
 	local f
+	series_files_check
 	series_patches | while IFS= read -r f; do
 		sed -n '/^diff --git /,$p' "$f"
 	done | sha256sum | cut -c1-12
@@ -116,6 +136,7 @@ apply_patch()
 apply_patch_series()
 {
 	local tree=$1 what=$2 p patches
+	series_files_check
 	mapfile -t patches < <(series_patches)
 	for p in "${patches[@]}"; do
 		msg "applying $(basename "$p")"
