@@ -891,6 +891,37 @@ jt_fetch_stored_parts_compressed(void *arg, uint32 first, uint32 n,
 }
 
 /*
+ * The raw content of a part of the TOAST value value, rebuilt whole as
+ * logical decoding rebuilds one (compressed, when the value's pointer says
+ * so, for a part that is a value on its own).  *should_free says whether
+ * the result is a new allocation.
+ */
+struct varlena *
+jt_part_from_value(const JtPartEntry *range, struct varlena *value,
+				   Oid toastrelid, JtUnitCache *cache, bool *should_free)
+{
+	struct varlena *raw;
+
+	if (jt_entry_is_whole_value(range))
+	{
+		raw = detoast_attr(value);
+		*should_free = (raw != value);
+		return raw;
+	}
+	if (VARATT_IS_EXTENDED(value) ||
+		VARSIZE(value) - VARHDRSZ != range->value_size)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("corrupt jsonb_toaster value"),
+				 errdetail("Toast value %u holds %u bytes, not the %u its parts say.",
+						   range->valueid, (uint32) VARSIZE_ANY_EXHDR(value),
+						   range->value_size)));
+	*should_free = true;
+	return jt_part_from_bytes(range, VARDATA(value) + jt_entry_stored_offset(range),
+							  toastrelid, cache);
+}
+
+/*
  * The raw content of a part whose stored bytes (its directory entry's
  * extinfo's size of them: its own, or its unit's) are at bytes.  A unit
  * cache, if given, keeps the unit decoded for the next parts of it, the

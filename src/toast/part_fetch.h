@@ -42,6 +42,10 @@ extern struct varlena *jt_read_part(const JtPartEntry *range, Oid toastrelid);
 extern struct varlena *jt_part_from_bytes(const JtPartEntry *range,
 										  const char *bytes, Oid toastrelid,
 										  JtUnitCache *cache);
+extern struct varlena *jt_part_from_value(const JtPartEntry *range,
+										  struct varlena *value,
+										  Oid toastrelid, JtUnitCache *cache,
+										  bool *should_free);
 extern void jt_fetch_stored_parts(void *arg, uint32 first, uint32 n,
 								  const JtPartEntry *ranges, Oid toastrelid,
 								  struct varlena **raws, bool *should_free);

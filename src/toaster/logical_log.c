@@ -32,7 +32,11 @@
  */
 #include "postgres.h"
 
+#include "access/detoast.h"
 #include "access/heaptoast.h"
+#include "access/toast_compression.h"
+#include "access/toast_custom.h"
+#include "access/toast_internals.h"
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "access/xlog_internal.h"
@@ -41,6 +45,7 @@
 #include "catalog/pg_type.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "port/pg_crc32c.h"
 #include "replication/decode.h"
 #include "replication/logical.h"
 #include "replication/reorderbuffer.h"
@@ -49,8 +54,12 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
+
+#include "format/delta.h"
 #include "format/pointer.h"
 #include "format/skeleton.h"
+#include "toast/part_fetch.h"
+#include "toast/pointer_open.h"
 #include "toast/toast_iterator.h"
 #include "toaster/logical_log.h"
 #include "toaster/sharing.h"
@@ -73,6 +82,81 @@ typedef struct xl_jt_value_chunks
 
 /* chunks per record: the records stay small whatever the value's size */
 #define JT_LOG_CHUNKS_PER_RECORD	32
+
+/*
+ * The parts a value shares, as one stream: their raw contents compressed
+ * together, which takes far less WAL than their stored chunks, each part
+ * compressed alone.  The record names the shared values with their stored
+ * sizes; decoding lays the stream out over them, each value getting as
+ * many bytes of it as it stores (zeros after the stream's end), so that
+ * core finds each value the size the pointer gives it, and reassembly
+ * finds the stream by its header at the start of the first value and
+ * takes the shared parts from it.
+ */
+#define XLOG_JT_SHARED_STREAM	0x20
+
+typedef struct xl_jt_shared_stream
+{
+	RelFileLocator toast_locator;
+	uint32		nvalues;
+	uint32		stream_len;
+	/* nvalues JtStreamValue, then the stream */
+} xl_jt_shared_stream;
+
+typedef struct JtStreamValue
+{
+	Oid			valueid;
+	uint32		extsize;		/* the value's stored bytes */
+} JtStreamValue;
+
+#define JT_STREAM_MAGIC			"JTSHARE1"
+#define JT_STREAM_MAGIC_LEN		8
+
+/*
+ * The stream's header; the values it is laid over follow (JtStreamValue,
+ * the value holding an outside tree first), then the entries.
+ */
+typedef struct JtStreamHeader
+{
+	char		magic[JT_STREAM_MAGIC_LEN];
+	pg_crc32c	crc;			/* of the rest of the stream */
+	uint32		nvalues;		/* values laid over, in order */
+	uint32		raw_len;		/* of the entries, a varlena */
+	uint32		stored_len;		/* of them in the stream: a varlena, in
+								 * TOAST's compressed form or not */
+} JtStreamHeader;
+
+/*
+ * An entry: a shared part as the flattener asks for it (the entry of what
+ * is stored for it), its raw content, a varlena, after it.
+ */
+typedef struct JtStreamEntry
+{
+	Oid			valueid;
+	uint32		offset;
+	uint32		unit;
+	uint32		extinfo;
+	int32		rawsize;
+	uint32		len;			/* of the raw content, a varlena */
+} JtStreamEntry;
+
+/* streams of more raw bytes go as chunks: records stay reasonably small */
+#define JT_STREAM_MAX_RAW		(4 * 1024 * 1024)
+
+typedef struct JtStreamItem
+{
+	JtStreamEntry entry;
+	const char *content;		/* its raw content */
+} JtStreamItem;
+
+/* The shared parts of a pointer being reassembled, from its stream. */
+struct JtSharedStream
+{
+	Oid		   *valueids;		/* the values laid over, ascending */
+	uint32		nvalues;
+	JtStreamItem *items;		/* the entries, by key */
+	uint32		nentries;
+};
 
 static void jt_rmgr_redo(XLogReaderState *record);
 static void jt_rmgr_desc(StringInfo buf, XLogReaderState *record);
@@ -161,6 +245,247 @@ log_values(Relation rel, const varatt_external *values, uint32 nvalues)
 	pfree(data.data);
 }
 
+/* Read the stored bytes of TOAST value ext as decoding rebuilds them. */
+static struct varlena *
+read_stored_value(const varatt_external *ext)
+{
+	int32		extsize = VARATT_EXTERNAL_GET_EXTSIZE(*ext);
+	struct varlena *value = palloc(extsize + VARHDRSZ);
+	JtToastIterator it;
+	const char *chunk;
+	int32		len;
+	int32		done = 0;
+
+	jt_toast_iterator_begin(&it, ext->va_toastrelid, ext->va_valueid, extsize);
+	while (jt_toast_iterator_next(&it, &chunk, &len))
+	{
+		if (len > extsize - done)
+			elog(ERROR, "jsonb_toaster: toast value %u holds more than %d bytes",
+				 ext->va_valueid, extsize);
+		memcpy(VARDATA(value) + done, chunk, len);
+		done += len;
+	}
+	jt_toast_iterator_end(&it);
+	if (done != extsize)
+		elog(ERROR, "jsonb_toaster: toast value %u holds %d bytes, not %d",
+			 ext->va_valueid, done, extsize);
+	if (VARATT_EXTERNAL_IS_COMPRESSED(*ext))
+		SET_VARSIZE_COMPRESSED(value, extsize + VARHDRSZ);
+	else
+		SET_VARSIZE(value, extsize + VARHDRSZ);
+	return value;
+}
+
+static int
+valueid_cmp(const void *a, const void *b)
+{
+	Oid			x = *(const Oid *) a;
+	Oid			y = *(const Oid *) b;
+
+	return (x > y) - (x < y);
+}
+
+static int
+stream_entry_cmp(const void *a, const void *b)
+{
+	const JtStreamEntry *x = (const JtStreamEntry *) a;
+	const JtStreamEntry *y = (const JtStreamEntry *) b;
+
+	if (x->valueid != y->valueid)
+		return x->valueid < y->valueid ? -1 : 1;
+	if (x->offset != y->offset)
+		return x->offset < y->offset ? -1 : 1;
+	if (x->unit != y->unit)
+		return x->unit < y->unit ? -1 : 1;
+	if (x->extinfo != y->extinfo)
+		return x->extinfo < y->extinfo ? -1 : 1;
+	return (x->rawsize > y->rawsize) - (x->rawsize < y->rawsize);
+}
+
+/* Append stored, a part of value, to entries with its raw content. */
+static void
+append_entry(StringInfo entries, const JtPartEntry *stored,
+			 struct varlena *value, Oid toastrelid, JtUnitCache *units)
+{
+	JtStreamEntry e;
+	struct varlena *raw;
+	bool		should_free;
+
+	raw = jt_part_from_value(stored, value, toastrelid, units, &should_free);
+	memset(&e, 0, sizeof(e));
+	e.valueid = stored->valueid;
+	e.offset = stored->offset;
+	e.unit = stored->unit;
+	e.extinfo = stored->extinfo;
+	e.rawsize = stored->rawsize;
+	e.len = VARSIZE_ANY(raw);
+	appendBinaryStringInfo(entries, (char *) &e, sizeof(e));
+	appendBinaryStringInfo(entries, (char *) raw, e.len);
+	if (should_free)
+		pfree(raw);
+}
+
+/*
+ * Log the parts pointer takes over from the values values[] as one stream (XLOG_JT_SHARED_STREAM).  False, having logged nothing,
+ * when that does not pay or cannot be done: the caller logs the chunks.
+ */
+static bool
+log_shared_stream(Relation rel, struct varlena *pointer,
+				  const varatt_external *values, uint32 nvalues)
+{
+	JtSkeleton	skel;
+	JtPartEntry *ranges;
+	uint32		nranges;
+	uint64		stored_total = 0;
+	uint32		method = TOAST_INVALID_COMPRESSION_ID;
+	StringInfoData entries;
+	JtUnitCache units;
+	JtStreamValue *order;
+	JtStreamHeader hdr;
+	char	   *stream;
+	uint32		head_len;
+	uint32		stored_len;
+	struct varlena *compressed;
+	struct varlena *body;
+	xl_jt_shared_stream xlrec;
+	Relation	toastrel;
+
+	head_len = sizeof(JtStreamHeader) + nvalues * sizeof(JtStreamValue);
+	for (uint32 i = 0; i < nvalues; i++)
+		stored_total += VARATT_EXTERNAL_GET_EXTSIZE(values[i]);
+
+	jt_open_pointer(pointer, &skel);
+	if (skel.hdr.inline_parts)
+		return false;
+	nranges = jt_skeleton_list_parts(&skel, &ranges);
+
+	/*
+	 * The values in the order they are laid over: decoding lists only the
+	 * value holding an outside tree, so that one goes first if shared.
+	 */
+	order = palloc(nvalues * sizeof(JtStreamValue));
+	for (uint32 i = 0; i < nvalues; i++)
+	{
+		order[i].valueid = values[i].va_valueid;
+		order[i].extsize = VARATT_EXTERNAL_GET_EXTSIZE(values[i]);
+		if (skel.has_tree_entry && i > 0 &&
+			values[i].va_valueid == skel.tree_entry.valueid)
+		{
+			JtStreamValue tree = order[i];
+
+			memmove(&order[1], &order[0], i * sizeof(JtStreamValue));
+			order[0] = tree;
+		}
+	}
+	if (order[0].extsize < head_len)
+	{
+		pfree(order);
+		pfree(ranges);
+		return false;
+	}
+
+	/* each shared part as the flattener asks for it (a delta's base) */
+	initStringInfo(&entries);
+	appendStringInfoSpaces(&entries, VARHDRSZ);
+	jt_unit_cache_init(&units);
+	for (uint32 v = 0; v < nvalues && entries.len <= JT_STREAM_MAX_RAW; v++)
+	{
+		struct varlena *value = NULL;
+
+		for (int64 r = -1; r < (int64) nranges; r++)
+		{
+			JtPartEntry stored;
+
+			if (r < 0)
+			{
+				/* the tree, as opening the pointer asks for it */
+				if (!skel.has_tree_entry)
+					continue;
+				stored = skel.tree_entry;
+			}
+			else
+				stored = jt_stored_range(&skel, &ranges[r]);
+			if (stored.valueid != values[v].va_valueid)
+				continue;
+			if (value == NULL)
+			{
+				value = read_stored_value(&values[v]);
+				if (VARATT_EXTERNAL_IS_COMPRESSED(values[v]) &&
+					method == TOAST_INVALID_COMPRESSION_ID)
+					method = VARATT_EXTERNAL_GET_COMPRESS_METHOD(values[v]);
+			}
+			if (method == TOAST_INVALID_COMPRESSION_ID &&
+				jt_stored_compressed(&stored))
+				method = stored.extinfo >> VARLENA_EXTSIZE_BITS;
+			append_entry(&entries, &stored, value, skel.hdr.toastrelid,
+						 &units);
+			if (entries.len > JT_STREAM_MAX_RAW)
+				break;
+		}
+		if (value != NULL)
+			pfree(value);
+	}
+	jt_unit_cache_release(&units);
+	if (entries.len > JT_STREAM_MAX_RAW)
+	{
+		pfree(entries.data);
+		pfree(order);
+		pfree(ranges);
+		return false;
+	}
+	SET_VARSIZE(entries.data, entries.len);
+
+	/* the header, the ids, then the entries, compressed if that pays */
+	compressed = (struct varlena *) DatumGetPointer(
+		toast_compress_datum(PointerGetDatum(entries.data),
+							 method == TOAST_LZ4_COMPRESSION_ID ?
+							 TOAST_LZ4_COMPRESSION : TOAST_PGLZ_COMPRESSION));
+	body = compressed != NULL ? compressed : (struct varlena *) entries.data;
+	stored_len = VARSIZE(body);
+	if ((uint64) head_len + stored_len >= stored_total)
+	{
+		if (compressed != NULL)
+			pfree(compressed);
+		pfree(entries.data);
+		pfree(order);
+		pfree(ranges);
+		return false;
+	}
+	stream = palloc(head_len + stored_len);
+	memcpy(stream + head_len, body, stored_len);
+	memcpy(hdr.magic, JT_STREAM_MAGIC, JT_STREAM_MAGIC_LEN);
+	hdr.nvalues = nvalues;
+	hdr.raw_len = VARSIZE(entries.data);
+	hdr.stored_len = stored_len;
+	memcpy(stream, &hdr, sizeof(hdr));
+	memcpy(stream + sizeof(hdr), order, nvalues * sizeof(JtStreamValue));
+	INIT_CRC32C(hdr.crc);
+	COMP_CRC32C(hdr.crc, stream + offsetof(JtStreamHeader, nvalues),
+				head_len + stored_len - offsetof(JtStreamHeader, nvalues));
+	FIN_CRC32C(hdr.crc);
+	memcpy(stream, &hdr, sizeof(hdr));
+
+	toastrel = table_open(rel->rd_rel->reltoastrelid, AccessShareLock);
+	xlrec.toast_locator = toastrel->rd_locator;
+	table_close(toastrel, NoLock);
+	xlrec.nvalues = nvalues;
+	xlrec.stream_len = head_len + stored_len;
+	XLogBeginInsert();
+	XLogRegisterData((char *) &xlrec, sizeof(xlrec));
+	XLogRegisterData((char *) order, nvalues * sizeof(JtStreamValue));
+	XLogRegisterData(stream, xlrec.stream_len);
+	XLogSetRecordFlags(XLOG_INCLUDE_ORIGIN);
+	(void) XLogInsert(JT_RMGR_ID, XLOG_JT_SHARED_STREAM);
+
+	pfree(order);
+	pfree(stream);
+	if (compressed != NULL)
+		pfree(compressed);
+	pfree(entries.data);
+	pfree(ranges);
+	return true;
+}
+
 /* The TOAST values a pointer's parts lie in, each once. */
 static uint32
 distinct_values_of(struct varlena *pointer, Oid *toastrelid,
@@ -213,7 +538,12 @@ jt_log_shared_values(Relation rel, struct varlena *pointer,
 			}
 		}
 	}
-	log_values(rel, values, nvalues);
+	if (nvalues > 0)
+	{
+		/* distinct_values_of() sorted them by id */
+		if (!log_shared_stream(rel, pointer, values, nvalues))
+			log_values(rel, values, nvalues);
+	}
 	pfree(values);
 	pfree(ranges);
 	pfree(old_ranges);
@@ -225,7 +555,7 @@ jt_rmgr_redo(XLogReaderState *record)
 	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
 
 	/* the chunks are in the TOAST relation already */
-	if (info != XLOG_JT_VALUE_CHUNKS)
+	if (info != XLOG_JT_VALUE_CHUNKS && info != XLOG_JT_SHARED_STREAM)
 		elog(PANIC, "jsonb_toaster redo: unknown op code %u", info);
 }
 
@@ -235,6 +565,17 @@ jt_rmgr_desc(StringInfo buf, XLogReaderState *record)
 	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
 	xl_jt_value_chunks xlrec;
 
+	if (info == XLOG_JT_SHARED_STREAM &&
+		XLogRecGetDataLen(record) >= sizeof(xl_jt_shared_stream))
+	{
+		xl_jt_shared_stream st;
+
+		memcpy(&st, XLogRecGetData(record), sizeof(st));
+		appendStringInfo(buf, "rel %u/%u/%u; %u toast values; stream of %u bytes",
+						 st.toast_locator.spcOid, st.toast_locator.dbOid,
+						 st.toast_locator.relNumber, st.nvalues, st.stream_len);
+		return;
+	}
 	if (info != XLOG_JT_VALUE_CHUNKS ||
 		XLogRecGetDataLen(record) < sizeof(xlrec))
 		return;
@@ -250,6 +591,8 @@ jt_rmgr_identify(uint8 info)
 {
 	if ((info & ~XLR_INFO_MASK) == XLOG_JT_VALUE_CHUNKS)
 		return "VALUE_CHUNKS";
+	if ((info & ~XLR_INFO_MASK) == XLOG_JT_SHARED_STREAM)
+		return "SHARED_STREAM";
 	return NULL;
 }
 
@@ -286,8 +629,8 @@ toast_chunk_desc(void)
 /* Queue one chunk as core's decoding queues an insert into a TOAST table. */
 static void
 queue_chunk(LogicalDecodingContext *ctx, XLogRecordBuffer *buf,
-			const xl_jt_value_chunks *xlrec, int32 seq, const char *bytes,
-			int32 len)
+			const RelFileLocator *locator, Oid valueid, int32 seq,
+			const char *bytes, int32 len)
 {
 	XLogReaderState *r = buf->record;
 	struct varlena *data = palloc(len + VARHDRSZ);
@@ -299,7 +642,7 @@ queue_chunk(LogicalDecodingContext *ctx, XLogRecordBuffer *buf,
 
 	SET_VARSIZE(data, len + VARHDRSZ);
 	memcpy(VARDATA(data), bytes, len);
-	values[0] = ObjectIdGetDatum(xlrec->valueid);
+	values[0] = ObjectIdGetDatum(valueid);
 	values[1] = Int32GetDatum(seq);
 	values[2] = PointerGetDatum(data);
 	formed = heap_form_tuple(toast_chunk_desc(), values, nulls);
@@ -307,7 +650,7 @@ queue_chunk(LogicalDecodingContext *ctx, XLogRecordBuffer *buf,
 	change = ReorderBufferAllocChange(ctx->reorder);
 	change->action = REORDER_BUFFER_CHANGE_INSERT;
 	change->origin_id = XLogRecGetOrigin(r);
-	change->data.tp.rlocator = xlrec->toast_locator;
+	change->data.tp.rlocator = *locator;
 	tuple = ReorderBufferAllocTupleBuf(ctx->reorder,
 									   formed->t_len - SizeofHeapTupleHeader);
 	tuple->t_len = formed->t_len;
@@ -320,6 +663,80 @@ queue_chunk(LogicalDecodingContext *ctx, XLogRecordBuffer *buf,
 							 change, true);
 	heap_freetuple(formed);
 	pfree(data);
+}
+
+/* Queue len bytes as the chunks of valueid from chunk number 0. */
+static void
+queue_value(LogicalDecodingContext *ctx, XLogRecordBuffer *buf,
+			const RelFileLocator *locator, Oid valueid, const char *data,
+			int32 len)
+{
+	for (int32 off = 0, seq = 0; off < len; seq++)
+	{
+		int32		n = Min(TOAST_MAX_CHUNK_SIZE, len - off);
+
+		queue_chunk(ctx, buf, locator, valueid, seq, data + off, n);
+		off += n;
+	}
+}
+
+/*
+ * Lay a stream out over the values it names, each as many bytes as it
+ * stores, zeros after the stream's end.
+ */
+static void
+decode_shared_stream(LogicalDecodingContext *ctx, XLogRecordBuffer *buf)
+{
+	XLogReaderState *r = buf->record;
+	xl_jt_shared_stream xlrec;
+	const JtStreamValue *values;
+	const char *stream;
+	uint64		total = 0;
+	uint32		done = 0;
+	Size		len = XLogRecGetDataLen(r);
+
+	if (len < sizeof(xlrec))
+		elog(ERROR, "jsonb_toaster decode: record too short");
+	memcpy(&xlrec, XLogRecGetData(r), sizeof(xlrec));
+	if (xlrec.nvalues == 0 ||
+		(uint64) sizeof(xlrec) + (uint64) xlrec.nvalues * sizeof(JtStreamValue) +
+		xlrec.stream_len != len)
+		elog(ERROR, "jsonb_toaster decode: shared parts' record of %zu bytes does not hold what it says",
+			 len);
+	if (xlrec.toast_locator.dbOid != ctx->slot->data.database)
+		return;
+	if (ctx->callbacks.filter_by_origin_cb != NULL &&
+		filter_by_origin_cb_wrapper(ctx, XLogRecGetOrigin(r)))
+		return;
+
+	values = (const JtStreamValue *) (XLogRecGetData(r) + sizeof(xlrec));
+	stream = (const char *) (values + xlrec.nvalues);
+	for (uint32 i = 0; i < xlrec.nvalues; i++)
+		total += values[i].extsize;
+	if (total < xlrec.stream_len)
+		elog(ERROR, "jsonb_toaster decode: a stream of %u bytes laid over %llu",
+			 xlrec.stream_len, (unsigned long long) total);
+	for (uint32 i = 0; i < xlrec.nvalues; i++)
+	{
+		uint32		size = values[i].extsize;
+		uint32		from_stream = Min(size, xlrec.stream_len - done);
+		char	   *piece;
+
+		if (from_stream == size)
+		{
+			queue_value(ctx, buf, &xlrec.toast_locator, values[i].valueid,
+						stream + done, size);
+		}
+		else
+		{
+			piece = palloc0(size);
+			memcpy(piece, stream + done, from_stream);
+			queue_value(ctx, buf, &xlrec.toast_locator, values[i].valueid,
+						piece, size);
+			pfree(piece);
+		}
+		done += from_stream;
+	}
 }
 
 /* As core decodes an insert into a TOAST relation (heap_decode()). */
@@ -339,6 +756,11 @@ jt_rmgr_decode(LogicalDecodingContext *ctx, XLogRecordBuffer *buf)
 		ctx->fast_forward)
 		return;
 
+	if (info == XLOG_JT_SHARED_STREAM)
+	{
+		decode_shared_stream(ctx, buf);
+		return;
+	}
 	if (info != XLOG_JT_VALUE_CHUNKS)
 		elog(ERROR, "jsonb_toaster decode: unknown op code %u", info);
 	if (XLogRecGetDataLen(r) < sizeof(xlrec))
@@ -361,7 +783,215 @@ jt_rmgr_decode(LogicalDecodingContext *ctx, XLogRecordBuffer *buf)
 	{
 		int32		len = Min(TOAST_MAX_CHUNK_SIZE, xlrec.len - off);
 
-		queue_chunk(ctx, buf, &xlrec, seq, data + off, len);
+		queue_chunk(ctx, buf, &xlrec.toast_locator, xlrec.valueid, seq,
+					data + off, len);
 		off += len;
 	}
+}
+
+static void
+stream_corrupt(Oid valueid, const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("corrupt jsonb_toaster value in logical decoding"),
+			 errdetail("The shared parts logged with toast value %u: %s.",
+					   valueid, detail)));
+}
+
+/* The stream's entries, raw_len bytes, from its body (stored_len bytes). */
+static char *
+decompress_entries(const JtStreamHeader *hdr, const char *body, Oid valueid)
+{
+	struct varlena *stored = palloc(hdr->stored_len);
+	struct varlena *raw;
+
+	memcpy(stored, body, hdr->stored_len);
+	if (VARATT_IS_EXTENDED(stored) && !VARATT_IS_COMPRESSED(stored))
+		stream_corrupt(valueid, "their body is not a datum");
+	if (VARSIZE_ANY(stored) != hdr->stored_len ||
+		(VARATT_IS_COMPRESSED(stored) &&
+		 VARDATA_COMPRESSED_GET_EXTSIZE(stored) + VARHDRSZ != hdr->raw_len))
+		stream_corrupt(valueid, "their sizes do not match");
+	raw = detoast_attr(stored);
+	if (VARSIZE(raw) != hdr->raw_len)
+		stream_corrupt(valueid, "they do not decompress");
+	return (char *) raw;
+}
+
+/*
+ * The content of value pv of a stream found in a value of values[] (sorted
+ * by id, contents[] as core rebuilt them): its own if listed, else asked of
+ * core, the size the stream gives it.
+ */
+static struct varlena *
+piece_content(const JtStreamValue *pv, const JtPartEntry *values,
+			  struct varlena **contents, uint32 nvalues, Oid toastrelid,
+			  bool *should_free)
+{
+	JtPartEntry key;
+	const JtPartEntry *found;
+	varatt_external ext;
+	struct varlena *content;
+
+	key.valueid = pv->valueid;
+	found = bsearch(&key, values, nvalues, sizeof(JtPartEntry),
+					jt_entry_value_cmp);
+	*should_free = false;
+	if (found != NULL)
+		return contents[found - values];
+	ext.va_rawsize = (int32) pv->extsize + VARHDRSZ;
+	ext.va_extinfo = pv->extsize;
+	ext.va_valueid = pv->valueid;
+	ext.va_toastrelid = toastrelid;
+	content = ReorderBufferCustomToastPart(&ext);
+	if (content == NULL)
+		stream_corrupt(pv->valueid, "the value is not decoded");
+	*should_free = true;
+	return content;
+}
+
+/*
+ * The stream laid over values of a pointer being reassembled, found at the
+ * start of one of values[] (sorted by id, with the contents core rebuilt),
+ * or NULL if none of them starts one.
+ */
+JtSharedStream *
+jt_shared_stream_find(const JtPartEntry *values, struct varlena **contents,
+					  uint32 nvalues, Oid toastrelid)
+{
+	JtSharedStream *st;
+	JtStreamHeader hdr;
+	JtStreamValue *order;
+	const char *first;
+	uint32		first_len = 0;
+	uint32		head_len;
+	uint64		stream_len;
+	char	   *stream;
+	uint64		done = 0;
+	char	   *raw;
+	uint32		pos;
+	pg_crc32c	crc;
+	uint32		v;
+
+	for (v = 0; v < nvalues; v++)
+	{
+		first = VARDATA_ANY(contents[v]);
+		first_len = VARSIZE_ANY_EXHDR(contents[v]);
+		if (first_len >= sizeof(hdr) &&
+			memcmp(first, JT_STREAM_MAGIC, JT_STREAM_MAGIC_LEN) == 0)
+			break;
+	}
+	if (v == nvalues)
+		return NULL;
+
+	memcpy(&hdr, first, sizeof(hdr));
+	if (hdr.nvalues == 0 || hdr.nvalues > MaxAllocSize / sizeof(JtStreamValue))
+		stream_corrupt(values[v].valueid, "their header is damaged");
+	head_len = sizeof(hdr) + hdr.nvalues * sizeof(JtStreamValue);
+	if (head_len > first_len || hdr.raw_len < VARHDRSZ ||
+		hdr.stored_len < VARHDRSZ)
+		stream_corrupt(values[v].valueid, "their header is damaged");
+	order = palloc(hdr.nvalues * sizeof(JtStreamValue));
+	memcpy(order, first + sizeof(hdr), hdr.nvalues * sizeof(JtStreamValue));
+	if (order[0].valueid != values[v].valueid ||
+		order[0].extsize != first_len)
+		stream_corrupt(values[v].valueid, "they are not laid out from the value holding them");
+
+	/* the pieces, in order */
+	stream_len = (uint64) head_len + hdr.stored_len;
+	if (stream_len > MaxAllocSize)
+		stream_corrupt(values[v].valueid, "their header is damaged");
+	stream = palloc(stream_len);
+	for (uint32 i = 0; i < hdr.nvalues && done < stream_len; i++)
+	{
+		bool		should_free;
+		struct varlena *content = piece_content(&order[i], values, contents,
+												nvalues, toastrelid,
+												&should_free);
+		uint32		n = VARSIZE_ANY_EXHDR(content);
+
+		if (n != order[i].extsize)
+			stream_corrupt(order[i].valueid, "a value holds fewer bytes than the stream gives it");
+		n = Min(n, stream_len - done);
+		memcpy(stream + done, VARDATA_ANY(content), n);
+		done += n;
+		if (should_free)
+			pfree(content);
+	}
+	if (done != stream_len)
+		stream_corrupt(values[v].valueid, "their values hold fewer bytes than the stream");
+	INIT_CRC32C(crc);
+	COMP_CRC32C(crc, stream + offsetof(JtStreamHeader, nvalues),
+				stream_len - offsetof(JtStreamHeader, nvalues));
+	FIN_CRC32C(crc);
+	if (!EQ_CRC32C(crc, hdr.crc))
+		stream_corrupt(values[v].valueid, "their checksum does not match");
+
+	raw = decompress_entries(&hdr, stream + head_len, values[v].valueid);
+	pfree(stream);
+
+	st = palloc0(sizeof(JtSharedStream));
+	st->nvalues = hdr.nvalues;
+	st->valueids = palloc(hdr.nvalues * sizeof(Oid));
+	for (uint32 i = 0; i < hdr.nvalues; i++)
+		st->valueids[i] = order[i].valueid;
+	qsort(st->valueids, st->nvalues, sizeof(Oid), valueid_cmp);
+	pfree(order);
+
+	/* the entries, sorted by key */
+	for (pos = VARHDRSZ; pos < hdr.raw_len; st->nentries++)
+	{
+		JtStreamEntry e;
+
+		if (hdr.raw_len - pos < sizeof(e))
+			stream_corrupt(values[v].valueid, "an entry is cut short");
+		memcpy(&e, raw + pos, sizeof(e));
+		if (e.len < VARHDRSZ || e.len > hdr.raw_len - pos - sizeof(e))
+			stream_corrupt(values[v].valueid, "an entry is cut short");
+		pos += sizeof(e) + e.len;
+	}
+	st->items = palloc(Max(st->nentries, 1) * sizeof(JtStreamItem));
+	pos = VARHDRSZ;
+	for (uint32 i = 0; i < st->nentries; i++)
+	{
+		memcpy(&st->items[i].entry, raw + pos, sizeof(JtStreamEntry));
+		st->items[i].content = raw + pos + sizeof(JtStreamEntry);
+		pos += sizeof(JtStreamEntry) + st->items[i].entry.len;
+	}
+	qsort(st->items, st->nentries, sizeof(JtStreamItem), stream_entry_cmp);
+	return st;
+}
+
+/* Does the stream hold the shared parts of value valueid? */
+bool
+jt_shared_stream_holds(const JtSharedStream *st, Oid valueid)
+{
+	return bsearch(&valueid, st->valueids, st->nvalues, sizeof(Oid),
+				   valueid_cmp) != NULL;
+}
+
+/* The raw content of stored range of a value the stream holds, palloc'd. */
+struct varlena *
+jt_shared_stream_part(const JtSharedStream *st, const JtPartEntry *range)
+{
+	JtStreamItem key;
+	const JtStreamItem *found;
+	struct varlena *raw;
+
+	memset(&key, 0, sizeof(key));
+	key.entry.valueid = range->valueid;
+	key.entry.offset = range->offset;
+	key.entry.unit = range->unit;
+	key.entry.extinfo = range->extinfo;
+	key.entry.rawsize = range->rawsize;
+	found = bsearch(&key, st->items, st->nentries, sizeof(JtStreamItem),
+					stream_entry_cmp);
+	if (found == NULL)
+		stream_corrupt(range->valueid, "a part the pointer names is missing");
+	raw = palloc(found->entry.len);
+	memcpy(raw, found->content, found->entry.len);
+	if (VARSIZE_ANY(raw) != found->entry.len)
+		stream_corrupt(range->valueid, "a part's size does not match");
+	return raw;
 }

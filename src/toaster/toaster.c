@@ -127,6 +127,7 @@ typedef struct DecodedValues
 	uint32		maxasked;
 	Oid			toastrelid;
 	JtUnitCache units;			/* the unit cut from last */
+	JtSharedStream *shared;		/* the shared parts, if logged as a stream */
 } DecodedValues;
 
 /* The content of the value range lies in, as the decoded transaction has it */
@@ -183,6 +184,25 @@ decoded_value(DecodedValues *decoded, const JtPartEntry *range)
 	return content;
 }
 
+/*
+ * The stream of shared parts logged with a pointer whose tree lies outside
+ * the row in a value of its own, written anew: in one of the values the
+ * tree names, if anywhere.
+ */
+static JtSharedStream *
+find_stream_under_tree(JtSkeleton *skel, DecodedValues *decoded)
+{
+	JtPartEntry *values;
+	uint32		n;
+	struct varlena **contents;
+
+	n = jt_distinct_values(values, jt_skeleton_list_parts(skel, &values));
+	contents = palloc(Max(n, 1) * sizeof(struct varlena *));
+	for (uint32 i = 0; i < n; i++)
+		contents[i] = decoded_value(decoded, &values[i]);
+	return jt_shared_stream_find(values, contents, n, skel->hdr.toastrelid);
+}
+
 /* Part fetcher: parts cut from the values logical decoding rebuilt. */
 static void
 fetch_decoded_parts(void *arg, uint32 first, uint32 n,
@@ -194,24 +214,18 @@ fetch_decoded_parts(void *arg, uint32 first, uint32 n,
 	for (uint32 i = 0; i < n; i++)
 	{
 		const JtPartEntry *range = &ranges[i];
-		struct varlena *value = decoded_value(decoded, range);
+		struct varlena *value;
 
-		if (jt_entry_is_whole_value(range))
+		if (decoded->shared != NULL &&
+			jt_shared_stream_holds(decoded->shared, range->valueid))
 		{
-			/* core gave the part as a value on its own */
-			raws[i] = detoast_attr(value);
-			should_free[i] = (raws[i] != value);
+			raws[i] = jt_shared_stream_part(decoded->shared, range);
+			should_free[i] = true;
 			continue;
 		}
-		if (VARATT_IS_EXTENDED(value) ||
-			VARSIZE(value) - VARHDRSZ != range->value_size)
-			elog(ERROR, "jsonb_toaster: toast value %u decoded as %u bytes, not %u",
-				 range->valueid, (uint32) VARSIZE_ANY_EXHDR(value),
-				 range->value_size);
-		raws[i] = jt_part_from_bytes(range,
-									 VARDATA(value) + jt_entry_stored_offset(range),
-									 toastrelid, &decoded->units);
-		should_free[i] = true;
+		value = decoded_value(decoded, range);
+		raws[i] = jt_part_from_value(range, value, toastrelid,
+									 &decoded->units, &should_free[i]);
 	}
 }
 
@@ -767,11 +781,15 @@ jt_reassemble(struct varlena *attr, struct varlena **part_values)
 	decoded.asked = palloc_array(JtPartEntry, decoded.maxasked);
 	decoded.asked_contents = palloc_array(struct varlena *, decoded.maxasked);
 	jt_unit_cache_init(&decoded.units);
+	decoded.shared = jt_shared_stream_find(ranges, part_values,
+										   decoded.nlisted, skel.hdr.toastrelid);
 	fetcher.fetch = fetch_decoded_parts;
 	fetcher.decompress = NULL;
 	fetcher.arg = &decoded;
 	/* a tree outside the row is cut from the values decoded too */
 	jt_open_pointer_from(attr, &skel, &fetcher);
+	if (decoded.shared == NULL && decoded.nlisted == 1 && skel.has_tree_entry)
+		decoded.shared = find_stream_under_tree(&skel, &decoded);
 	flat = jt_skeleton_flatten(&skel, &fetcher);
 	result = MemoryContextAlloc(caller, VARSIZE(flat));
 	memcpy(result, flat, VARSIZE(flat));
