@@ -326,8 +326,33 @@ append_entry(StringInfo entries, const JtPartEntry *stored,
 }
 
 /*
- * Log the parts pointer takes over from the values values[] as one stream (XLOG_JT_SHARED_STREAM).  False, having logged nothing,
- * when that does not pay or cannot be done: the caller logs the chunks.
+ * Does value valueid hold parts of skel compressed apart?  A compression
+ * unit or a single part is one stream, which a stream of ours would not
+ * beat.
+ */
+static bool
+several_streams(const JtSkeleton *skel, const JtPartEntry *ranges,
+				uint32 nranges, Oid valueid)
+{
+	uint32		found = 0;
+
+	if (skel->has_tree_entry && skel->tree_entry.valueid == valueid &&
+		!jt_entry_in_unit(&skel->tree_entry))
+		found++;
+	for (uint32 r = 0; r < nranges; r++)
+	{
+		if (ranges[r].valueid != valueid || jt_entry_in_unit(&ranges[r]))
+			continue;
+		if (++found > 1)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Log the parts pointer takes over from the values values[] as one stream
+ * (XLOG_JT_SHARED_STREAM).  False, having logged nothing, when that does
+ * not pay or cannot be done: the caller logs the chunks.
  */
 static bool
 log_shared_stream(Relation rel, struct varlena *pointer,
@@ -358,6 +383,13 @@ log_shared_stream(Relation rel, struct varlena *pointer,
 	if (skel.hdr.inline_parts)
 		return false;
 	nranges = jt_skeleton_list_parts(&skel, &ranges);
+	if (nvalues == 1 && !several_streams(&skel, ranges, nranges,
+										 values[0].va_valueid))
+	{
+		/* one compressed stream already: nothing to gain */
+		pfree(ranges);
+		return false;
+	}
 
 	/*
 	 * The values in the order they are laid over: decoding lists only the
