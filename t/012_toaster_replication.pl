@@ -20,6 +20,8 @@
 #   each skipped if absent, end with both tables equal to the publisher's
 #   standard one.
 # Documents whose tree lies outside the row go through the same changes.
+# The parts an update shares reach decoding both ways the toaster logs
+# them: as stored chunks, and as one compressed stream.
 # And a tree outside the row stored while wal_level was replica, whose
 # value no transaction logged: decoding meets it unchanged (an UPDATE of
 # another column), or, updated, rebuilt from the parts the update logs.
@@ -77,6 +79,7 @@ ALTER TABLE t_toaster ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
 CREATE PUBLICATION p FOR TABLE t_toaster, t_stock, t_outside;
 SELECT pg_create_logical_replication_slot('decoded', 'test_decoding');
 });
+my $logical_from = $pub->safe_psql('postgres', 'SELECT pg_current_wal_insert_lsn()');
 
 # stock subscribers, empty tables: every row arrives as a change
 my @subs;
@@ -185,6 +188,17 @@ is( $pub->safe_psql('postgres', q{
 SELECT string_agg(id || ':' || (SELECT count(*) FROM jsonb_toaster_parts(jb) WHERE kind = 'tree'), ' ' ORDER BY id)
 FROM t_outside}),
 	'1:1 2:1', 'the trees stored under wal_level = replica stay outside');
+
+# the parts shared were logged both ways: as their stored chunks (a value
+# that is one compressed stream already) and as one stream of their raw
+# contents compressed together (parts written apart by earlier updates)
+is( $pub->safe_psql('postgres', qq{
+CREATE EXTENSION pg_walinspect;
+SELECT string_agg(DISTINCT record_type, ' ' ORDER BY record_type)
+FROM pg_get_wal_records_info('$logical_from', pg_current_wal_insert_lsn())
+WHERE resource_manager = 'jsonb_toaster'}),
+	'SHARED_STREAM VALUE_CHUNKS',
+	'shared parts logged as chunks and as streams');
 
 # the publisher's two tables hold the same documents, one as skeletons
 my $rows = q{SELECT id, other, md5(jb::text) FROM %s ORDER BY id};

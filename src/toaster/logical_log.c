@@ -853,18 +853,18 @@ decompress_entries(const JtStreamHeader *hdr, const char *body, Oid valueid)
 
 /*
  * The content of value pv of a stream found in a value of values[] (sorted
- * by id, contents[] as core rebuilt them): its own if listed, else asked of
- * core, the size the stream gives it.
+ * by id, contents[] as core rebuilt them): its own if listed, else, if
+ * ask_core, asked of core, the size the stream gives it; NULL if there is
+ * no such value.
  */
 static struct varlena *
 piece_content(const JtStreamValue *pv, const JtPartEntry *values,
 			  struct varlena **contents, uint32 nvalues, Oid toastrelid,
-			  bool *should_free)
+			  bool ask_core, bool *should_free)
 {
 	JtPartEntry key;
 	const JtPartEntry *found;
 	varatt_external ext;
-	struct varlena *content;
 
 	key.valueid = pv->valueid;
 	found = bsearch(&key, values, nvalues, sizeof(JtPartEntry),
@@ -872,97 +872,92 @@ piece_content(const JtStreamValue *pv, const JtPartEntry *values,
 	*should_free = false;
 	if (found != NULL)
 		return contents[found - values];
+	if (!ask_core)
+		return NULL;
 	ext.va_rawsize = (int32) pv->extsize + VARHDRSZ;
 	ext.va_extinfo = pv->extsize;
 	ext.va_valueid = pv->valueid;
 	ext.va_toastrelid = toastrelid;
-	content = ReorderBufferCustomToastPart(&ext);
-	if (content == NULL)
-		stream_corrupt(pv->valueid, "the value is not decoded");
 	*should_free = true;
-	return content;
+	return ReorderBufferCustomToastPart(&ext);
 }
 
 /*
- * The stream laid over values of a pointer being reassembled, found at the
- * start of one of values[] (sorted by id, with the contents core rebuilt),
- * or NULL if none of them starts one.
+ * The stream whose header starts content, the value of values[v], or
+ * NULL if that is not one: a header and a checksum that match, over
+ * values the transaction holds.  A document's own bytes cannot pass for a
+ * stream, whatever they start with.
  */
-JtSharedStream *
-jt_shared_stream_find(const JtPartEntry *values, struct varlena **contents,
-					  uint32 nvalues, Oid toastrelid)
+static JtSharedStream *
+stream_at(uint32 v, const JtPartEntry *values, struct varlena **contents,
+		  uint32 nvalues, Oid toastrelid, bool ask_core)
 {
-	JtSharedStream *st;
+	const char *first = VARDATA_ANY(contents[v]);
+	uint32		first_len = VARSIZE_ANY_EXHDR(contents[v]);
 	JtStreamHeader hdr;
 	JtStreamValue *order;
-	const char *first;
-	uint32		first_len = 0;
-	uint32		head_len;
+	uint64		head_len;
 	uint64		stream_len;
-	char	   *stream;
 	uint64		done = 0;
+	char	   *stream;
 	char	   *raw;
 	uint32		pos;
 	pg_crc32c	crc;
-	uint32		v;
+	JtSharedStream *st;
 
-	for (v = 0; v < nvalues; v++)
-	{
-		first = VARDATA_ANY(contents[v]);
-		first_len = VARSIZE_ANY_EXHDR(contents[v]);
-		if (first_len >= sizeof(hdr) &&
-			memcmp(first, JT_STREAM_MAGIC, JT_STREAM_MAGIC_LEN) == 0)
-			break;
-	}
-	if (v == nvalues)
+	if (first_len < sizeof(hdr) ||
+		memcmp(first, JT_STREAM_MAGIC, JT_STREAM_MAGIC_LEN) != 0)
 		return NULL;
-
 	memcpy(&hdr, first, sizeof(hdr));
-	if (hdr.nvalues == 0 || hdr.nvalues > MaxAllocSize / sizeof(JtStreamValue))
-		stream_corrupt(values[v].valueid, "their header is damaged");
-	head_len = sizeof(hdr) + hdr.nvalues * sizeof(JtStreamValue);
-	if (head_len > first_len || hdr.raw_len < VARHDRSZ ||
-		hdr.stored_len < VARHDRSZ)
-		stream_corrupt(values[v].valueid, "their header is damaged");
+	head_len = sizeof(hdr) + (uint64) hdr.nvalues * sizeof(JtStreamValue);
+	stream_len = head_len + hdr.stored_len;
+	if (hdr.nvalues == 0 || head_len > first_len ||
+		stream_len > MaxAllocSize || hdr.raw_len > MaxAllocSize ||
+		hdr.raw_len < VARHDRSZ || hdr.stored_len < VARHDRSZ)
+		return NULL;
 	order = palloc(hdr.nvalues * sizeof(JtStreamValue));
 	memcpy(order, first + sizeof(hdr), hdr.nvalues * sizeof(JtStreamValue));
-	if (order[0].valueid != values[v].valueid ||
-		order[0].extsize != first_len)
-		stream_corrupt(values[v].valueid, "they are not laid out from the value holding them");
+	if (order[0].valueid != values[v].valueid || order[0].extsize != first_len)
+	{
+		pfree(order);
+		return NULL;
+	}
 
 	/* the pieces, in order */
-	stream_len = (uint64) head_len + hdr.stored_len;
-	if (stream_len > MaxAllocSize)
-		stream_corrupt(values[v].valueid, "their header is damaged");
 	stream = palloc(stream_len);
 	for (uint32 i = 0; i < hdr.nvalues && done < stream_len; i++)
 	{
 		bool		should_free;
 		struct varlena *content = piece_content(&order[i], values, contents,
-												nvalues, toastrelid,
+												nvalues, toastrelid, ask_core,
 												&should_free);
-		uint32		n = VARSIZE_ANY_EXHDR(content);
+		uint32		n;
 
-		if (n != order[i].extsize)
-			stream_corrupt(order[i].valueid, "a value holds fewer bytes than the stream gives it");
-		n = Min(n, stream_len - done);
+		if (content == NULL || VARSIZE_ANY_EXHDR(content) != order[i].extsize)
+			break;
+		n = Min(order[i].extsize, stream_len - done);
 		memcpy(stream + done, VARDATA_ANY(content), n);
 		done += n;
 		if (should_free)
 			pfree(content);
 	}
-	if (done != stream_len)
-		stream_corrupt(values[v].valueid, "their values hold fewer bytes than the stream");
-	INIT_CRC32C(crc);
-	COMP_CRC32C(crc, stream + offsetof(JtStreamHeader, nvalues),
-				stream_len - offsetof(JtStreamHeader, nvalues));
-	FIN_CRC32C(crc);
-	if (!EQ_CRC32C(crc, hdr.crc))
-		stream_corrupt(values[v].valueid, "their checksum does not match");
+	if (done == stream_len)
+	{
+		INIT_CRC32C(crc);
+		COMP_CRC32C(crc, stream + offsetof(JtStreamHeader, nvalues),
+					stream_len - offsetof(JtStreamHeader, nvalues));
+		FIN_CRC32C(crc);
+	}
+	if (done != stream_len || !EQ_CRC32C(crc, hdr.crc))
+	{
+		pfree(stream);
+		pfree(order);
+		return NULL;
+	}
 
+	/* ours, then: from here on, what does not fit is damage */
 	raw = decompress_entries(&hdr, stream + head_len, values[v].valueid);
 	pfree(stream);
-
 	st = palloc0(sizeof(JtSharedStream));
 	st->nvalues = hdr.nvalues;
 	st->valueids = palloc(hdr.nvalues * sizeof(Oid));
@@ -993,6 +988,28 @@ jt_shared_stream_find(const JtPartEntry *values, struct varlena **contents,
 	}
 	qsort(st->items, st->nentries, sizeof(JtStreamItem), stream_entry_cmp);
 	return st;
+}
+
+/*
+ * The stream laid over values of a pointer being reassembled, starting in
+ * one of values[] (sorted by id, with the contents core rebuilt), or NULL
+ * if the parts it shares were logged as chunks, or it shares none.  The
+ * stream's other values are among values[], or, if ask_core (values[] is
+ * the value holding an outside tree), asked of core.
+ */
+JtSharedStream *
+jt_shared_stream_find(const JtPartEntry *values, struct varlena **contents,
+					  uint32 nvalues, Oid toastrelid, bool ask_core)
+{
+	for (uint32 v = 0; v < nvalues; v++)
+	{
+		JtSharedStream *st = stream_at(v, values, contents, nvalues,
+									   toastrelid, ask_core);
+
+		if (st != NULL)
+			return st;
+	}
+	return NULL;
 }
 
 /* Does the stream hold the shared parts of value valueid? */

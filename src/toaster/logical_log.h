@@ -34,7 +34,8 @@ extern void jt_log_shared_values(Relation rel, struct varlena *pointer,
 								 struct varlena *oldvalue);
 extern JtSharedStream *jt_shared_stream_find(const JtPartEntry *values,
 											 struct varlena **contents,
-											 uint32 nvalues, Oid toastrelid);
+											 uint32 nvalues, Oid toastrelid,
+											 bool ask_core);
 extern bool jt_shared_stream_holds(const JtSharedStream *st, Oid valueid);
 extern struct varlena *jt_shared_stream_part(const JtSharedStream *st,
 											 const JtPartEntry *range);

@@ -200,7 +200,8 @@ find_stream_under_tree(JtSkeleton *skel, DecodedValues *decoded)
 	contents = palloc(Max(n, 1) * sizeof(struct varlena *));
 	for (uint32 i = 0; i < n; i++)
 		contents[i] = decoded_value(decoded, &values[i]);
-	return jt_shared_stream_find(values, contents, n, skel->hdr.toastrelid);
+	return jt_shared_stream_find(values, contents, n, skel->hdr.toastrelid,
+								 false);
 }
 
 /* Part fetcher: parts cut from the values logical decoding rebuilt. */
@@ -782,7 +783,8 @@ jt_reassemble(struct varlena *attr, struct varlena **part_values)
 	decoded.asked_contents = palloc_array(struct varlena *, decoded.maxasked);
 	jt_unit_cache_init(&decoded.units);
 	decoded.shared = jt_shared_stream_find(ranges, part_values,
-										   decoded.nlisted, skel.hdr.toastrelid);
+										   decoded.nlisted, skel.hdr.toastrelid,
+										   skel.tree_missing);
 	fetcher.fetch = fetch_decoded_parts;
 	fetcher.decompress = NULL;
 	fetcher.arg = &decoded;
