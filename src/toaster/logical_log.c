@@ -326,41 +326,62 @@ append_entry(StringInfo entries, const JtPartEntry *stored,
 }
 
 /*
- * Does value valueid hold parts of skel compressed apart?  A compression
- * unit or a single part is one stream, which a stream of ours would not
- * beat.
+ * Do the parts of skel in value valueid (extsize bytes stored) go into the
+ * stream?  Parts stored one by one do: compressed together they take less.
+ * A compression unit's parts are compressed together already, and
+ * compressing them again costs about what stock's compression of the
+ * document does: its value is logged as its chunks, unless most of what
+ * it holds is no longer the document's (a unit whose parts later updates
+ * replaced), where its parts still named take far less in the stream.
+ * Counts the parts the stream would take into *nparts.
  */
 static bool
-several_streams(const JtSkeleton *skel, const JtPartEntry *ranges,
-				uint32 nranges, Oid valueid)
+value_streams(const JtSkeleton *skel, const JtPartEntry *ranges,
+			  uint32 nranges, Oid valueid, uint32 extsize, uint32 *nparts)
 {
 	uint32		found = 0;
+	uint64		named_raw = 0;
+	bool		in_unit = false;
 
-	if (skel->has_tree_entry && skel->tree_entry.valueid == valueid &&
-		!jt_entry_in_unit(&skel->tree_entry))
+	if (skel->has_tree_entry && skel->tree_entry.valueid == valueid)
+	{
+		in_unit |= jt_entry_in_unit(&skel->tree_entry);
+		named_raw += skel->tree_entry.rawsize;
 		found++;
+	}
 	for (uint32 r = 0; r < nranges; r++)
 	{
-		if (ranges[r].valueid != valueid || jt_entry_in_unit(&ranges[r]))
+		if (ranges[r].valueid != valueid)
 			continue;
-		if (++found > 1)
-			return true;
+		in_unit |= jt_entry_in_unit(&ranges[r]);
+		named_raw += ranges[r].rawsize;
+		found++;
 	}
-	return false;
+	/* a unit of JSON holds at least twice as many raw bytes as it stores */
+	if (in_unit && named_raw > (uint64) extsize * 2)
+		return false;
+	*nparts += found;
+	return true;
 }
 
 /*
- * Log the parts pointer takes over from the values values[] as one stream
- * (XLOG_JT_SHARED_STREAM).  False, having logged nothing, when that does
- * not pay or cannot be done: the caller logs the chunks.
+ * Log as one stream (XLOG_JT_SHARED_STREAM) the parts pointer takes over
+ * from those of all_values[] (sorted by id) value_streams() chooses,
+ * setting streamed[i] for each value it takes; the caller logs the chunks
+ * of the others.  False, having logged nothing, when a stream
+ * would not pay.
  */
 static bool
 log_shared_stream(Relation rel, struct varlena *pointer,
-				  const varatt_external *values, uint32 nvalues)
+				  const varatt_external *all_values, uint32 nall,
+				  bool *streamed)
 {
 	JtSkeleton	skel;
 	JtPartEntry *ranges;
 	uint32		nranges;
+	varatt_external *values;
+	uint32		nvalues = 0;
+	uint32		nparts = 0;
 	uint64		stored_total = 0;
 	uint32		method = TOAST_INVALID_COMPRESSION_ID;
 	StringInfoData entries;
@@ -375,25 +396,35 @@ log_shared_stream(Relation rel, struct varlena *pointer,
 	xl_jt_shared_stream xlrec;
 	Relation	toastrel;
 
-	head_len = sizeof(JtStreamHeader) + nvalues * sizeof(JtStreamValue);
-	for (uint32 i = 0; i < nvalues; i++)
-		stored_total += VARATT_EXTERNAL_GET_EXTSIZE(values[i]);
-
 	jt_open_pointer(pointer, &skel);
 	if (skel.hdr.inline_parts)
 		return false;
 	nranges = jt_skeleton_list_parts(&skel, &ranges);
-	if (nvalues == 1 && !several_streams(&skel, ranges, nranges,
-										 values[0].va_valueid))
+	values = palloc(nall * sizeof(varatt_external));
+	for (uint32 i = 0; i < nall; i++)
 	{
-		/* one compressed stream already: nothing to gain */
+		streamed[i] = value_streams(&skel, ranges, nranges,
+									all_values[i].va_valueid,
+									VARATT_EXTERNAL_GET_EXTSIZE(all_values[i]),
+									&nparts);
+		if (streamed[i])
+		{
+			values[nvalues++] = all_values[i];
+			stored_total += VARATT_EXTERNAL_GET_EXTSIZE(all_values[i]);
+		}
+	}
+	/* parts compressed one by one gain from a stream, a single one not */
+	if (nparts < 2)
+	{
+		pfree(values);
 		pfree(ranges);
 		return false;
 	}
+	head_len = sizeof(JtStreamHeader) + nvalues * sizeof(JtStreamValue);
 
 	/*
 	 * The values in the order they are laid over: decoding lists only the
-	 * value holding an outside tree, so that one goes first if shared.
+	 * value holding an outside tree, so that one goes first if streamed.
 	 */
 	order = palloc(nvalues * sizeof(JtStreamValue));
 	for (uint32 i = 0; i < nvalues; i++)
@@ -412,6 +443,7 @@ log_shared_stream(Relation rel, struct varlena *pointer,
 	if (order[0].extsize < head_len)
 	{
 		pfree(order);
+		pfree(values);
 		pfree(ranges);
 		return false;
 	}
@@ -462,6 +494,7 @@ log_shared_stream(Relation rel, struct varlena *pointer,
 	{
 		pfree(entries.data);
 		pfree(order);
+		pfree(values);
 		pfree(ranges);
 		return false;
 	}
@@ -480,6 +513,7 @@ log_shared_stream(Relation rel, struct varlena *pointer,
 			pfree(compressed);
 		pfree(entries.data);
 		pfree(order);
+		pfree(values);
 		pfree(ranges);
 		return false;
 	}
@@ -514,6 +548,7 @@ log_shared_stream(Relation rel, struct varlena *pointer,
 	if (compressed != NULL)
 		pfree(compressed);
 	pfree(entries.data);
+	pfree(values);
 	pfree(ranges);
 	return true;
 }
@@ -573,8 +608,16 @@ jt_log_shared_values(Relation rel, struct varlena *pointer,
 	if (nvalues > 0)
 	{
 		/* distinct_values_of() sorted them by id */
-		if (!log_shared_stream(rel, pointer, values, nvalues))
-			log_values(rel, values, nvalues);
+		bool	   *streamed = palloc(nvalues * sizeof(bool));
+		uint32		nchunks = 0;
+
+		if (!log_shared_stream(rel, pointer, values, nvalues, streamed))
+			memset(streamed, 0, nvalues * sizeof(bool));
+		for (uint32 i = 0; i < nvalues; i++)
+			if (!streamed[i])
+				values[nchunks++] = values[i];
+		log_values(rel, values, nchunks);
+		pfree(streamed);
 	}
 	pfree(values);
 	pfree(ranges);
