@@ -95,6 +95,7 @@ OBJS += \
 	src/toaster/part_write.o \
 	src/toaster/patch_pointer.o \
 	src/toaster/settings.o \
+	src/toaster/shared_stream.o \
 	src/toaster/sharing.o \
 	src/toaster/toaster.o \
 	src/toaster/tree_outside.o \

@@ -13,7 +13,6 @@
 #ifndef JSONB_TOASTER_LOGICAL_LOG_H
 #define JSONB_TOASTER_LOGICAL_LOG_H
 
-#include "format/format.h"
 #include "utils/relcache.h"
 #include "varatt.h"
 
@@ -26,18 +25,8 @@
 #define JT_RMGR_ID				187
 #define JT_RMGR_NAME			"jsonb_toaster"
 
-/* the parts a pointer being decoded shares, as logged with it */
-typedef struct JtSharedStream JtSharedStream;
-
 extern void jt_logical_log_init(void);
 extern void jt_log_shared_values(Relation rel, struct varlena *pointer,
 								 struct varlena *oldvalue);
-extern JtSharedStream *jt_shared_stream_find(const JtPartEntry *values,
-											 struct varlena **contents,
-											 uint32 nvalues, Oid toastrelid,
-											 bool ask_core);
-extern bool jt_shared_stream_holds(const JtSharedStream *st, Oid valueid);
-extern struct varlena *jt_shared_stream_part(const JtSharedStream *st,
-											 const JtPartEntry *range);
 
 #endif							/* JSONB_TOASTER_LOGICAL_LOG_H */

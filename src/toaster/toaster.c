@@ -53,6 +53,7 @@
 #include "toaster/part_cache.h"
 #include "toaster/part_write.h"
 #include "toaster/settings.h"
+#include "toaster/shared_stream.h"
 #include "toaster/sharing.h"
 #include "toaster/toaster.h"
 #include "toaster/tree_outside.h"
