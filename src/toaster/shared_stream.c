@@ -38,7 +38,6 @@
 #include "replication/reorderbuffer.h"
 #include "utils/memutils.h"
 
-#include "format/delta.h"
 #include "format/skeleton.h"
 #include "toast/part_fetch.h"
 #include "toast/pointer_open.h"
@@ -182,22 +181,19 @@ append_entry(StringInfo entries, const JtPartEntry *stored,
  * document does: its value is logged as its chunks, unless most of what
  * it holds is no longer the document's (a unit whose parts later updates
  * replaced), where its parts still named take far less in the stream.
- * Counts the parts the stream would take into *nparts.
+ * A value too large to read whole for a stream is logged as its chunks.
+ * Adds the parts the stream would take to *nparts, their raw bytes to
+ * *raw_total.
  */
 static bool
-value_streams(const JtSkeleton *skel, const JtPartEntry *ranges,
-			  uint32 nranges, Oid valueid, uint32 extsize, uint32 *nparts)
+value_streams(const JtPartEntry *ranges, uint32 nranges, Oid valueid,
+			  uint32 extsize, uint32 *nparts, uint64 *raw_total)
 {
 	uint32		found = 0;
 	uint64		named_raw = 0;
 	bool		in_unit = false;
 
-	if (skel->has_tree_entry && skel->tree_entry.valueid == valueid)
-	{
-		in_unit |= jt_entry_in_unit(&skel->tree_entry);
-		named_raw += skel->tree_entry.rawsize;
-		found++;
-	}
+	/* ranges: jt_skeleton_list_parts()'s, an outside tree's among them */
 	for (uint32 r = 0; r < nranges; r++)
 	{
 		if (ranges[r].valueid != valueid)
@@ -207,9 +203,11 @@ value_streams(const JtSkeleton *skel, const JtPartEntry *ranges,
 		found++;
 	}
 	/* a unit of JSON holds at least twice as many raw bytes as it stores */
-	if (in_unit && named_raw > (uint64) extsize * 2)
+	if ((in_unit && named_raw > (uint64) extsize * 2) ||
+		extsize > JT_STREAM_MAX_RAW)
 		return false;
 	*nparts += found;
+	*raw_total += named_raw;
 	return true;
 }
 
@@ -233,6 +231,7 @@ jt_shared_stream_build(struct varlena *pointer,
 	varatt_external *values;
 	uint32		nvalues = 0;
 	uint32		nparts = 0;
+	uint64		raw_total = 0;
 	uint64		stored_total = 0;
 	uint32		method = TOAST_INVALID_COMPRESSION_ID;
 	StringInfoData entries;
@@ -253,18 +252,21 @@ jt_shared_stream_build(struct varlena *pointer,
 	values = palloc(nall * sizeof(varatt_external));
 	for (uint32 i = 0; i < nall; i++)
 	{
-		streamed[i] = value_streams(&skel, ranges, nranges,
-									all_values[i].va_valueid,
+		streamed[i] = value_streams(ranges, nranges, all_values[i].va_valueid,
 									VARATT_EXTERNAL_GET_EXTSIZE(all_values[i]),
-									&nparts);
+									&nparts, &raw_total);
 		if (streamed[i])
 		{
 			values[nvalues++] = all_values[i];
 			stored_total += VARATT_EXTERNAL_GET_EXTSIZE(all_values[i]);
 		}
 	}
-	/* parts compressed one by one gain from a stream, a single one not */
-	if (nparts < 2)
+	/*
+	 * Parts compressed one by one gain from a stream, a single one not; a
+	 * stream over the limit is not built (the parts' raw sizes are known
+	 * before any is read).
+	 */
+	if (nparts < 2 || raw_total > JT_STREAM_MAX_RAW)
 	{
 		memset(streamed, 0, nall * sizeof(bool));
 		pfree(values);
@@ -308,20 +310,12 @@ jt_shared_stream_build(struct varlena *pointer,
 	{
 		struct varlena *value = NULL;
 
-		for (int64 r = -1; r < (int64) nranges; r++)
+		/* ranges: as the flattener asks for them, an outside tree's too */
+		for (uint32 r = 0; r < nranges; r++)
 		{
-			JtPartEntry stored;
+			const JtPartEntry *stored = &ranges[r];
 
-			if (r < 0)
-			{
-				/* the tree, as opening the pointer asks for it */
-				if (!skel.has_tree_entry)
-					continue;
-				stored = skel.tree_entry;
-			}
-			else
-				stored = jt_stored_range(&skel, &ranges[r]);
-			if (stored.valueid != values[v].va_valueid)
+			if (stored->valueid != values[v].va_valueid)
 				continue;
 			if (value == NULL)
 			{
@@ -331,9 +325,9 @@ jt_shared_stream_build(struct varlena *pointer,
 					method = VARATT_EXTERNAL_GET_COMPRESS_METHOD(values[v]);
 			}
 			if (method == TOAST_INVALID_COMPRESSION_ID &&
-				jt_stored_compressed(&stored))
-				method = stored.extinfo >> VARLENA_EXTSIZE_BITS;
-			append_entry(&entries, &stored, value, skel.hdr.toastrelid,
+				jt_stored_compressed(stored))
+				method = stored->extinfo >> VARLENA_EXTSIZE_BITS;
+			append_entry(&entries, stored, value, skel.hdr.toastrelid,
 						 &units);
 			if (entries.len > JT_STREAM_MAX_RAW)
 				break;

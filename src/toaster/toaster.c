@@ -197,7 +197,8 @@ find_stream_under_tree(JtSkeleton *skel, DecodedValues *decoded)
 	uint32		n;
 	struct varlena **contents;
 
-	n = jt_distinct_values(values, jt_skeleton_list_parts(skel, &values));
+	n = jt_skeleton_list_parts(skel, &values);
+	n = jt_distinct_values(values, n);
 	contents = palloc(Max(n, 1) * sizeof(struct varlena *));
 	for (uint32 i = 0; i < n; i++)
 		contents[i] = decoded_value(decoded, &values[i]);
@@ -716,6 +717,8 @@ jt_delete(Relation rel, struct varlena *attr, struct varlena *replacement,
 static uint32
 listed_values(struct varlena *attr, JtSkeleton *skel, JtPartEntry **values)
 {
+	uint32		n;
+
 	jt_parse_pointer(attr, skel);
 	if (skel->tree_missing && HistoricSnapshotActive())
 	{
@@ -726,7 +729,8 @@ listed_values(struct varlena *attr, JtSkeleton *skel, JtPartEntry **values)
 	/* parsed already: only a tree outside the row is still to read */
 	if (skel->tree_missing)
 		jt_open_pointer(attr, skel);
-	return jt_distinct_values(*values, jt_skeleton_list_parts(skel, values));
+	n = jt_skeleton_list_parts(skel, values);
+	return jt_distinct_values(*values, n);
 }
 
 /*
