@@ -1039,8 +1039,9 @@ def logical_section(res, configs):
     lines = ["## Under wal_level = logical", "",
              f"{', '.join(benches)} again, on the instance restarted with "
              "`wal_level = logical` (`tools/bench.sh --logical`): every permanent "
-             "table is logically logged, and the toaster logs the stored chunks of "
-             "the parts a new version shares, for logical decoding.  Targets: WAL at "
+             "table is logically logged, and the toaster logs the parts a new "
+             "version shares, for logical decoding (their stored chunks, or one "
+             "stream of their raw contents compressed together).  Targets: WAL at "
              "most stock's with the same compression, TOAST growth at most 1.1x, U at "
              "least 5x stock's speed with pglz.", ""]
     lines.append(table(["config", "bench", "measure", "target", "value", "verdict"],
