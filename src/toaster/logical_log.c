@@ -399,13 +399,27 @@ queue_chunk(LogicalDecodingContext *ctx, XLogRecordBuffer *buf,
 	pfree(data);
 }
 
-/* Queue len bytes as the chunks of valueid from chunk number 0. */
-static void
-queue_value(LogicalDecodingContext *ctx, XLogRecordBuffer *buf,
-			const RelFileLocator *locator, Oid valueid, const char *data,
-			int32 len)
+/*
+ * Does this slot decode a record about locator's relation: of its database,
+ * from an origin the plugin wants?
+ */
+static bool
+slot_wants(LogicalDecodingContext *ctx, XLogReaderState *r,
+		   const RelFileLocator *locator)
 {
-	for (int32 off = 0, seq = 0; off < len; seq++)
+	if (locator->dbOid != ctx->slot->data.database)
+		return false;
+	return ctx->callbacks.filter_by_origin_cb == NULL ||
+		!filter_by_origin_cb_wrapper(ctx, XLogRecGetOrigin(r));
+}
+
+/* Queue len bytes as the chunks of valueid from chunk number first_seq. */
+static void
+queue_chunks(LogicalDecodingContext *ctx, XLogRecordBuffer *buf,
+			 const RelFileLocator *locator, Oid valueid, int32 first_seq,
+			 const char *data, int32 len)
+{
+	for (int32 off = 0, seq = first_seq; off < len; seq++)
 	{
 		int32		n = Min(TOAST_MAX_CHUNK_SIZE, len - off);
 
@@ -437,10 +451,7 @@ decode_shared_stream(LogicalDecodingContext *ctx, XLogRecordBuffer *buf)
 		xlrec.stream_len != len)
 		elog(ERROR, "jsonb_toaster decode: shared parts' record of %zu bytes does not hold what it says",
 			 len);
-	if (xlrec.toast_locator.dbOid != ctx->slot->data.database)
-		return;
-	if (ctx->callbacks.filter_by_origin_cb != NULL &&
-		filter_by_origin_cb_wrapper(ctx, XLogRecGetOrigin(r)))
+	if (!slot_wants(ctx, r, &xlrec.toast_locator))
 		return;
 
 	values = (const JtStreamValue *) (XLogRecGetData(r) + sizeof(xlrec));
@@ -458,15 +469,15 @@ decode_shared_stream(LogicalDecodingContext *ctx, XLogRecordBuffer *buf)
 
 		if (from_stream == size)
 		{
-			queue_value(ctx, buf, &xlrec.toast_locator, values[i].valueid,
-						stream + done, size);
+			queue_chunks(ctx, buf, &xlrec.toast_locator, values[i].valueid,
+						 0, stream + done, size);
 		}
 		else
 		{
 			piece = palloc0(size);
 			memcpy(piece, stream + done, from_stream);
-			queue_value(ctx, buf, &xlrec.toast_locator, values[i].valueid,
-						piece, size);
+			queue_chunks(ctx, buf, &xlrec.toast_locator, values[i].valueid,
+						 0, piece, size);
 			pfree(piece);
 		}
 		done += from_stream;
@@ -505,20 +516,10 @@ jt_rmgr_decode(LogicalDecodingContext *ctx, XLogRecordBuffer *buf)
 		elog(ERROR, "jsonb_toaster decode: record of toast value %u does not hold the %d bytes it says",
 			 xlrec.valueid, xlrec.len);
 
-	/* only the slot's database, and origins the plugin wants */
-	if (xlrec.toast_locator.dbOid != ctx->slot->data.database)
-		return;
-	if (ctx->callbacks.filter_by_origin_cb != NULL &&
-		filter_by_origin_cb_wrapper(ctx, XLogRecGetOrigin(r)))
+	if (!slot_wants(ctx, r, &xlrec.toast_locator))
 		return;
 
 	data = XLogRecGetData(r) + sizeof(xlrec);
-	for (int32 off = 0, seq = xlrec.first_seq; off < xlrec.len; seq++)
-	{
-		int32		len = Min(TOAST_MAX_CHUNK_SIZE, xlrec.len - off);
-
-		queue_chunk(ctx, buf, &xlrec.toast_locator, xlrec.valueid, seq,
-					data + off, len);
-		off += len;
-	}
+	queue_chunks(ctx, buf, &xlrec.toast_locator, xlrec.valueid,
+				 xlrec.first_seq, data, xlrec.len);
 }

@@ -212,6 +212,48 @@ value_streams(const JtPartEntry *ranges, uint32 nranges, Oid valueid,
 }
 
 /*
+ * Append to entries each part of skel (ranges[], as the flattener asks for
+ * them, an outside tree's too) that lies in one of values[]; *method gets
+ * the column's compression method, as the stored parts show it.
+ */
+static void
+collect_entries(StringInfo entries, const JtSkeleton *skel,
+				const JtPartEntry *ranges, uint32 nranges,
+				const varatt_external *values, uint32 nvalues,
+				uint32 *method)
+{
+	JtUnitCache units;
+
+	jt_unit_cache_init(&units);
+	for (uint32 v = 0; v < nvalues; v++)
+	{
+		struct varlena *value = NULL;
+
+		for (uint32 r = 0; r < nranges; r++)
+		{
+			const JtPartEntry *stored = &ranges[r];
+
+			if (stored->valueid != values[v].va_valueid)
+				continue;
+			if (value == NULL)
+			{
+				value = read_stored_value(&values[v]);
+				if (VARATT_EXTERNAL_IS_COMPRESSED(values[v]) &&
+					*method == TOAST_INVALID_COMPRESSION_ID)
+					*method = VARATT_EXTERNAL_GET_COMPRESS_METHOD(values[v]);
+			}
+			if (*method == TOAST_INVALID_COMPRESSION_ID &&
+				jt_stored_compressed(stored))
+				*method = stored->extinfo >> VARLENA_EXTSIZE_BITS;
+			append_entry(entries, stored, value, skel->hdr.toastrelid, &units);
+		}
+		if (value != NULL)
+			pfree(value);
+	}
+	jt_unit_cache_release(&units);
+}
+
+/*
  * The stream of the parts pointer takes over from those of all_values[]
  * (sorted by id: values pointer names and its store did not write) that
  * value_streams() chooses, *len bytes, palloc'd; streamed[i] says which
@@ -228,6 +270,7 @@ jt_shared_stream_build(struct varlena *pointer,
 	JtSkeleton	skel;
 	JtPartEntry *ranges;
 	uint32		nranges;
+	bool	   *chosen;
 	varatt_external *values;
 	uint32		nvalues = 0;
 	uint32		nparts = 0;
@@ -235,13 +278,12 @@ jt_shared_stream_build(struct varlena *pointer,
 	uint64		stored_total = 0;
 	uint32		method = TOAST_INVALID_COMPRESSION_ID;
 	StringInfoData entries;
-	JtUnitCache units;
-	JtStreamValue *order;
+	JtStreamValue *order = NULL;
 	JtStreamHeader hdr;
-	char	   *stream;
+	char	   *stream = NULL;
 	uint32		head_len;
 	uint32		stored_len;
-	struct varlena *compressed;
+	struct varlena *compressed = NULL;
 	struct varlena *body;
 
 	memset(streamed, 0, nall * sizeof(bool));
@@ -249,30 +291,28 @@ jt_shared_stream_build(struct varlena *pointer,
 	if (skel.hdr.inline_parts)
 		return NULL;
 	nranges = jt_skeleton_list_parts(&skel, &ranges);
+	chosen = palloc(nall * sizeof(bool));
 	values = palloc(nall * sizeof(varatt_external));
+	entries.data = NULL;
 	for (uint32 i = 0; i < nall; i++)
 	{
-		streamed[i] = value_streams(ranges, nranges, all_values[i].va_valueid,
-									VARATT_EXTERNAL_GET_EXTSIZE(all_values[i]),
-									&nparts, &raw_total);
-		if (streamed[i])
+		chosen[i] = value_streams(ranges, nranges, all_values[i].va_valueid,
+								  VARATT_EXTERNAL_GET_EXTSIZE(all_values[i]),
+								  &nparts, &raw_total);
+		if (chosen[i])
 		{
 			values[nvalues++] = all_values[i];
 			stored_total += VARATT_EXTERNAL_GET_EXTSIZE(all_values[i]);
 		}
 	}
+
 	/*
 	 * Parts compressed one by one gain from a stream, a single one not; a
 	 * stream over the limit is not built (the parts' raw sizes are known
 	 * before any is read).
 	 */
 	if (nparts < 2 || raw_total > JT_STREAM_MAX_RAW)
-	{
-		memset(streamed, 0, nall * sizeof(bool));
-		pfree(values);
-		pfree(ranges);
-		return NULL;
-	}
+		goto done;
 	head_len = sizeof(JtStreamHeader) + nvalues * sizeof(JtStreamValue);
 
 	/*
@@ -294,57 +334,14 @@ jt_shared_stream_build(struct varlena *pointer,
 		}
 	}
 	if (order[0].extsize < head_len)
-	{
-		pfree(order);
-		pfree(values);
-		pfree(ranges);
-		memset(streamed, 0, nall * sizeof(bool));
-		return NULL;
-	}
+		goto done;
 
 	/* each shared part as the flattener asks for it (a delta's base) */
 	initStringInfo(&entries);
 	appendStringInfoSpaces(&entries, VARHDRSZ);
-	jt_unit_cache_init(&units);
-	for (uint32 v = 0; v < nvalues && entries.len <= JT_STREAM_MAX_RAW; v++)
-	{
-		struct varlena *value = NULL;
-
-		/* ranges: as the flattener asks for them, an outside tree's too */
-		for (uint32 r = 0; r < nranges; r++)
-		{
-			const JtPartEntry *stored = &ranges[r];
-
-			if (stored->valueid != values[v].va_valueid)
-				continue;
-			if (value == NULL)
-			{
-				value = read_stored_value(&values[v]);
-				if (VARATT_EXTERNAL_IS_COMPRESSED(values[v]) &&
-					method == TOAST_INVALID_COMPRESSION_ID)
-					method = VARATT_EXTERNAL_GET_COMPRESS_METHOD(values[v]);
-			}
-			if (method == TOAST_INVALID_COMPRESSION_ID &&
-				jt_stored_compressed(stored))
-				method = stored->extinfo >> VARLENA_EXTSIZE_BITS;
-			append_entry(&entries, stored, value, skel.hdr.toastrelid,
-						 &units);
-			if (entries.len > JT_STREAM_MAX_RAW)
-				break;
-		}
-		if (value != NULL)
-			pfree(value);
-	}
-	jt_unit_cache_release(&units);
+	collect_entries(&entries, &skel, ranges, nranges, values, nvalues, &method);
 	if (entries.len > JT_STREAM_MAX_RAW)
-	{
-		pfree(entries.data);
-		pfree(order);
-		pfree(values);
-		pfree(ranges);
-		memset(streamed, 0, nall * sizeof(bool));
-		return NULL;
-	}
+		goto done;
 	SET_VARSIZE(entries.data, entries.len);
 
 	/* the header, the ids, then the entries, compressed if that pays */
@@ -355,16 +352,7 @@ jt_shared_stream_build(struct varlena *pointer,
 	body = compressed != NULL ? compressed : (struct varlena *) entries.data;
 	stored_len = VARSIZE(body);
 	if ((uint64) head_len + stored_len >= stored_total)
-	{
-		if (compressed != NULL)
-			pfree(compressed);
-		pfree(entries.data);
-		pfree(order);
-		pfree(values);
-		pfree(ranges);
-		memset(streamed, 0, nall * sizeof(bool));
-		return NULL;
-	}
+		goto done;
 	stream = palloc(head_len + stored_len);
 	memcpy(stream + head_len, body, stored_len);
 	memcpy(hdr.magic, JT_STREAM_MAGIC, JT_STREAM_MAGIC_LEN);
@@ -379,14 +367,21 @@ jt_shared_stream_build(struct varlena *pointer,
 	FIN_CRC32C(hdr.crc);
 	memcpy(stream, &hdr, sizeof(hdr));
 
-	if (compressed != NULL)
-		pfree(compressed);
-	pfree(entries.data);
-	pfree(values);
-	pfree(ranges);
+	memcpy(streamed, chosen, nall * sizeof(bool));
 	*order_out = order;
 	*norder = nvalues;
 	*len = head_len + stored_len;
+
+done:
+	if (stream == NULL && order != NULL)
+		pfree(order);
+	if (compressed != NULL)
+		pfree(compressed);
+	if (entries.data != NULL)
+		pfree(entries.data);
+	pfree(values);
+	pfree(chosen);
+	pfree(ranges);
 	return stream;
 }
 
