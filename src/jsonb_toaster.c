@@ -27,6 +27,7 @@
 #include "support/writing_statement.h"
 
 #ifdef JT_CUSTOM_TOAST
+#include "bytea/bytea_toaster.h"
 #include "toaster/toaster.h"
 #endif
 
@@ -46,6 +47,7 @@ _PG_init(void)
 {
 #ifdef JT_CUSTOM_TOAST
 	jt_toaster_init();
+	jt_bytea_toaster_init();
 	jt_overrides_init();
 	jt_uninstall_init();
 	jt_column_label_init();

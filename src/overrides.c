@@ -38,6 +38,7 @@
 #include "utils/fmgrprotos.h"
 #include "utils/guc.h"
 
+#include "bytea/bytea_append.h"
 #include "overrides.h"
 #include "read/accessors.h"
 #include "read/containment.h"
@@ -98,6 +99,7 @@ JT_OVERRIDE(jsonb_path_query_array, jt_jsonb_path_query_array)
 JT_OVERRIDE(jsonb_path_query_array_tz, jt_jsonb_path_query_array_tz)
 JT_OVERRIDE(jsonb_path_query_first, jt_jsonb_path_query_first)
 JT_OVERRIDE(jsonb_path_query_first_tz, jt_jsonb_path_query_first_tz)
+JT_OVERRIDE(byteacat, jt_bytea_cat)
 
 /* the handler returns routines: ours are chosen as an expression is set up */
 static Datum
@@ -164,6 +166,7 @@ static const struct
 	{F_JSONB_PATH_QUERY_ARRAY_TZ, override_jsonb_path_query_array_tz},
 	{F_JSONB_PATH_QUERY_FIRST, override_jsonb_path_query_first},
 	{F_JSONB_PATH_QUERY_FIRST_TZ, override_jsonb_path_query_first_tz},
+	{F_BYTEACAT, override_byteacat},
 };
 
 void
@@ -175,8 +178,9 @@ jt_overrides_init(void)
 							 "the jsonb_path_* functions, @?, @@ and the SQL/JSON query "
 							 "functions read only what they need of a stored document, and "
 							 "jsonb_set(), jsonb_insert(), #-, jsonb - text, jsonb - text[], "
-							 "|| and subscript assignment change only the parts they touch; "
-							 "the results are the same.  Works only with the library in "
+							 "|| and subscript assignment change only the parts they touch, "
+							 "and bytea || on a value of the appendable bytea toaster writes "
+							 "only the appended bytes; the results are the same.  Works only with the library in "
 							 "shared_preload_libraries.",
 							 &jt_override_builtins, true, PGC_USERSET, 0,
 							 NULL, NULL, NULL);

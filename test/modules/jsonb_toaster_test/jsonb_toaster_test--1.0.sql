@@ -127,3 +127,16 @@ CREATE FUNCTION jt_test_skeleton_set_tree_entry(skeleton jsonb, field text, valu
 RETURNS jsonb
 AS 'MODULE_PATHNAME', 'jt_test_skeleton_set_tree_entry'
 LANGUAGE C STRICT VOLATILE;
+
+-- The bytes of a custom TOAST pointer as stored (NULL for other values),
+-- and a bytea that is the pointer such bytes give: tests damage pointers
+-- of the appendable bytea toaster with them (patched servers only).
+CREATE FUNCTION jt_test_custom_pointer_bytes(value bytea)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'jt_test_custom_pointer_bytes'
+LANGUAGE C STRICT STABLE;
+
+CREATE FUNCTION jt_test_bytea_from_pointer_bytes(pointer bytea)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'jt_test_bytea_from_pointer_bytes'
+LANGUAGE C STRICT VOLATILE;

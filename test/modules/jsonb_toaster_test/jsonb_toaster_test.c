@@ -297,6 +297,7 @@ stored_part(const JtPartEntry *range, Oid toastrelid)
 	return detoast_attr(stored);
 }
 
+
 #endif							/* JT_CUSTOM_TOAST */
 
 PG_FUNCTION_INFO_V1(jt_test_part_bytes);
@@ -1011,6 +1012,77 @@ jt_test_skeleton_set_tree_entry(PG_FUNCTION_ARGS)
 	ereport(ERROR,
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			 errmsg("jt_test_skeleton_set_tree_entry needs a server with custom TOAST")));
+	PG_RETURN_NULL();
+#endif
+}
+
+PG_FUNCTION_INFO_V1(jt_test_custom_pointer_bytes);
+
+/*
+ * jt_test_custom_pointer_bytes(value bytea) returns bytea
+ *
+ * The bytes of a custom TOAST pointer as the row holds it (external
+ * header included), or NULL for any other datum.  The value is not
+ * de-TOASTed: the argument is taken as the column gives it.
+ */
+Datum
+jt_test_custom_pointer_bytes(PG_FUNCTION_ARGS)
+{
+#ifdef JT_CUSTOM_TOAST
+	struct varlena *attr = (struct varlena *) PG_GETARG_POINTER(0);
+	Size		len;
+	bytea	   *result;
+
+	if (!VARATT_IS_EXTERNAL_CUSTOM(attr))
+		PG_RETURN_NULL();
+	len = VARSIZE_EXTERNAL(attr);
+	result = palloc(len + VARHDRSZ);
+	SET_VARSIZE(result, len + VARHDRSZ);
+	memcpy(VARDATA(result), attr, len);
+	PG_RETURN_BYTEA_P(result);
+#else
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("jt_test_custom_pointer_bytes needs a server with custom TOAST")));
+	PG_RETURN_NULL();
+#endif
+}
+
+PG_FUNCTION_INFO_V1(jt_test_bytea_from_pointer_bytes);
+
+/*
+ * jt_test_bytea_from_pointer_bytes(pointer bytea) returns bytea
+ *
+ * A bytea datum that is the custom TOAST pointer given by its bytes (as
+ * jt_test_custom_pointer_bytes() returns them, perhaps damaged): lets
+ * tests present any pointer to the appendable bytea toaster.  Only the
+ * size the pointer declares is checked against the bytes given.
+ */
+Datum
+jt_test_bytea_from_pointer_bytes(PG_FUNCTION_ARGS)
+{
+#ifdef JT_CUSTOM_TOAST
+	bytea	   *bytes = PG_GETARG_BYTEA_PP(0);
+	Size		len = VARSIZE_ANY_EXHDR(bytes);
+	struct varlena *result;
+
+	if (len < VARHDRSZ_CUSTOM)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a custom TOAST pointer takes at least %d bytes",
+						(int) VARHDRSZ_CUSTOM)));
+	result = palloc(len);
+	memcpy(result, VARDATA_ANY(bytes), len);
+	if (!VARATT_IS_EXTERNAL_CUSTOM(result) ||
+		VARSIZE_EXTERNAL(result) != len)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the bytes are not a custom TOAST pointer of their size")));
+	PG_RETURN_POINTER(result);
+#else
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("jt_test_bytea_from_pointer_bytes needs a server with custom TOAST")));
 	PG_RETURN_NULL();
 #endif
 }

@@ -1,0 +1,273 @@
+--
+-- The appendable bytea toaster: a bytea column that opts in keeps its
+-- values as full chunks of one TOAST value plus a tail in the row, and
+-- data || x writes only the chunks the new bytes fill.  Every statement
+-- runs on "bt" and on "ref", a standard column, and the two must agree.
+--
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS jsonb_toaster;
+RESET client_min_messages;
+
+CREATE TABLE bt (id int PRIMARY KEY, note text, data bytea);
+ALTER TABLE bt ALTER COLUMN data SET (toaster = 'bytea_appendable');
+CREATE TABLE ref (id int PRIMARY KEY, note text, data bytea);
+
+-- n pseudo-random bytes (incompressible), different for each seed
+CREATE FUNCTION rnd(seed int, n int) RETURNS bytea LANGUAGE sql IMMUTABLE AS $$
+SELECT coalesce(string_agg(sha256(convert_to(seed::text || '/' || i, 'UTF8')), ''
+		ORDER BY i), '')::bytea
+FROM generate_series(0, (n - 1) / 32) i
+$$;
+CREATE FUNCTION sized(seed int, n int) RETURNS bytea LANGUAGE sql IMMUTABLE AS $$
+SELECT substring(rnd(seed, n) FROM 1 FOR n)
+$$;
+
+-- the TOAST rows of rel's TOAST relation, by value: how many values, how
+-- many chunks in all, and how many rows fewer than whole chunks
+CREATE FUNCTION toast_rows(rel regclass, OUT vals bigint, OUT chunks bigint)
+LANGUAGE plpgsql AS $$
+BEGIN
+	EXECUTE format('SELECT count(DISTINCT chunk_id), count(*) FROM %s',
+				   (SELECT reltoastrelid::regclass FROM pg_class WHERE oid = rel))
+		INTO vals, chunks;
+END $$;
+-- rows of bt whose value differs from ref's, in any way a reader sees it
+CREATE FUNCTION differ() RETURNS text LANGUAGE sql AS $$
+SELECT coalesce(string_agg(id::text, ',' ORDER BY id), 'none')
+FROM bt FULL JOIN ref USING (id)
+WHERE bt.data IS DISTINCT FROM ref.data
+   OR length(bt.data) IS DISTINCT FROM length(ref.data)
+   OR md5(bt.data) IS DISTINCT FROM md5(ref.data)
+   OR sha256(bt.data) IS DISTINCT FROM sha256(ref.data)
+   OR bt.note IS DISTINCT FROM ref.note
+$$;
+-- slices of every row at offsets around chunk boundaries and the tail
+CREATE FUNCTION slices_differ() RETURNS bigint LANGUAGE sql AS $$
+SELECT count(*)
+FROM bt JOIN ref USING (id),
+	 (VALUES (1), (2), (1996), (1997), (1998), (3992), (3993), (5000), (9000),
+			 (19960), (19961), (30000)) o (off),
+	 (VALUES (1), (2), (10), (1996), (2000), (5000)) l (len)
+WHERE substring(bt.data FROM o.off FOR l.len) IS DISTINCT FROM
+	  substring(ref.data FROM o.off FOR l.len)
+   OR substring(bt.data FROM o.off) IS DISTINCT FROM substring(ref.data FROM o.off)
+   OR (length(bt.data) > 0 AND
+	   get_byte(bt.data, least(o.off, length(bt.data) - 1)) IS DISTINCT FROM
+	   get_byte(ref.data, least(o.off, length(ref.data) - 1)))
+$$;
+-- what the pointer of bt's row id says: pg_column_size() gives the
+-- pointer's size plus its chunks' bytes, so that less the value's bytes is
+-- the pointer's fixed part and 8 bytes a run
+CREATE FUNCTION runs(i int) RETURNS int LANGUAGE sql AS $$
+SELECT (pg_column_size(data) - length(data) - 28) / 8 FROM bt WHERE id = i
+$$;
+
+-- values of every size: under a chunk (left to standard TOAST, inline),
+-- whole chunks, chunks and a tail
+INSERT INTO ref VALUES (1, 'a', sized(1, 100)), (2, 'b', sized(2, 1996 * 5)),
+	(3, 'c', sized(3, 1996 * 5 + 7)), (4, 'd', sized(4, 30000)),
+	(5, 'e', NULL), (6, 'f', sized(6, 0));
+INSERT INTO bt SELECT * FROM ref;
+SELECT differ(), slices_differ();
+SELECT id, length(data), pg_column_size(data) - length(data) AS overhead
+FROM bt ORDER BY id;
+SELECT * FROM toast_rows('bt');
+
+-- an append that fits the tail writes no chunk; one that fills chunks
+-- writes only those, into the same TOAST value
+UPDATE bt SET data = data || '\x01'::bytea WHERE id = 3;
+UPDATE ref SET data = data || '\x01'::bytea WHERE id = 3;
+SELECT * FROM toast_rows('bt');
+UPDATE bt SET data = data || sized(33, 5000) WHERE id = 3;
+UPDATE ref SET data = data || sized(33, 5000) WHERE id = 3;
+SELECT * FROM toast_rows('bt');
+SELECT runs(3);
+-- exactly to a chunk's end, then from an empty tail
+UPDATE bt SET data = data || sized(34, 1996 - length(data) % 1996) WHERE id = 3;
+UPDATE ref SET data = data || sized(34, 1996 - length(data) % 1996) WHERE id = 3;
+SELECT length(data) % 1996 AS tail FROM bt WHERE id = 3;
+UPDATE bt SET data = data || sized(35, 1996 * 3) WHERE id = 3;
+UPDATE ref SET data = data || sized(35, 1996 * 3) WHERE id = 3;
+-- several appends in one expression, an empty one, and to every row
+UPDATE bt SET data = data || '\x0203'::bytea || sized(36, 3000) || ''::bytea;
+UPDATE ref SET data = data || '\x0203'::bytea || sized(36, 3000) || ''::bytea;
+SELECT differ(), slices_differ();
+SELECT * FROM toast_rows('bt');
+SELECT id, runs(id) FROM bt WHERE id IN (2, 3, 4) ORDER BY id;
+
+-- the result of an append read in the same statement, or elsewhere
+SELECT md5(bt.data || '\xff'::bytea) = md5(ref.data || '\xff'::bytea),
+	   length(bt.data || '\xff'::bytea), position('\x0203'::bytea IN bt.data) =
+	   position('\x0203'::bytea IN ref.data),
+	   substring(bt.data || sized(7, 50) FROM length(bt.data) - 2 FOR 10) =
+	   substring(ref.data || sized(7, 50) FROM length(ref.data) - 2 FOR 10)
+FROM bt JOIN ref USING (id) WHERE id = 4;
+CREATE TABLE copied AS SELECT id, data || '\x09'::bytea AS data FROM bt;
+SELECT count(*) FROM copied JOIN ref USING (id)
+WHERE copied.data IS DISTINCT FROM ref.data || '\x09'::bytea;
+DROP TABLE copied;
+
+-- an update of another column keeps the value; appends after it go on
+UPDATE bt SET note = 'cc' WHERE id = 3;
+UPDATE ref SET note = 'cc' WHERE id = 3;
+SELECT * FROM toast_rows('bt');
+UPDATE bt SET data = data || sized(37, 2500), note = 'ccc' WHERE id = 3;
+UPDATE ref SET data = data || sized(37, 2500), note = 'ccc' WHERE id = 3;
+SELECT differ(), slices_differ();
+
+-- appends that abort: the row reads what it had; the next append numbers
+-- its chunks past the aborted ones, in a run of their own
+BEGIN;
+UPDATE bt SET data = data || sized(38, 8000) WHERE id = 2;
+ROLLBACK;
+SELECT differ(), runs(2);
+UPDATE bt SET data = data || sized(39, 4000) WHERE id = 2;
+UPDATE ref SET data = data || sized(39, 4000) WHERE id = 2;
+SELECT differ(), slices_differ(), runs(2);
+-- in a subtransaction, and twice in a transaction
+BEGIN;
+SAVEPOINT s;
+UPDATE bt SET data = data || sized(40, 4000) WHERE id = 4;
+ROLLBACK TO s;
+UPDATE bt SET data = data || sized(41, 4000) WHERE id = 4;
+UPDATE bt SET data = data || sized(42, 4000) WHERE id = 4;
+COMMIT;
+UPDATE ref SET data = data || sized(41, 4000) || sized(42, 4000) WHERE id = 4;
+SELECT differ(), slices_differ(), runs(4);
+
+-- a value whose aborted appends leave it too many runs is stored anew
+DO $$
+BEGIN
+	FOR i IN 1 .. 34 LOOP
+		BEGIN
+			UPDATE bt SET data = data || sized(100 + i, 2000) WHERE id = 2;
+			RAISE EXCEPTION 'abort';
+		EXCEPTION WHEN raise_exception THEN
+		END;
+		UPDATE bt SET data = data || sized(200 + i, 2000) WHERE id = 2;
+		UPDATE ref SET data = data || sized(200 + i, 2000) WHERE id = 2;
+	END LOOP;
+END $$;
+SELECT differ(), slices_differ(), runs(2) BETWEEN 1 AND 32 AS runs_bounded;
+
+-- replacing a value deletes its chunks; deleting the row too
+VACUUM bt;
+SELECT * FROM toast_rows('bt');
+UPDATE bt SET data = sized(50, 9000) WHERE id = 2;
+UPDATE ref SET data = sized(50, 9000) WHERE id = 2;
+DELETE FROM bt WHERE id = 4;
+DELETE FROM ref WHERE id = 4;
+VACUUM bt;
+SELECT differ(), slices_differ();
+SELECT * FROM toast_rows('bt');
+SELECT sum(length(data) / 1996) AS live_chunks FROM bt WHERE length(data) >= 1996;
+
+-- INSERT .. ON CONFLICT DO UPDATE appends as UPDATE does
+INSERT INTO bt VALUES (3, 'ccc', sized(60, 10)) ON CONFLICT (id)
+	DO UPDATE SET data = bt.data || excluded.data;
+INSERT INTO ref VALUES (3, 'ccc', sized(60, 10)) ON CONFLICT (id)
+	DO UPDATE SET data = ref.data || excluded.data;
+SELECT differ();
+
+-- with the overrides off, || is the builtin's and the value is stored anew
+SET jsonb_toaster.override_builtins = off;
+UPDATE bt SET data = data || sized(61, 3000) WHERE id = 3;
+RESET jsonb_toaster.override_builtins;
+UPDATE ref SET data = data || sized(61, 3000) WHERE id = 3;
+SELECT differ(), runs(3);
+
+-- a compressed column's values are stored uncompressed by the toaster
+CREATE TABLE btc (id int, data bytea COMPRESSION pglz);
+ALTER TABLE btc ALTER COLUMN data SET (toaster = 'bytea_appendable');
+INSERT INTO btc SELECT 1, convert_to(repeat('abc', 10000), 'UTF8');
+UPDATE btc SET data = data || convert_to(repeat('abc', 1000), 'UTF8');
+SELECT length(data), pg_column_size(data) > length(data) AS uncompressed,
+	data = convert_to(repeat('abc', 11000), 'UTF8') AS same
+FROM btc;
+DROP TABLE btc;
+
+-- a column of another type that names the toaster keeps standard TOAST
+CREATE TABLE btt (id int, data text);
+ALTER TABLE btt ALTER COLUMN data SET (toaster = 'bytea_appendable');
+INSERT INTO btt SELECT 1, repeat(md5('x'), 500);
+UPDATE btt SET data = data || 'y';
+SELECT length(data), data = repeat(md5('x'), 500) || 'y' FROM btt;
+DROP TABLE btt;
+
+-- rewrites read each value back and store it anew, readable and appendable
+VACUUM FULL bt;
+SELECT differ(), slices_differ();
+CLUSTER bt USING bt_pkey;
+SELECT differ(), slices_differ();
+ALTER TABLE bt ALTER COLUMN data TYPE bytea USING data || '\x0a'::bytea;
+UPDATE ref SET data = data || '\x0a'::bytea;
+SELECT differ(), slices_differ();
+UPDATE bt SET data = data || sized(70, 4100);
+UPDATE ref SET data = data || sized(70, 4100);
+SELECT differ(), slices_differ();
+VACUUM bt;
+SELECT (toast_rows('bt')).chunks =
+	(SELECT sum(CASE WHEN pg_column_size(data) > length(data)
+			THEN length(data) / 1996 ELSE (length(data) + 1995) / 1996 END)
+	 FROM bt WHERE pg_column_size(data) >= 1996) AS chunks_all_live;
+
+-- a damaged pointer or chunk raises an ERROR for data corruption
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS jsonb_toaster_test;
+RESET client_min_messages;
+CREATE FUNCTION le(v bigint, n int) RETURNS bytea LANGUAGE sql IMMUTABLE AS $$
+SELECT string_agg(set_byte('\x00'::bytea, 0, ((v >> (8 * i)) & 255)::int), ''
+		ORDER BY i)
+FROM generate_series(0, n - 1) i
+$$;
+-- row 3's pointer with bytes b at byte pos (from 0): header at 2, payload
+-- at 16 (TOAST relation, value, runs, tail length, then the runs)
+CREATE FUNCTION damaged(pos int, b bytea) RETURNS bytea LANGUAGE sql AS $$
+SELECT jt_test_bytea_from_pointer_bytes(
+	overlay(jt_test_custom_pointer_bytes(data) PLACING b FROM pos + 1))
+FROM bt WHERE id = 3
+$$;
+-- the error a query raises, with its detail, object ids masked
+CREATE FUNCTION try(query text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE r text; d text;
+BEGIN
+	EXECUTE query INTO r;
+	RETURN r;
+EXCEPTION WHEN OTHERS THEN
+	GET STACKED DIAGNOSTICS d = PG_EXCEPTION_DETAIL;
+	RETURN regexp_replace(SQLSTATE || ': ' || SQLERRM ||
+		coalesce(' (' || nullif(d, '') || ')', ''),
+		'(toast value |pg_toast_|relation |Its chunks and tail hold |header says )[0-9]+',
+		'\1N', 'g');
+END $$;
+SELECT (SELECT get_byte(jt_test_custom_pointer_bytes(data), 24) FROM bt WHERE id = 3)
+	AS nruns;
+SELECT d.kase, try(format(
+	'SELECT md5(damaged(%s, %L::bytea)) = md5(data) FROM bt WHERE id = 3',
+	d.pos, d.b))
+FROM (VALUES
+	('intact', 0, ''::bytea),
+	('version', 15, '\x07'),
+	('no runs', 24, le(0, 2)),
+	('too many runs', 24, le(33, 2)),
+	('tail of a chunk', 26, le(1996, 2)),
+	('raw size', 6, le((SELECT length(data) + 5 FROM bt WHERE id = 3), 4)),
+	('empty run', 32, le(0, 4)),
+	('negative run', 28, le(4294967295, 4)),
+	('run shifted', 28, le(1, 4)),
+	('no such value', 20, le(1, 4)),
+	('no relation', 16, le(0, 4)),
+	('not a TOAST relation', 16, le('pg_class'::regclass::oid::bigint, 4)),
+	('an append', 15, '\x80')) d (kase, pos, b);
+-- one chunk more than the value has, the sizes agreeing
+SELECT try($q$SELECT md5(jt_test_bytea_from_pointer_bytes(
+	overlay(overlay(jt_test_custom_pointer_bytes(data)
+		PLACING le(length(data) + 1996 + 4, 4) FROM 7)
+		PLACING le(length(data) / 1996 + 1, 4) FROM 33)))
+	FROM bt WHERE id = 3$q$) AS one_chunk_more;
+DROP FUNCTION le(bigint, int), damaged(int, bytea), try(text);
+DROP EXTENSION jsonb_toaster_test;
+
+DROP TABLE bt, ref;
+DROP FUNCTION rnd(int, int), sized(int, int), toast_rows(regclass), differ(),
+	slices_differ(), runs(int);

@@ -1,0 +1,313 @@
+/*-------------------------------------------------------------------------
+ *
+ * bytea_chunks.c
+ *	  The chunks of an appendable bytea's TOAST value: read, add, delete.
+ *
+ * The value's chunks are rows of its table's TOAST relation, as standard
+ * TOAST writes them, under one value id; unlike a standard value's, their
+ * number grows with appends, and a row version reads only the runs of
+ * sequence numbers its pointer names.  Every scan is bounded by those
+ * numbers: chunks past them belong to later versions, or to appends that
+ * aborted, which TOAST's snapshot does not hide until their rows are
+ * hinted (see docs/appendable-bytea.md).
+ *
+ * Copyright (c) 2026, jsonb_toaster developers
+ *
+ * src/bytea/bytea_chunks.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/heapam.h"
+#include "access/heaptoast.h"
+#include "access/htup_details.h"
+#include "access/relscan.h"
+#include "access/table.h"
+#include "access/toast_internals.h"
+#include "access/xact.h"
+#include "catalog/index.h"
+#include "catalog/pg_class.h"
+#include "miscadmin.h"
+#include "utils/fmgroids.h"
+#include "utils/snapmgr.h"
+
+#include "bytea/bytea_chunks.h"
+#include "support/compat.h"
+
+/* A TOAST relation opened with its indexes. */
+typedef struct ToastRel
+{
+	Relation	rel;
+	Relation   *indexes;
+	int			nindexes;
+	int			valid;
+} ToastRel;
+
+static void
+open_toast(Oid toastrelid, LOCKMODE lockmode, ToastRel *t)
+{
+	t->rel = table_open(toastrelid, lockmode);
+	/* a damaged pointer may name any relation */
+	if (t->rel->rd_rel->relkind != RELKIND_TOASTVALUE)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("TOAST pointer names relation \"%s\", which is not a TOAST relation",
+						RelationGetRelationName(t->rel))));
+	t->valid = toast_open_indexes(t->rel, lockmode, &t->indexes,
+								  &t->nindexes);
+}
+
+/* Locks stay until the end of the transaction, as core's TOAST code keeps them. */
+static void
+close_toast(ToastRel *t)
+{
+	toast_close_indexes(t->indexes, t->nindexes, NoLock);
+	table_close(t->rel, NoLock);
+}
+
+/* Scan chunks first .. last of value valueid, in order. */
+static SysScanDesc
+begin_chunk_scan(ToastRel *t, Snapshot snapshot, Oid valueid, int32 first,
+				 int32 last, ScanKeyData *keys)
+{
+	ScanKeyInit(&keys[0], (AttrNumber) 1, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(valueid));
+	ScanKeyInit(&keys[1], (AttrNumber) 2, BTGreaterEqualStrategyNumber,
+				F_INT4GE, Int32GetDatum(first));
+	ScanKeyInit(&keys[2], (AttrNumber) 2, BTLessEqualStrategyNumber,
+				F_INT4LE, Int32GetDatum(last));
+	return systable_beginscan_ordered(t->rel, t->indexes[t->valid], snapshot,
+									  3, keys);
+}
+
+/* The bytes of chunk tuple, which must be chunk "expected" and full. */
+static const char *
+chunk_bytes(ToastRel *t, HeapTuple tuple, Oid valueid, int32 expected)
+{
+	TupleDesc	desc = RelationGetDescr(t->rel);
+	bool		isnull;
+	int32		seq;
+	Pointer		chunk;
+
+	seq = DatumGetInt32(fastgetattr(tuple, 2, desc, &isnull));
+	if (isnull || seq != expected)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("unexpected chunk number %d (expected %d) for toast value %u in %s",
+						isnull ? -1 : seq, expected, valueid,
+						RelationGetRelationName(t->rel))));
+	chunk = DatumGetPointer(fastgetattr(tuple, 3, desc, &isnull));
+	if (isnull || VARATT_IS_EXTENDED(chunk) ||
+		VARSIZE(chunk) - VARHDRSZ != JT_BYTEA_CHUNK)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("chunk %d of toast value %u in %s is not a full chunk",
+						seq, valueid, RelationGetRelationName(t->rel))));
+	return VARDATA(chunk);
+}
+
+/*
+ * Copy bytes offset .. offset + length - 1 of value into dest, reading
+ * only the chunks that hold them.
+ */
+void
+jt_bytea_read(const JtByteaValue *value, int64 offset, int64 length,
+			  char *dest)
+{
+	ToastRel	t = {0};
+	Snapshot	snapshot = NULL;
+	int64		end = offset + length;
+	int64		run_start = 0;
+
+#if PG_VERSION_NUM < 180000
+	SnapshotData toast_snapshot;
+#endif
+
+	Assert(offset >= 0 && length >= 0 && end <= value->size);
+	for (int i = 0; i < value->nruns && run_start < end; i++)
+	{
+		const JtByteaRun *run = &value->runs[i];
+		int64		run_end = run_start + run->count * JT_BYTEA_CHUNK;
+		int64		from = Max(offset, run_start);
+		int64		to = Min(end, run_end);
+		int32		first;
+		int32		last;
+		ScanKeyData keys[3];
+		SysScanDesc scan;
+		HeapTuple	tuple;
+
+		if (from < to)
+		{
+			first = (int32) ((from - run_start) / JT_BYTEA_CHUNK);
+			last = (int32) ((to - 1 - run_start) / JT_BYTEA_CHUNK);
+			if (t.rel == NULL)
+			{
+				open_toast(value->toastrelid, AccessShareLock, &t);
+				snapshot = jt_get_toast_snapshot(&toast_snapshot);
+			}
+			scan = begin_chunk_scan(&t, snapshot, value->valueid,
+									run->first + first, run->first + last,
+									keys);
+			for (int32 c = first; c <= last; c++)
+			{
+				int64		chunk_start = run_start +
+					c * JT_BYTEA_CHUNK;
+				int64		lo = Max(from, chunk_start);
+				int64		hi = Min(to, chunk_start + JT_BYTEA_CHUNK);
+				const char *bytes;
+
+				CHECK_FOR_INTERRUPTS();
+				tuple = systable_getnext_ordered(scan, ForwardScanDirection);
+				if (tuple == NULL)
+					ereport(ERROR,
+							(errcode(ERRCODE_DATA_CORRUPTED),
+							 errmsg("missing chunk number %d for toast value %u in %s",
+									run->first + c, value->valueid,
+									RelationGetRelationName(t.rel))));
+				bytes = chunk_bytes(&t, tuple, value->valueid, run->first + c);
+				memcpy(dest + (lo - offset), bytes + (lo - chunk_start),
+					   hi - lo);
+			}
+			systable_endscan_ordered(scan);
+		}
+		run_start = run_end;
+	}
+	if (t.rel != NULL)
+		close_toast(&t);
+
+	/* the tail, from the pointer */
+	if (end > value->chunk_bytes)
+	{
+		int64		from = Max(offset, value->chunk_bytes);
+
+		memcpy(dest + (from - offset),
+			   value->tail + (from - value->chunk_bytes), end - from);
+	}
+}
+
+/*
+ * The first sequence number after every chunk value valueid has in rel's
+ * TOAST relation, dead or alive: an append's chunks must not take the
+ * number of an aborted append's, which TOAST's snapshot may still show.
+ */
+int32
+jt_bytea_next_free_seq(Relation rel, Oid valueid)
+{
+	ToastRel	t;
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	int32		next = 0;
+
+	open_toast(rel->rd_rel->reltoastrelid, RowExclusiveLock, &t);
+	ScanKeyInit(&key, (AttrNumber) 1, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(valueid));
+	scan = systable_beginscan_ordered(t.rel, t.indexes[t.valid], SnapshotAny,
+									  1, &key);
+	tuple = systable_getnext_ordered(scan, BackwardScanDirection);
+	if (tuple != NULL)
+	{
+		bool		isnull;
+		int32		seq;
+
+		seq = DatumGetInt32(fastgetattr(tuple, 2, RelationGetDescr(t.rel),
+										&isnull));
+		if (isnull || seq == PG_INT32_MAX)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("invalid chunk number for toast value %u in %s",
+							valueid, RelationGetRelationName(t.rel))));
+		next = seq + 1;
+	}
+	systable_endscan_ordered(scan);
+	close_toast(&t);
+	return next;
+}
+
+/*
+ * Add nchunks full chunks of data to value valueid in rel's TOAST
+ * relation, numbered from first_seq, as toast_save_datum() writes chunks.
+ */
+void
+jt_bytea_insert_chunks(Relation rel, Oid valueid, int32 first_seq,
+					   const char *data, int32 nchunks)
+{
+	ToastRel	t;
+	CommandId	cid = GetCurrentCommandId(true);
+	Datum		values[3];
+	bool		isnull[3] = {false, false, false};
+	union
+	{
+		struct varlena hdr;
+		char		data[TOAST_MAX_CHUNK_SIZE + VARHDRSZ];
+		int32		align_it;	/* for the varlena header */
+	}			chunk;
+
+	Assert(nchunks > 0 && (int64) first_seq + nchunks - 1 <= PG_INT32_MAX);
+	open_toast(rel->rd_rel->reltoastrelid, RowExclusiveLock, &t);
+	values[0] = ObjectIdGetDatum(valueid);
+	values[2] = PointerGetDatum(&chunk);
+	SET_VARSIZE(&chunk, JT_BYTEA_CHUNK + VARHDRSZ);
+	for (int32 i = 0; i < nchunks; i++)
+	{
+		HeapTuple	tuple;
+
+		CHECK_FOR_INTERRUPTS();
+		values[1] = Int32GetDatum(first_seq + i);
+		memcpy(VARDATA(&chunk), data + i * JT_BYTEA_CHUNK,
+			   JT_BYTEA_CHUNK);
+		tuple = heap_form_tuple(RelationGetDescr(t.rel), values, isnull);
+		heap_insert(t.rel, tuple, cid, 0, NULL);
+
+		/* the TOAST relation's indexes are on (chunk_id, chunk_seq) only */
+		for (int j = 0; j < t.nindexes; j++)
+		{
+			if (t.indexes[j]->rd_index->indisready)
+				index_insert(t.indexes[j], values, isnull, &tuple->t_self,
+							 t.rel,
+							 t.indexes[j]->rd_index->indisunique ?
+							 UNIQUE_CHECK_YES : UNIQUE_CHECK_NO,
+							 false, NULL);
+		}
+		heap_freetuple(tuple);
+	}
+	close_toast(&t);
+}
+
+/* Delete the chunks value names (and only those) from rel's TOAST relation. */
+void
+jt_bytea_delete_chunks(Relation rel, const JtByteaValue *value,
+					   bool is_speculative)
+{
+	ToastRel	t;
+	Snapshot	snapshot;
+
+#if PG_VERSION_NUM < 180000
+	SnapshotData toast_snapshot;
+#endif
+
+	open_toast(value->toastrelid, RowExclusiveLock, &t);
+	snapshot = jt_get_toast_snapshot(&toast_snapshot);
+	for (int i = 0; i < value->nruns; i++)
+	{
+		const JtByteaRun *run = &value->runs[i];
+		ScanKeyData keys[3];
+		SysScanDesc scan;
+		HeapTuple	tuple;
+
+		scan = begin_chunk_scan(&t, snapshot, value->valueid, run->first,
+								run->first + run->count - 1, keys);
+		while ((tuple = systable_getnext_ordered(scan,
+												 ForwardScanDirection)) != NULL)
+		{
+			if (is_speculative)
+				heap_abort_speculative(t.rel, &tuple->t_self);
+			else
+				simple_heap_delete(t.rel, &tuple->t_self);
+		}
+		systable_endscan_ordered(scan);
+	}
+	close_toast(&t);
+}

@@ -1,0 +1,27 @@
+/*-------------------------------------------------------------------------
+ *
+ * bytea_chunks.h
+ *	  The chunks of an appendable bytea's TOAST value: read, add, delete.
+ *
+ * Copyright (c) 2026, jsonb_toaster developers
+ *
+ * src/bytea/bytea_chunks.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef JSONB_TOASTER_BYTEA_CHUNKS_H
+#define JSONB_TOASTER_BYTEA_CHUNKS_H
+
+#include "utils/rel.h"
+
+#include "bytea/bytea_pointer.h"
+
+extern void jt_bytea_read(const JtByteaValue *value, int64 offset,
+						  int64 length, char *dest);
+extern int32 jt_bytea_next_free_seq(Relation rel, Oid valueid);
+extern void jt_bytea_insert_chunks(Relation rel, Oid valueid, int32 first_seq,
+								   const char *data, int32 nchunks);
+extern void jt_bytea_delete_chunks(Relation rel, const JtByteaValue *value,
+								   bool is_speculative);
+
+#endif							/* JSONB_TOASTER_BYTEA_CHUNKS_H */

@@ -1,0 +1,223 @@
+/*-------------------------------------------------------------------------
+ *
+ * bytea_pointer.c
+ *	  Read and write the pointers of the appendable bytea toaster.
+ *
+ * A pointer read from a row is checked in full before anything follows
+ * it: a damaged one raises ERRCODE_DATA_CORRUPTED, never reads past its
+ * end or names chunks that do not add up to the size it gives.
+ *
+ * Copyright (c) 2026, jsonb_toaster developers
+ *
+ * src/bytea/bytea_pointer.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/heaptoast.h"
+#include "utils/memutils.h"
+
+#include "bytea/bytea_pointer.h"
+
+static void
+corrupt_pointer(const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("invalid TOAST pointer of toaster \"%s\"",
+					BYTEA_TOASTER_NAME),
+			 errdetail_internal("%s", detail)));
+}
+
+static varatt_custom
+pointer_header(const struct varlena *attr)
+{
+	varatt_custom header;
+
+	Assert(jt_bytea_is_pointer(attr));
+	VARATT_CUSTOM_GET_HEADER(header, attr);
+	if (header.va_size < VARHDRSZ_CUSTOM)
+		corrupt_pointer("The pointer is shorter than its header.");
+	return header;
+}
+
+/* Is attr an append held in memory (not a stored value)? */
+bool
+jt_bytea_is_append(const struct varlena *attr)
+{
+	return pointer_header(attr).va_version == JT_BYTEA_APPEND_VERSION;
+}
+
+/*
+ * Parse and check a stored pointer.  value->tail points into attr, which
+ * the caller keeps.
+ */
+void
+jt_bytea_parse(const struct varlena *attr, JtByteaValue *value)
+{
+	varatt_custom header = pointer_header(attr);
+	const char *payload = VARDATA_CUSTOM(attr);
+	uint32		payload_len = header.va_size - VARHDRSZ_CUSTOM;
+	JtByteaHeader hdr;
+	int64		expected_len;
+	int32		next_free = 0;
+
+	if (header.va_version != JT_BYTEA_STORED_VERSION)
+		corrupt_pointer(psprintf("Format version %u is not a stored value's.",
+								 header.va_version));
+	if (payload_len < sizeof(JtByteaHeader))
+		corrupt_pointer("The pointer is shorter than its payload's header.");
+	memcpy(&hdr, payload, sizeof(hdr));
+	if (hdr.nruns < 1 || hdr.nruns > JT_BYTEA_MAX_RUNS)
+		corrupt_pointer(psprintf("It names %u runs of chunks.", hdr.nruns));
+	if (hdr.taillen >= JT_BYTEA_CHUNK)
+		corrupt_pointer(psprintf("Its tail of %u bytes would fill a chunk.",
+								 hdr.taillen));
+	expected_len = sizeof(JtByteaHeader) +
+		(int64) hdr.nruns * sizeof(JtByteaRun) + hdr.taillen;
+	if (payload_len != expected_len)
+		corrupt_pointer(psprintf("Its payload has %u bytes, not %lld.",
+								 payload_len, (long long) expected_len));
+	if (!OidIsValid(hdr.toastrelid) || !OidIsValid(hdr.valueid))
+		corrupt_pointer("It names no TOAST value.");
+
+	value->toastrelid = hdr.toastrelid;
+	value->valueid = hdr.valueid;
+	value->nruns = hdr.nruns;
+	memcpy(value->runs, payload + sizeof(JtByteaHeader),
+		   hdr.nruns * sizeof(JtByteaRun));
+	value->chunk_bytes = 0;
+	for (int i = 0; i < value->nruns; i++)
+	{
+		const JtByteaRun *run = &value->runs[i];
+
+		/* runs ascend without overlapping, so no chunk is read twice */
+		if (run->count < 1 || run->first < next_free ||
+			(int64) run->first + run->count - 1 > PG_INT32_MAX)
+			corrupt_pointer(psprintf("Run %d (chunks %d, %d of them) is out of order.",
+									 i, run->first, run->count));
+		next_free = run->first + run->count;
+		value->chunk_bytes += run->count * JT_BYTEA_CHUNK;
+	}
+	value->taillen = hdr.taillen;
+	value->tail = payload + expected_len - hdr.taillen;
+	value->size = value->chunk_bytes + value->taillen;
+	if (value->size + VARHDRSZ != header.va_rawsize ||
+		value->size + VARHDRSZ > MaxAllocSize)
+		corrupt_pointer(psprintf("Its chunks and tail hold %lld bytes, its header says %d.",
+								 (long long) value->size,
+								 header.va_rawsize - VARHDRSZ));
+}
+
+/* A stored pointer for value (palloc'd). */
+struct varlena *
+jt_bytea_make_pointer(const JtByteaValue *value)
+{
+	varatt_custom header = {0};
+	JtByteaHeader hdr = {0};
+	Size		runs_len = value->nruns * sizeof(JtByteaRun);
+	Size		size = VARHDRSZ_CUSTOM + sizeof(JtByteaHeader) + runs_len +
+		value->taillen;
+	struct varlena *result;
+	char	   *at;
+
+	Assert(value->nruns >= 1 && value->nruns <= JT_BYTEA_MAX_RUNS);
+	Assert(value->taillen >= 0 && value->taillen < JT_BYTEA_CHUNK);
+	Assert(value->size + VARHDRSZ <= MaxAllocSize);
+
+	header.va_size = size;
+	header.va_rawsize = (int32) (value->size + VARHDRSZ);
+	header.va_storedsize = (uint32) Min(size + value->chunk_bytes,
+										(int64) PG_UINT32_MAX);
+	header.va_toasterid = BYTEA_TOASTER_ID;
+	header.va_version = JT_BYTEA_STORED_VERSION;
+	hdr.toastrelid = value->toastrelid;
+	hdr.valueid = value->valueid;
+	hdr.nruns = value->nruns;
+	hdr.taillen = value->taillen;
+
+	result = palloc(size);
+	SET_VARTAG_EXTERNAL(result, VARTAG_CUSTOM);
+	memcpy(VARDATA_EXTERNAL(result), &header, offsetof(varatt_custom, va_data));
+	at = VARDATA_CUSTOM(result);
+	memcpy(at, &hdr, sizeof(hdr));
+	at += sizeof(hdr);
+	memcpy(at, value->runs, runs_len);
+	at += runs_len;
+	if (value->taillen > 0)
+		memcpy(at, value->tail, value->taillen);
+	return result;
+}
+
+/*
+ * The parts of an append held in memory: the stored pointer it extends
+ * and the bytes appended to it (both within attr).
+ */
+void
+jt_bytea_parse_append(const struct varlena *attr, const struct varlena **base,
+					  const char **appended, int64 *appended_len)
+{
+	varatt_custom header = pointer_header(attr);
+	const char *payload = VARDATA_CUSTOM(attr);
+	uint32		payload_len = header.va_size - VARHDRSZ_CUSTOM;
+	uint32		base_len;
+
+	if (header.va_version != JT_BYTEA_APPEND_VERSION)
+		corrupt_pointer(psprintf("Format version %u is not an append's.",
+								 header.va_version));
+	if (payload_len < sizeof(uint32))
+		corrupt_pointer("The append is shorter than its header.");
+	memcpy(&base_len, payload, sizeof(uint32));
+	if (base_len < VARHDRSZ_CUSTOM ||
+		base_len > payload_len - sizeof(uint32))
+		corrupt_pointer("The append's base pointer does not fit it.");
+	*base = (const struct varlena *) (payload + sizeof(uint32));
+	if (!jt_bytea_is_pointer(*base) ||
+		VARSIZE_EXTERNAL(*base) != base_len)
+		corrupt_pointer("The append's base is not a pointer of its size.");
+	*appended = payload + sizeof(uint32) + base_len;
+	*appended_len = payload_len - sizeof(uint32) - base_len;
+}
+
+/*
+ * An append held in memory: stored pointer base, then the bytes of
+ * appended1 and of appended2 (either may be empty).  The caller checks
+ * that the whole stays within a bytea's size.
+ */
+struct varlena *
+jt_bytea_make_append(const struct varlena *base, const char *appended1,
+					 int64 len1, const char *appended2, int64 len2)
+{
+	varatt_custom base_header;
+	varatt_custom header = {0};
+	uint32		base_len = VARSIZE_EXTERNAL(base);
+	Size		size = VARHDRSZ_CUSTOM + sizeof(uint32) + base_len + len1 + len2;
+	struct varlena *result;
+	char	   *at;
+
+	VARATT_CUSTOM_GET_HEADER(base_header, base);
+	Assert(base_header.va_version == JT_BYTEA_STORED_VERSION);
+	Assert((int64) base_header.va_rawsize + len1 + len2 <= MaxAllocSize);
+
+	header.va_size = size;
+	header.va_rawsize = (int32) (base_header.va_rawsize + len1 + len2);
+	header.va_storedsize = size;
+	header.va_toasterid = BYTEA_TOASTER_ID;
+	header.va_version = JT_BYTEA_APPEND_VERSION;
+
+	result = palloc(size);
+	SET_VARTAG_EXTERNAL(result, VARTAG_CUSTOM);
+	memcpy(VARDATA_EXTERNAL(result), &header, offsetof(varatt_custom, va_data));
+	at = VARDATA_CUSTOM(result);
+	memcpy(at, &base_len, sizeof(uint32));
+	at += sizeof(uint32);
+	memcpy(at, base, base_len);
+	at += base_len;
+	if (len1 > 0)
+		memcpy(at, appended1, len1);
+	at += len1;
+	if (len2 > 0)
+		memcpy(at, appended2, len2);
+	return result;
+}

@@ -1,0 +1,110 @@
+/*-------------------------------------------------------------------------
+ *
+ * bytea_pointer.h
+ *	  The pointers of the appendable bytea toaster.
+ *
+ * A stored value is the full chunks of one TOAST value plus the bytes of
+ * the last, partly filled chunk, which the pointer keeps in the row (its
+ * "tail").  The chunks a pointer reads are given as runs of sequence
+ * numbers, since an aborted append leaves chunks that a later one must not
+ * number again (see docs/appendable-bytea.md).  Every chunk is full,
+ * TOAST_MAX_CHUNK_SIZE bytes, so a byte's chunk follows from its offset.
+ *
+ * An append made in memory (data || x on a stored value) is a second kind
+ * of pointer, never stored: the stored pointer it extends, followed by the
+ * appended bytes.  adopt() turns it into a stored pointer; anything else
+ * reads it back whole.
+ *
+ * Copyright (c) 2026, jsonb_toaster developers
+ *
+ * src/bytea/bytea_pointer.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef JSONB_TOASTER_BYTEA_POINTER_H
+#define JSONB_TOASTER_BYTEA_POINTER_H
+
+#include "access/detoast.h"
+#include "access/heaptoast.h"
+#include "access/toast_custom.h"
+
+/*
+ * The toaster's id in every pointer it writes, and its name.  See
+ * JSONB_TOASTER_ID for the rule on ids: this one must never change either.
+ */
+#define BYTEA_TOASTER_ID			2
+#define BYTEA_TOASTER_NAME			"bytea_appendable"
+
+/* va_version of a stored pointer, and of an append held in memory */
+#define JT_BYTEA_STORED_VERSION		1
+#define JT_BYTEA_APPEND_VERSION		128
+
+/*
+ * Runs a pointer may name: runs multiply only after aborted appends, and a
+ * value with more is stored anew by its next append.
+ */
+#define JT_BYTEA_MAX_RUNS			32
+
+/* The bytes of a full chunk, signed so that arithmetic on offsets stays so */
+#define JT_BYTEA_CHUNK				((int64) TOAST_MAX_CHUNK_SIZE)
+
+/* A run of full chunks: sequence numbers first .. first + count - 1. */
+typedef struct JtByteaRun
+{
+	int32		first;
+	int32		count;
+} JtByteaRun;
+
+/* A stored pointer's payload, as stored (unaligned in the pointer). */
+typedef struct JtByteaHeader
+{
+	Oid			toastrelid;		/* TOAST relation holding the chunks */
+	Oid			valueid;		/* the TOAST value of the chunks */
+	uint16		nruns;			/* runs that follow, at least one */
+	uint16		taillen;		/* bytes of tail after the runs */
+} JtByteaHeader;
+
+/* A stored pointer, parsed and checked. */
+typedef struct JtByteaValue
+{
+	Oid			toastrelid;
+	Oid			valueid;
+	int			nruns;
+	JtByteaRun	runs[JT_BYTEA_MAX_RUNS];
+	int32		taillen;
+	const char *tail;			/* in the pointer */
+	int64		chunk_bytes;	/* bytes in the runs' chunks */
+	int64		size;			/* chunk_bytes + taillen: the value's bytes */
+} JtByteaValue;
+
+/* The toaster id of a custom TOAST pointer. */
+static inline int
+jt_bytea_pointer_toaster(const struct varlena *attr)
+{
+	varatt_custom header;
+
+	VARATT_CUSTOM_GET_HEADER(header, attr);
+	return header.va_toasterid;
+}
+
+/* Is attr a pointer of this toaster (stored or in memory)? */
+static inline bool
+jt_bytea_is_pointer(const struct varlena *attr)
+{
+	return VARATT_IS_EXTERNAL_CUSTOM(attr) &&
+		jt_bytea_pointer_toaster(attr) == BYTEA_TOASTER_ID;
+}
+
+extern bool jt_bytea_is_append(const struct varlena *attr);
+extern void jt_bytea_parse(const struct varlena *attr, JtByteaValue *value);
+extern struct varlena *jt_bytea_make_pointer(const JtByteaValue *value);
+extern void jt_bytea_parse_append(const struct varlena *attr,
+								  const struct varlena **base,
+								  const char **appended, int64 *appended_len);
+extern struct varlena *jt_bytea_make_append(const struct varlena *base,
+											const char *appended1,
+											int64 len1,
+											const char *appended2,
+											int64 len2);
+
+#endif							/* JSONB_TOASTER_BYTEA_POINTER_H */

@@ -1,0 +1,345 @@
+/*-------------------------------------------------------------------------
+ *
+ * bytea_toaster.c
+ *	  The appendable bytea toaster: a bytea that only grows at its end
+ *	  keeps its stored bytes, and an append writes only the new ones.
+ *
+ * A column opts in with ALTER TABLE .. ALTER COLUMN .. SET (toaster =
+ * 'bytea_appendable').  toast() stores a value as full chunks of one TOAST
+ * value plus a tail of under a chunk in the pointer; data || x on such a
+ * value makes an append in memory (bytea_append.c), which adopt() stores
+ * by adding the chunks that tail || x fills to the same TOAST value.  The
+ * old row version keeps reading its own chunks and tail: full chunks are
+ * shared between the versions of a row, and never changed.
+ *
+ * Ownership: the chunks belong to the row's latest version, which names
+ * the most of them; an earlier version names a prefix of its runs.  So
+ * delete() keeps everything when the replacement names the same value
+ * with at least the old chunks, and otherwise deletes the chunks the old
+ * pointer names, as standard TOAST deletes a replaced value.
+ *
+ * The toaster has no get_parts: CLUSTER and VACUUM FULL read each value
+ * back and store it anew, amcheck checks the row only, and in logically
+ * logged tables the toaster leaves values to standard TOAST, so logical
+ * decoding never meets its pointers.  Values are stored uncompressed, as
+ * with STORAGE EXTERNAL, whatever the column's compression.
+ *
+ * Copyright (c) 2026, jsonb_toaster developers
+ *
+ * src/bytea/bytea_toaster.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/detoast.h"
+#include "access/heaptoast.h"
+#include "access/toast_custom.h"
+#include "access/toast_internals.h"
+#include "catalog/pg_type.h"
+#include "miscadmin.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "bytea/bytea_chunks.h"
+#include "bytea/bytea_pointer.h"
+#include "bytea/bytea_toaster.h"
+
+static struct varlena *bytea_detoast(struct varlena *attr);
+static struct varlena *bytea_detoast_slice(struct varlena *attr,
+										   int32 sliceoffset,
+										   int32 slicelength);
+static struct varlena *bytea_toast(Relation rel, int attnum,
+								   struct varlena *value,
+								   struct varlena *oldvalue, int32 budget,
+								   int options);
+static struct varlena *bytea_adopt(Relation rel, int attnum,
+								   struct varlena *value,
+								   struct varlena *oldvalue);
+static void bytea_delete(Relation rel, struct varlena *attr,
+						 struct varlena *replacement, bool is_speculative);
+
+static const CustomToasterRoutine bytea_toaster_routine = {
+	.toaster_name = BYTEA_TOASTER_NAME,
+	.detoast = bytea_detoast,
+	.detoast_slice = bytea_detoast_slice,
+	.toast = bytea_toast,
+	.adopt = bytea_adopt,
+	.delete = bytea_delete,
+};
+
+void
+jt_bytea_toaster_init(void)
+{
+	if (process_shared_preload_libraries_in_progress)
+		RegisterCustomToaster(BYTEA_TOASTER_ID, &bytea_toaster_routine);
+}
+
+/*
+ * The bytes of an append in memory: its stored base (parsed into base)
+ * and what was appended.  For a stored pointer, appended_len is 0.
+ */
+static void
+open_value(struct varlena *attr, JtByteaValue *base, const char **appended,
+		   int64 *appended_len)
+{
+	if (jt_bytea_is_append(attr))
+	{
+		const struct varlena *stored;
+
+		jt_bytea_parse_append(attr, &stored, appended, appended_len);
+		jt_bytea_parse(stored, base);
+	}
+	else
+	{
+		jt_bytea_parse(attr, base);
+		*appended = NULL;
+		*appended_len = 0;
+	}
+}
+
+/* Copy bytes offset .. offset + length - 1 of base || appended to dest. */
+static void
+read_range(const JtByteaValue *base, const char *appended, int64 offset,
+		   int64 length, char *dest)
+{
+	int64		from_base = Max(Min(base->size - offset, length), 0);
+
+	if (from_base > 0)
+		jt_bytea_read(base, offset, from_base, dest);
+	if (length > from_base)
+		memcpy(dest + from_base,
+			   appended + (offset + from_base - base->size),
+			   length - from_base);
+}
+
+static struct varlena *
+bytea_detoast(struct varlena *attr)
+{
+	JtByteaValue base;
+	const char *appended;
+	int64		appended_len;
+	int64		size;
+	struct varlena *result;
+
+	open_value(attr, &base, &appended, &appended_len);
+	size = base.size + appended_len;
+	if (size + VARHDRSZ > MaxAllocSize)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("bytea value of %lld bytes is too large",
+						(long long) size)));
+	result = palloc(size + VARHDRSZ);
+	SET_VARSIZE(result, size + VARHDRSZ);
+	read_range(&base, appended, 0, size, VARDATA(result));
+	return result;
+}
+
+/* As detoast_attr_slice() slices a detoasted value, reading only the slice. */
+static struct varlena *
+bytea_detoast_slice(struct varlena *attr, int32 sliceoffset,
+					int32 slicelength)
+{
+	JtByteaValue base;
+	const char *appended;
+	int64		appended_len;
+	int64		size;
+	int64		length;
+	struct varlena *result;
+
+	open_value(attr, &base, &appended, &appended_len);
+	size = base.size + appended_len;
+	if (sliceoffset >= size)
+		length = 0;
+	else if (slicelength < 0 || (int64) sliceoffset + slicelength > size)
+		length = size - sliceoffset;
+	else
+		length = slicelength;
+	result = palloc(length + VARHDRSZ);
+	SET_VARSIZE(result, length + VARHDRSZ);
+	if (length > 0)
+		read_range(&base, appended, sliceoffset, length, VARDATA(result));
+	return result;
+}
+
+/*
+ * Store a bytea of at least one chunk: its full chunks as a new TOAST
+ * value, the rest in the pointer.  Left to standard TOAST: other types,
+ * values under a chunk, logically logged tables (see the file's header),
+ * and rows where the pointer's tail would leave the tuple more than a
+ * chunk over its target.
+ */
+static struct varlena *
+bytea_toast(Relation rel, int attnum, struct varlena *value,
+			struct varlena *oldvalue, int32 budget, int options)
+{
+	Form_pg_attribute att = TupleDescAttr(RelationGetDescr(rel), attnum - 1);
+	struct varlena *raw;
+	struct varlena *prefix;
+	struct varlena *saved;
+	varatt_external saved_ptr;
+	JtByteaValue stored = {0};
+	int64		size;
+	int32		nchunks;
+	Size		pointer_size;
+
+	if (att->atttypid != BYTEAOID ||
+		!OidIsValid(rel->rd_rel->reltoastrelid) ||
+		RelationIsLogicallyLogged(rel))
+		return NULL;
+
+	size = toast_raw_datum_size(PointerGetDatum(value)) - VARHDRSZ;
+	nchunks = (int32) (size / JT_BYTEA_CHUNK);
+	pointer_size = VARHDRSZ_CUSTOM + sizeof(JtByteaHeader) +
+		sizeof(JtByteaRun) + size % JT_BYTEA_CHUNK;
+		if (nchunks == 0 ||
+		(int64) pointer_size - budget > JT_BYTEA_CHUNK)
+		return NULL;
+
+	/*
+	 * The full chunks are written by toast_save_datum() from a varlena of
+	 * their bytes, which in CLUSTER and VACUUM FULL also picks a value id
+	 * that none of the old TOAST relation's values has.  A copy of ours
+	 * serves, its header shortened.
+	 */
+	raw = detoast_attr(value);
+	prefix = raw;
+	if (raw == value)
+	{
+		prefix = palloc(nchunks * JT_BYTEA_CHUNK + VARHDRSZ);
+		memcpy(VARDATA(prefix), VARDATA(raw),
+			   nchunks * JT_BYTEA_CHUNK);
+	}
+	SET_VARSIZE(prefix, nchunks * JT_BYTEA_CHUNK + VARHDRSZ);
+	saved = (struct varlena *)
+		DatumGetPointer(toast_save_datum(rel, PointerGetDatum(prefix), NULL,
+										 options));
+	VARATT_EXTERNAL_GET_POINTER(saved_ptr, saved);
+	if (VARATT_EXTERNAL_IS_COMPRESSED(saved_ptr))
+		elog(ERROR, "toast_save_datum() compressed an uncompressed value");
+
+	stored.toastrelid = saved_ptr.va_toastrelid;
+	stored.valueid = saved_ptr.va_valueid;
+	stored.nruns = 1;
+	stored.runs[0].first = 0;
+	stored.runs[0].count = nchunks;
+	stored.chunk_bytes = nchunks * JT_BYTEA_CHUNK;
+	stored.taillen = (int32) (size - stored.chunk_bytes);
+	stored.tail = VARDATA_ANY(raw) + stored.chunk_bytes;
+	stored.size = size;
+	return jt_bytea_make_pointer(&stored);
+}
+
+/*
+ * Store an append made in memory from oldvalue by adding the chunks that
+ * oldvalue's tail and the appended bytes fill to oldvalue's TOAST value;
+ * anything else (another value, or an append to another row's value) is
+ * read back and stored anew.
+ */
+static struct varlena *
+bytea_adopt(Relation rel, int attnum, struct varlena *value,
+			struct varlena *oldvalue)
+{
+	const struct varlena *base;
+	const char *appended;
+	int64		appended_len;
+	JtByteaValue v;
+	JtByteaRun *last;
+	char	   *joined;
+	int64		joined_len;
+	int32		nfull;
+
+	if (!jt_bytea_is_append(value))
+		return NULL;
+	jt_bytea_parse_append(value, &base, &appended, &appended_len);
+	if (VARSIZE_EXTERNAL(base) != VARSIZE_EXTERNAL(oldvalue) ||
+		memcmp(base, oldvalue, VARSIZE_EXTERNAL(base)) != 0)
+		return NULL;
+	jt_bytea_parse(base, &v);
+	if (v.toastrelid != rel->rd_rel->reltoastrelid)
+		return NULL;
+
+	joined_len = v.taillen + appended_len;
+	joined = palloc(joined_len);
+	memcpy(joined, v.tail, v.taillen);
+	memcpy(joined + v.taillen, appended, appended_len);
+	nfull = (int32) (joined_len / JT_BYTEA_CHUNK);
+
+	if (nfull > 0)
+	{
+		int32		next = jt_bytea_next_free_seq(rel, v.valueid);
+		int32		end;
+
+		last = &v.runs[v.nruns - 1];
+		end = last->first + last->count;
+		if (next < end)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("toast value %u in %s lacks chunks its pointer names",
+							v.valueid, RelationGetRelationName(rel)),
+					 errdetail_internal("The highest chunk is %d, the pointer names up to %d.",
+										next - 1, end - 1)));
+		if ((int64) next + nfull - 1 > PG_INT32_MAX)
+			return NULL;
+		if (next == end)
+			last->count += nfull;
+		else
+		{
+			/* an aborted append wrote chunks there: number past them */
+			if (v.nruns == JT_BYTEA_MAX_RUNS)
+				return NULL;
+			v.runs[v.nruns].first = next;
+			v.runs[v.nruns].count = nfull;
+			v.nruns++;
+		}
+		jt_bytea_insert_chunks(rel, v.valueid, next, joined, nfull);
+	}
+	v.chunk_bytes += nfull * JT_BYTEA_CHUNK;
+	v.tail = joined + nfull * JT_BYTEA_CHUNK;
+	v.taillen = (int32) (joined_len - nfull * JT_BYTEA_CHUNK);
+	v.size = v.chunk_bytes + v.taillen;
+	return jt_bytea_make_pointer(&v);
+}
+
+/* Does newer name every chunk older does, in the same TOAST value? */
+static bool
+names_all_chunks_of(const JtByteaValue *newer, const JtByteaValue *older)
+{
+	int			last = older->nruns - 1;
+
+	if (newer->toastrelid != older->toastrelid ||
+		newer->valueid != older->valueid || newer->nruns < older->nruns)
+		return false;
+	for (int i = 0; i < last; i++)
+	{
+		if (newer->runs[i].first != older->runs[i].first ||
+			newer->runs[i].count != older->runs[i].count)
+			return false;
+	}
+	return newer->runs[last].first == older->runs[last].first &&
+		newer->runs[last].count >= older->runs[last].count;
+}
+
+static void
+bytea_delete(Relation rel, struct varlena *attr, struct varlena *replacement,
+			 bool is_speculative)
+{
+	JtByteaValue old;
+
+	jt_bytea_parse(attr, &old);
+	if (replacement != NULL && jt_bytea_is_pointer(replacement) &&
+		!jt_bytea_is_append(replacement))
+	{
+		JtByteaValue newer;
+
+		jt_bytea_parse(replacement, &newer);
+		if (names_all_chunks_of(&newer, &old))
+			return;
+		/* only adopt() makes a pointer to the same value, and it extends */
+		if (newer.toastrelid == old.toastrelid &&
+			newer.valueid == old.valueid)
+			elog(ERROR, "the replacement of toast value %u names fewer of its chunks",
+				 old.valueid);
+	}
+	jt_bytea_delete_chunks(rel, &old, is_speculative);
+}
