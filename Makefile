@@ -116,7 +116,7 @@ REGRESS += toaster sharing packing units tree_outside partial_update deltas upda
 # not when REGRESS is emptied to run only the TAP tests, which start
 # clusters of their own.
 ifneq ($(strip $(REGRESS)),)
-ISOLATION = convert_column_lock
+ISOLATION = convert_column_lock bytea_append_concurrency
 endif
 else
 REGRESS += stock
