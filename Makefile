@@ -41,12 +41,14 @@ OBJS = \
 	src/read/datum_source.o \
 	src/read/skeleton_read.o \
 	src/admin/introspect.o \
+	src/admin/bytea_storage.o \
 	src/admin/column_label.o \
 	src/admin/uninstall.o \
 	src/jsonb_toaster.o
 
 EXTENSION = jsonb_toaster
-DATA = jsonb_toaster--0.2.sql jsonb_toaster--0.1.sql jsonb_toaster--0.1--0.2.sql
+DATA = jsonb_toaster--0.3.sql jsonb_toaster--0.2.sql jsonb_toaster--0.1.sql \
+	jsonb_toaster--0.1--0.2.sql jsonb_toaster--0.2--0.3.sql
 PGFILEDESC = "jsonb_toaster - TOAST that understands jsonb"
 
 REGRESS = storage partial_access corruption lz4_corruption call_site_memory accessor_memory extension_versions

@@ -48,5 +48,19 @@ UNION ALL
 SELECT count(*) FROM ext_objects;
 SELECT object FROM ext_objects WHERE object NOT LIKE 'function %' ORDER BY 1;
 
+-- 0.2, updated to the current version: the appendable bytea toaster's
+-- functions come with it
+DROP EXTENSION jsonb_toaster;
+CREATE EXTENSION jsonb_toaster VERSION '0.2';
+SELECT extversion FROM pg_extension WHERE extname = 'jsonb_toaster';
+SELECT count(*) FROM ext_objects;
+ALTER EXTENSION jsonb_toaster UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'jsonb_toaster';
+(SELECT * FROM ext_objects EXCEPT SELECT * FROM updated)
+UNION ALL
+(SELECT * FROM updated EXCEPT SELECT * FROM ext_objects);
+SELECT form, raw_size, runs FROM bytea_appendable_storage('\x0102'::bytea);
+SELECT bytea_appendable_standard('\x0102'::bytea);
+
 \c :regress_db
 DROP DATABASE regress_jt_versions;

@@ -32,7 +32,7 @@
 #endif
 
 #ifdef PG_MODULE_MAGIC_EXT
-PG_MODULE_MAGIC_EXT(.name = "jsonb_toaster",.version = "0.2.0");
+PG_MODULE_MAGIC_EXT(.name = "jsonb_toaster",.version = "0.3.0");
 #else
 PG_MODULE_MAGIC;
 #endif

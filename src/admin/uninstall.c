@@ -4,9 +4,10 @@
  *	  Leaving the toaster: converting a column back to standard storage, and
  *	  refusing DROP EXTENSION while columns still use the toaster.
  *
- * Values the toaster stored can be read only by this library.  A column
- * leaves the toaster with jsonb_toaster_convert_column(), which resets the
- * column's option and rewrites every value still stored as a skeleton into
+ * Values the toasters stored (the jsonb toaster's skeletons, the appendable
+ * bytea toaster's values) can be read only by this library.  A column
+ * leaves its toaster with jsonb_toaster_convert_column(), which resets the
+ * column's option and rewrites every value the toaster still holds into
  * standard TOAST.  DROP EXTENSION is refused while any column of the
  * database names the toaster, so that the usual way out (drop the
  * extension, then take the library out of shared_preload_libraries) cannot
@@ -54,6 +55,7 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
+#include "bytea/bytea_pointer.h"
 #include "support/names.h"
 
 /* Columns named in the DROP EXTENSION error; the count covers the rest */
@@ -65,18 +67,32 @@ static object_access_hook_type prev_object_access_hook = NULL;
 static bool extension_dropped = false;
 
 /*
- * Does this attoptions array name the toaster?  Core compares toaster
- * names without regard to case.
+ * The toaster of ours that can hold values of a column of this type, or
+ * NULL: the toasters decline other types.
+ */
+static const char *
+toaster_for_type(Oid typid)
+{
+	if (typid == JSONBOID)
+		return JSONB_TOASTER_NAME;
+	if (typid == BYTEAOID)
+		return BYTEA_TOASTER_NAME;
+	return NULL;
+}
+
+/*
+ * Does this attoptions array name toaster?  Core compares toaster names
+ * without regard to case.
  */
 static bool
-options_name_our_toaster(Datum attoptions)
+options_name_toaster(Datum attoptions, const char *toaster)
 {
 	List	   *options = untransformRelOptions(attoptions);
 
 	foreach_node(DefElem, opt, options)
 	{
 		if (strcmp(opt->defname, "toaster") == 0 &&
-			pg_strcasecmp(defGetString(opt), JSONB_TOASTER_NAME) == 0)
+			pg_strcasecmp(defGetString(opt), toaster) == 0)
 			return true;
 	}
 	return false;
@@ -89,10 +105,10 @@ compare_names(const ListCell *a, const ListCell *b)
 }
 
 /*
- * Raise an ERROR naming the jsonb columns of the current database whose
- * option names the toaster, if there are any.  Other types never hold
- * skeletons (the toaster declines them), and other sessions' temporary
- * tables go with their sessions.
+ * Raise an ERROR naming the columns of the current database whose option
+ * names the toaster of their type (jsonb, bytea), if there are any.  Other
+ * types never hold our values (the toasters decline them), and other
+ * sessions' temporary tables go with their sessions.
  */
 static void
 refuse_while_columns_use_toaster(void)
@@ -115,12 +131,13 @@ refuse_while_columns_use_toaster(void)
 		char	   *relname;
 
 		if (att->attnum <= 0 || att->attisdropped ||
-			att->atttypid != JSONBOID ||
+			toaster_for_type(att->atttypid) == NULL ||
 			IsCatalogRelationOid(att->attrelid))
 			continue;
 		attoptions = heap_getattr(tuple, Anum_pg_attribute_attoptions,
 								  RelationGetDescr(attrel), &isnull);
-		if (isnull || !options_name_our_toaster(attoptions))
+		if (isnull ||
+			!options_name_toaster(attoptions, toaster_for_type(att->atttypid)))
 			continue;
 		nspid = get_rel_namespace(att->attrelid);
 		relname = get_rel_name(att->attrelid);
@@ -155,8 +172,8 @@ refuse_while_columns_use_toaster(void)
 	ereport(ERROR,
 			(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
 			 errmsg("cannot drop extension jsonb_toaster because columns use its toaster"),
-			 errdetail_plural("%d column stores its values with jsonb_toaster: %s.",
-							  "%d columns store their values with jsonb_toaster: %s.",
+			 errdetail_plural("%d column stores its values with a toaster of jsonb_toaster: %s.",
+							  "%d columns store their values with a toaster of jsonb_toaster: %s.",
 							  list_length(columns), list_length(columns), listed.data),
 			 errhint("Convert the columns of tables back to standard storage with jsonb_toaster_convert_column(); for a materialized view, reset the option and refresh it.  Then drop the extension.")));
 }
@@ -290,7 +307,7 @@ check_relation(Oid relid, bool missing_ok)
 /*
  * Checks on one table of the hierarchy being converted (locked): those of
  * check_relation(), no rules (an UPDATE there would be rewritten), the
- * column is jsonb.  Returns the table's owner.
+ * column is jsonb or bytea.  Returns the table's owner.
  */
 static Oid
 check_member(Oid relid, const char *colname)
@@ -317,10 +334,10 @@ check_member(Oid relid, const char *colname)
 				(errcode(ERRCODE_UNDEFINED_COLUMN),
 				 errmsg("column \"%s\" of relation \"%s\" does not exist",
 						colname, get_rel_name(relid))));
-	if (get_atttype(relid, attnum) != JSONBOID)
+	if (toaster_for_type(get_atttype(relid, attnum)) == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("column \"%s\" of relation \"%s\" is not of type jsonb",
+				 errmsg("column \"%s\" of relation \"%s\" is neither of type jsonb nor of type bytea",
 						colname, get_rel_name(relid))));
 	return owner;
 }
@@ -359,7 +376,8 @@ recompute_generated(Oid relid)
 
 /*
  * Reset the option on every table of the hierarchy, rewrite the rows that
- * hold skeletons, and check that none is left.  Runs as the table's owner
+ * hold values of the toaster (skeletons, appendable bytea values), and
+ * check that none is left.  Runs as the table's owner
  * with a safe search_path and row security off (an error, not a partial
  * conversion, if a policy would hide rows).  Returns the rows rewritten.
  */
@@ -368,15 +386,28 @@ convert_as_owner(Oid relid, List *members, const char *colname)
 {
 	const char *column = quote_identifier(colname);
 	const char *schema;
-	const char *is_skeleton;
+	const char *is_ours;
+	const char *standard;
 	const char *qualified = qualified_relation_name(relid);
 	AttrNumber	attnum = get_attnum(relid, colname);
 	uint64		converted;
 	uint64		left;
 
 	schema = quote_identifier(get_namespace_name(get_extension_schema(get_extension_oid(JSONB_TOASTER_NAME, false))));
-	is_skeleton = psprintf("(%s.jsonb_toaster_storage(%s)).form OPERATOR(pg_catalog.=) 'skeleton'",
-						   schema, column);
+	if (get_atttype(relid, attnum) == BYTEAOID)
+	{
+		is_ours = psprintf("(%s.bytea_appendable_storage(%s)).form OPERATOR(pg_catalog.=) 'appendable'",
+							   schema, column);
+		standard = psprintf("%s = %s.bytea_appendable_standard(%s)",
+							column, schema, column);
+	}
+	else
+	{
+		is_ours = psprintf("(%s.jsonb_toaster_storage(%s)).form OPERATOR(pg_catalog.=) 'skeleton'",
+							   schema, column);
+		standard = psprintf("%s = %s.jsonb_toaster_standard(%s)",
+							column, schema, column);
+	}
 
 	SPI_connect();
 	foreach_oid(member, members)
@@ -386,12 +417,10 @@ convert_as_owner(Oid relid, List *members, const char *colname)
 	converted = run_command(psprintf("UPDATE %s SET %s WHERE %s",
 									 qualified,
 									 get_attgenerated(relid, attnum) != '\0' ?
-									 recompute_generated(relid) :
-									 psprintf("%s = %s.jsonb_toaster_standard(%s)",
-											  column, schema, column),
-									 is_skeleton),
+									 recompute_generated(relid) : standard,
+									 is_ours),
 							SPI_OK_UPDATE);
-	run_command(psprintf("SELECT 1 FROM %s WHERE %s", qualified, is_skeleton),
+	run_command(psprintf("SELECT 1 FROM %s WHERE %s", qualified, is_ours),
 				SPI_OK_SELECT);
 	left = SPI_processed;
 	SPI_finish();
@@ -401,8 +430,8 @@ convert_as_owner(Oid relid, List *members, const char *colname)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("could not convert every value of column \"%s\" of relation \"%s\"",
 						colname, get_rel_name(relid)),
-				 errdetail_plural("%llu row still holds a skeleton after the update.",
-								  "%llu rows still hold skeletons after the update.",
+				 errdetail_plural("%llu row still holds a value of the toaster after the update.",
+								  "%llu rows still hold values of the toaster after the update.",
 								  left, (unsigned long long) left),
 				 errhint("A trigger may have skipped or changed the update of those rows.")));
 	return converted;
@@ -413,9 +442,10 @@ convert_as_owner(Oid relid, List *members, const char *colname)
 /*
  * jsonb_toaster_convert_column(rel regclass, col name) returns bigint
  *
- * Take a column out of the toaster: reset its "toaster" option on the table
- * and its partitions or children, and store every value still kept as a
- * skeleton again with standard TOAST.  Returns the number of rows
+ * Take a column out of its toaster: reset its "toaster" option on the table
+ * and its partitions or children, and store every value the toaster still
+ * holds (a jsonb skeleton, an appendable bytea value) again with standard
+ * TOAST.  Returns the number of rows
  * rewritten.  The rows are rewritten by an UPDATE in the caller's
  * transaction, run as the table's owner, so row triggers fire and the old
  * versions are left for VACUUM.  The tables are locked against writes
