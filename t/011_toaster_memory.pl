@@ -124,6 +124,43 @@ for my $cmd ('VACUUM FULL', 'CLUSTER')
 		"$cmd: memory does not grow with the number of rows");
 }
 
+# The appendable bytea toaster: appends (adopt) and VACUUM FULL (toast,
+# each value stored anew) of every row, in one statement.  The tables are
+# unlogged: at this server's wal_level = logical the toaster leaves logged
+# tables' values to standard TOAST.
+$node->safe_psql('postgres', qq{
+CREATE FUNCTION blob(seed int, n int) RETURNS bytea LANGUAGE sql IMMUTABLE AS \$\$
+SELECT substring(string_agg(sha256(convert_to(seed || '/' || i, 'UTF8')), '' ORDER BY i)
+	FROM 1 FOR n)
+FROM generate_series(0, (n - 1) / 32) i
+\$\$;
+CREATE UNLOGGED TABLE bwarm (id int PRIMARY KEY, data bytea);
+CREATE UNLOGGED TABLE bsmall (LIKE bwarm INCLUDING ALL);
+CREATE UNLOGGED TABLE blarge (LIKE bwarm INCLUDING ALL);
+ALTER TABLE bwarm ALTER COLUMN data SET (toaster = 'bytea_appendable');
+ALTER TABLE bsmall ALTER COLUMN data SET (toaster = 'bytea_appendable');
+ALTER TABLE blarge ALTER COLUMN data SET (toaster = 'bytea_appendable');
+INSERT INTO bwarm SELECT i, blob(i, 3000) FROM generate_series(1, 50) i;
+INSERT INTO bsmall SELECT i, blob(i, 3000) FROM generate_series(1, $n) i;
+INSERT INTO blarge SELECT i, blob(i, 3000) FROM generate_series(1, 4 * $n) i;
+});
+for my $case (
+	[ 'appends', q{UPDATE %s SET data = data || blob(id + 1, 3000)} ],
+	[ 'VACUUM FULL', q{VACUUM FULL %s} ])
+{
+	my ($what, $sql) = @$case;
+	my @growth = map { peak_growth(sprintf($sql, 'bwarm'), sprintf($sql, $_)) }
+	  ('bsmall', 'blarge');
+	note "bytea $what: peak growth $growth[0] kB for $n rows, $growth[1] kB for "
+	  . 4 * $n . " rows";
+	cmp_ok($growth[1] - $growth[0], '<', $slack,
+		"appendable bytea, $what: memory does not grow with the number of rows");
+}
+is( $node->safe_psql('postgres', q{
+SELECT count(*) FROM blarge WHERE data <> blob(id, 3000) || blob(id + 1, 3000)
+   OR (bytea_appendable_storage(data)).form <> 'appendable'}),
+	'0', 'appendable bytea values intact and held by the toaster');
+
 # the documents are intact after the rewrites
 is( $node->safe_psql(
 		'postgres', q{SELECT count(*) FROM large WHERE jb <> mem_doc(id)}),

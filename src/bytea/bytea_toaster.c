@@ -179,6 +179,7 @@ bytea_toast(Relation rel, int attnum, struct varlena *value,
 	struct varlena *saved;
 	varatt_external saved_ptr;
 	JtByteaValue stored = {0};
+	struct varlena *result;
 	int64		size;
 	int32		nchunks;
 	Size		pointer_size;
@@ -227,7 +228,15 @@ bytea_toast(Relation rel, int attnum, struct varlena *value,
 	stored.taillen = (int32) (size - stored.chunk_bytes);
 	stored.tail = VARDATA_ANY(raw) + stored.chunk_bytes;
 	stored.size = size;
-	return jt_bytea_make_pointer(&stored);
+	result = jt_bytea_make_pointer(&stored);
+
+	/* an UPDATE of many rows offers one value per row: free each */
+	pfree(saved);
+	if (prefix != raw)
+		pfree(prefix);
+	if (raw != value)
+		pfree(raw);
+	return result;
 }
 
 /*
@@ -245,6 +254,7 @@ bytea_adopt(Relation rel, int attnum, struct varlena *value,
 	int64		appended_len;
 	JtByteaValue v;
 	JtByteaRun *last;
+	struct varlena *result;
 	char	   *joined;
 	int64		joined_len;
 	int32		nfull;
@@ -279,15 +289,18 @@ bytea_adopt(Relation rel, int attnum, struct varlena *value,
 							v.valueid, RelationGetRelationName(rel)),
 					 errdetail_internal("The highest chunk is %d, the pointer names up to %d.",
 										next - 1, end - 1)));
-		if ((int64) next + nfull - 1 > PG_INT32_MAX)
+		/* numbers running out, or runs: the value is stored anew */
+		if ((int64) next + nfull - 1 > PG_INT32_MAX ||
+			(next != end && v.nruns == JT_BYTEA_MAX_RUNS))
+		{
+			pfree(joined);
 			return NULL;
+		}
 		if (next == end)
 			last->count += nfull;
 		else
 		{
 			/* an aborted append wrote chunks there: number past them */
-			if (v.nruns == JT_BYTEA_MAX_RUNS)
-				return NULL;
 			v.runs[v.nruns].first = next;
 			v.runs[v.nruns].count = nfull;
 			v.nruns++;
@@ -298,7 +311,9 @@ bytea_adopt(Relation rel, int attnum, struct varlena *value,
 	v.tail = joined + nfull * JT_BYTEA_CHUNK;
 	v.taillen = (int32) (joined_len - nfull * JT_BYTEA_CHUNK);
 	v.size = v.chunk_bytes + v.taillen;
-	return jt_bytea_make_pointer(&v);
+	result = jt_bytea_make_pointer(&v);
+	pfree(joined);
+	return result;
 }
 
 /* Does newer name every chunk older does, in the same TOAST value? */
