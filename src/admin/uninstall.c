@@ -172,8 +172,8 @@ refuse_while_columns_use_toaster(void)
 	ereport(ERROR,
 			(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
 			 errmsg("cannot drop extension jsonb_toaster because columns use its toaster"),
-			 errdetail_plural("%d column stores its values with a toaster of jsonb_toaster: %s.",
-							  "%d columns store their values with a toaster of jsonb_toaster: %s.",
+			 errdetail_plural("%d column stores its values with jsonb_toaster: %s.",
+							  "%d columns store their values with jsonb_toaster: %s.",
 							  list_length(columns), list_length(columns), listed.data),
 			 errhint("Convert the columns of tables back to standard storage with jsonb_toaster_convert_column(); for a materialized view, reset the option and refresh it.  Then drop the extension.")));
 }
