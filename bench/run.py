@@ -22,12 +22,12 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from jtbench import bench_c, bench_i, bench_m, bench_p, bench_q, bench_r, bench_s, bench_u, bench_y  # noqa: E402
+from jtbench import bench_b, bench_c, bench_i, bench_m, bench_p, bench_q, bench_r, bench_s, bench_u, bench_y  # noqa: E402
 from jtbench import configs, db, plots, report  # noqa: E402
 from jtbench.results import Results  # noqa: E402
 
 BENCHES = {"S": bench_s, "I": bench_i, "U": bench_u, "P": bench_p, "R": bench_r, "M": bench_m,
-           "Y": bench_y, "Q": bench_q, "C": bench_c}
+           "Y": bench_y, "Q": bench_q, "C": bench_c, "B": bench_b}
 
 
 def machine_description():
@@ -83,8 +83,9 @@ def main():
     ap.add_argument("--configs", default=",".join(configs.DEFAULT),
                     help=f"configurations (default: {','.join(configs.DEFAULT)})")
     ap.add_argument("--scale", type=float, default=1.0,
-                    help="data size factor for I, U, P, R, M and Y (1.0 = the sizes of docs/benchmarks.md; "
-                         "Y: also the duration of each pgbench run)")
+                    help="data size factor for I, U, P, R, M, Y and B (1.0 = the sizes of "
+                         "docs/benchmarks.md; Y: also the duration of each pgbench run; "
+                         "B: the large value, 100 MB at 1.0, at least 1 MB)")
     ap.add_argument("--s-step", type=int, default=1,
                     help="S: measure every Nth row (plus the first and last); 1 = all 100")
     ap.add_argument("--s-target-ms", type=float, default=200.0,
@@ -110,6 +111,12 @@ def main():
     ap.add_argument("--u-runs", type=int, default=3,
                     help="U: timed runs of each update per configuration, the "
                          "configurations taking turns (median kept)")
+    ap.add_argument("--b-runs", type=int, default=3,
+                    help="B: timed runs of the 1-byte append to the large value per "
+                         "configuration, the configurations taking turns (median kept)")
+    ap.add_argument("--b-appends", type=int, default=20,
+                    help="B: timed appends of each size at the start and at the end of "
+                         "each target size (stock: at most 5 at the end of the large one)")
     ap.add_argument("--rm-runs", type=int, default=9,
                     help="R, M: timed runs per query and configuration (median kept)")
     ap.add_argument("--y-seconds", type=int, default=None,

@@ -3,9 +3,10 @@
 #
 # Builds (or reuses) the release PostgreSQL 18 server (no assertions) and
 # the extension, starts a temporary instance (library preloaded), runs
-# bench/run.py (benchmarks S, I, U, P, R, M, Y, Q and C of docs/benchmarks.md for every
-# configuration: stock-*, partial-* and toaster-*), prints the comparison and
-# writes the report, plots and results.jsonl.
+# bench/run.py (benchmarks S, I, U, P, R, M, Y, Q, C and B of docs/benchmarks.md for
+# every configuration: stock-*, partial-* and toaster-*; B for the first stock-*
+# and the first toaster-* only), prints the comparison and writes the report,
+# plots and results.jsonl.
 #
 #   tools/bench.sh [--out DIR] [--bench S,I,U,P,R,M,Y] [--configs stock-pglz,toaster-pglz]
 #                  [--logical U,Y] [--scale 1.0] [--s-step 3] ...  (see bench/run.py --help)
@@ -27,7 +28,7 @@
 args=("$@")
 out=$JT_TOP/bench/out
 revision=
-benches=S,I,U,P,R,M,Y,Q,C
+benches=S,I,U,P,R,M,Y,Q,C,B
 logical=U,Y
 for ((i = 0; i < ${#args[@]}; i++)); do
 	case ${args[i]} in

@@ -6,7 +6,7 @@ measurements of the run (results.jsonl).
 
 import statistics
 
-from . import bench_m, bench_r, bench_y
+from . import bench_b, bench_m, bench_r, bench_y
 from .bench_i import QUERIES
 from .configs import ALL as CONFIGS
 from .bench_s import KEYS
@@ -1128,11 +1128,235 @@ def issue6_section(res, configs):
         table(["config", "bench", "measurement", "target", "measured", "result"], body)])
 
 
+def b_configs(res, configs):
+    """B's two configurations in this run: (stock, toaster), either None."""
+    ran = [c for c in configs if res.select(bench="B", config=c) and c in CONFIGS]
+    return (next((c for c in ran if not CONFIGS[c].toaster), None),
+            next((c for c in ran if CONFIGS[c].toaster), None))
+
+
+def b_value(res, config, case, metric, **params):
+    m = res.select(bench="B", config=config, case=case, metric=metric, **params)
+    return m[0]["value"] if m else None
+
+
+def b_append_case(res):
+    """B(a)'s case and the value's size, or (None, None)."""
+    m = res.select(bench="B", metric="total_bytes_after")
+    return (m[0]["case"], m[0]["size"]) if m else (None, None)
+
+
+def b_stream_cases(res):
+    """B(b)'s cases in order: [(target, size, case)]."""
+    return sorted({(r["target"], r["size"], r["case"])
+                   for r in res.select(bench="B", metric="wal_bytes_max")})
+
+
+def b_targets_section(res, configs):
+    """Benchmark B's targets for its toaster configuration, against its
+    stock one: B(a)'s append and read, and each group of B(b)."""
+    stock, toaster = b_configs(res, configs)
+    if toaster is None:
+        return None
+    body = []
+    case, size = b_append_case(res)
+
+    def g(config, metric, case=case, **params):
+        return None if config is None else b_value(res, config, case, metric, **params)
+
+    if case:
+        what = f"1-byte append to {bench_b.size_text(size)}"
+        ms, bms = g(toaster, "ms"), g(stock, "ms")
+        floor = g(toaster, "floor_ms")
+        if stock:
+            v, ok = verdict_at_least(ratio(bms, ms), 1000.0)
+            body.append([toaster, "B", f"{what}: speed-up over {stock}, median runs "
+                         f"({fmt_num(bms)} / {fmt_num(ms)} ms; {toaster}'s floor, an update "
+                         f"of the row that leaves `data` alone: {fmt_num(floor)} ms)",
+                         "≥ 1,000x", v, ok])
+        wal, fpi = g(toaster, "wal_bytes"), g(toaster, "wal_fpi_bytes")
+        other = f"; {stock}: {fmt_bytes(g(stock, 'wal_bytes'))}" if stock else ""
+        body.append([toaster, "B", f"{what}: WAL ("
+                     f"{'-' if fpi is None else fmt_bytes(fpi)} of full-page images{other})",
+                     "≤ 16 kB", fmt_bytes(wal),
+                     "**pass**" if wal <= 16 << 10 else "**FAIL**"])
+        t0, t1 = g(toaster, "total_bytes_before"), g(toaster, "total_bytes_after")
+        other = (f"; {stock}: {fmt_num(ratio(g(stock, 'total_bytes_after'), g(stock, 'total_bytes_before')))}x"
+                 if stock else "")
+        growth = ratio(t1, t0)
+        # four digits: the limit is 1% above 1
+        body.append([toaster, "B", f"{what}: total size of the table after / before "
+                     f"({t1:,} / {t0:,} bytes{other})", "≤ 1.01x",
+                     f"{fmt_num(growth, 4)}x", verdict(growth, 1.01)[1]])
+        read = bench_b.SUBSTRING_CASE
+        ms, bms = g(toaster, "ms", read), g(stock, "ms", read)
+        if stock and ms is not None:
+            v, ok = verdict_at_least(ratio(bms, ms), 1.0)
+            body.append([toaster, "B", f"{read} of {bench_b.size_text(size)}: speed against "
+                         f"{stock}, medians ({fmt_num(bms)} / {fmt_num(ms)} ms)",
+                         "≥ 1x", v, ok])
+    for target, s, c in b_stream_cases(res):
+        pts = res.select(bench="B", config=toaster, case=c, metric="wal_bytes_max")
+        if not pts:
+            continue
+        worst = max(p["value"] for p in pts)
+        appended = sum(p["appends"] for p in pts)
+        body.append([toaster, "B", f"{c}: WAL of each append, the most of {appended} "
+                     f"(median at the start / end: "
+                     f"{fmt_bytes(g(toaster, 'wal_bytes', c, position='start'))} / "
+                     f"{fmt_bytes(g(toaster, 'wal_bytes', c, position='end'))})",
+                     f"≤ {bench_b.size_text(s)} + 8 kB", fmt_bytes(worst),
+                     "**pass**" if worst <= s + (8 << 10) else "**FAIL**"])
+    for target, s, c in b_stream_cases(res):
+        ms0 = g(toaster, "ms", c, position="start")
+        ms1 = g(toaster, "ms", c, position="end")
+        if ms0 is None or ms1 is None:
+            continue
+        f0 = g(toaster, "floor_ms", c, position="start")
+        f1 = g(toaster, "floor_ms", c, position="end")
+        floors = (f"; floors {fmt_num(f0)} / {fmt_num(f1)} ms"
+                  if f0 is not None and f1 is not None else "")
+        v, ok = verdict(ratio(ms1, ms0), 2.0)
+        body.append([toaster, "B", f"{c}: median time per append at the end / at the "
+                     f"start ({fmt_num(ms1)} / {fmt_num(ms0)} ms{floors})", "≤ 2x", v, ok])
+    if not body:
+        return None
+    lines = ["## Benchmark B targets, as measured in this run", "",
+             f"Appending to a `bytea`: {toaster} (the column opted in to "
+             f"`bytea_appendable`) against {stock or 'no stock configuration'}; see "
+             "\"B: appending to a bytea\" below for how.  Times are one psql round "
+             "trip per statement, each its own transaction: on a busy machine they "
+             "move by a few ms from one append to the next (the floor, an update of "
+             "the same row that leaves `data` alone, shows how much); WAL and sizes "
+             "are exact."]
+    if size and size != bench_b.LARGE:
+        lines[-1] += (f"  The targets are set for a value of "
+                      f"{bench_b.size_text(bench_b.LARGE)} (scale 1); this run's is "
+                      f"{bench_b.size_text(size)}.")
+    lines += ["", table(["config", "bench", "measurement", "target", "measured", "result"],
+                        body)]
+    return "\n".join(lines)
+
+
+def b_section(res, configs):
+    """B's measurements: B(a)'s append and reads, B(b)'s groups by target."""
+    stock, toaster = b_configs(res, configs)
+    used = [c for c in (stock, toaster) if c]
+    if not used:
+        return None
+    case, size = b_append_case(res)
+    lines = ["## B: appending to a bytea", "",
+             "One row `(id int PRIMARY KEY, data bytea)`, the column `STORAGE EXTERNAL` "
+             "(uncompressed), in " + " and ".join(
+                 f"{c} ({'opted in to `bytea_appendable`, override on' if CONFIGS[c].toaster else 'standard TOAST, override off'})"
+                 for c in used) + ".  Every statement is its own transaction; its time "
+             "is psql's round trip (`\\timing`) in a session that has already read "
+             "the row; its WAL the difference of `pg_current_wal_insert_lsn()`.  The "
+             "floor: an update of the same row that leaves `data` alone "
+             "(`SET id = id`), timed in the same session after the appends: the "
+             "least any append can take.", ""]
+    if case:
+        runs = res.select(bench="B", case=case, metric="ms")[0].get("runs", 1)
+        lines += [f"**B(a), the talk's example**: `UPDATE t SET data = data || "
+                  f"'\\x78'::bytea` on a row holding {bench_b.size_text(size)}, after a VACUUM "
+                  f"and a CHECKPOINT (so the WAL includes a full-page image of each page "
+                  f"first changed), no VACUUM between the sizes before and after "
+                  f"(`pg_total_relation_size`).  {runs} runs per configuration, the "
+                  "configurations taking turns: the run of median time, the fastest and "
+                  "slowest in parentheses.", ""]
+        body = []
+        for c in used:
+            def g(metric):
+                return b_value(res, c, case, metric)
+            body.append([c, f"{fmt_num(g('ms'))} ({fmt_num(g('ms_min'))}-{fmt_num(g('ms_max'))})",
+                         fmt_num(g("floor_ms")), fmt_bytes(g("wal_bytes")),
+                         "-" if g("wal_fpi_bytes") is None else fmt_bytes(g("wal_fpi_bytes")),
+                         f"{fmt_bytes(g('total_bytes_before'))} → "
+                         f"{fmt_bytes(g('total_bytes_after'))}",
+                         f"{fmt_num(ratio(g('total_bytes_after'), g('total_bytes_before')))}x"])
+        if stock and toaster:
+            def r(metric):
+                return ratio(b_value(res, stock, case, metric),
+                             b_value(res, toaster, case, metric))
+            body.append([f"{stock} / {toaster}", f"**{fmt_num(r('ms'))}x**", "",
+                         f"**{fmt_num(r('wal_bytes'))}x**", "", "", ""])
+        lines += [table(["config", "ms", "floor ms", "WAL", "of which FPI",
+                         "total size", "growth"], body), ""]
+        head = ["read of the value after the append"] + [f"{c} ms" for c in used]
+        if stock and toaster:
+            head.append(f"{stock} / {toaster}")
+        body = []
+        for read in (bench_b.SUBSTRING_CASE, bench_b.LENGTH_CASE):
+            ms = [b_value(res, c, read, "ms") for c in used]
+            if all(x is None for x in ms):
+                continue
+            m = res.select(bench="B", case=read, metric="ms")[0]
+            label = (f"`substring(data FROM {m['offset']} FOR 1000)`" if "offset" in m
+                     else f"`{read}`")
+            row = [label] + [fmt_num(x) for x in ms]
+            if stock and toaster:
+                row.append(f"{fmt_num(ratio(ms[0], ms[1]))}x")
+            body.append(row)
+        if body:
+            runs = res.select(bench="B", case=bench_b.SUBSTRING_CASE, metric="ms")
+            n = runs[0].get("runs") if runs else "-"
+            lines += [f"Reads, the median of {n} sessions (each runs the query once "
+                      "before timing it):", "", table(head, body), ""]
+        digests = {c: b_value(res, c, "answers", "digest") for c in used}
+        digests = {c: d for c, d in digests.items() if d}
+        if digests:
+            same = len(set(digests.values())) == 1
+            lines += ["Answers: " + ("the same value in every configuration (`md5` and "
+                                     "length after the append)." if same else
+                                     "**DIFFER between configurations**: " +
+                                     ", ".join(f"{c} `{d}`" for c, d in digests.items())),
+                      ""]
+    cases = b_stream_cases(res)
+    if cases:
+        lines += ["**B(b), the stream**: for each append size and target size, a fresh "
+                  "row holding an empty `bytea` gets a group of appends (the start), "
+                  "is grown in one unmeasured append so that the next group ends at the "
+                  "target (never shrunk: a start group that passed the target is followed "
+                  "directly), and gets a second group (the end).  Per group: the median "
+                  "time per append (fastest-slowest), the floor's median, the WAL per "
+                  "append (median / most) and the shared buffers of the first and last "
+                  "append (`EXPLAIN (ANALYZE, BUFFERS)` of the same `UPDATE`).", ""]
+        for target in sorted({t for t, _, _ in cases}):
+            body = []
+            for _, s, c in [x for x in cases if x[0] == target]:
+                for position in ("start", "end"):
+                    for c_ in used:
+                        def g(metric):
+                            return b_value(res, c_, c, metric, position=position)
+                        m = res.select(bench="B", config=c_, case=c, metric="ms",
+                                       position=position)
+                        if not m:
+                            continue
+                        m = m[0]
+                        body.append([bench_b.size_text(s) if position == "start" and c_ == used[0]
+                                     else "", position if c_ == used[0] else "", c_,
+                                     f"{fmt_bytes(m['row_from'])} → {fmt_bytes(m['row_to'])}",
+                                     m["appends"],
+                                     f"{fmt_num(g('ms'))} ({fmt_num(g('ms_min'))}-"
+                                     f"{fmt_num(g('ms_max'))})",
+                                     fmt_num(g("floor_ms")),
+                                     f"{fmt_bytes(g('wal_bytes'))} / "
+                                     f"{fmt_bytes(g('wal_bytes_max'))}",
+                                     f"{fmt_num(g('buffers_first'))} / "
+                                     f"{fmt_num(g('buffers_last'))}"])
+            lines += [f"*Appends up to {bench_b.size_text(target)}*", "",
+                      table(["append", "at", "config", "row", "appends", "ms per append",
+                             "floor ms", "WAL median / most", "buffers first / last"], body),
+                      ""]
+    return "\n".join(lines).rstrip("\n")
+
+
 def render(res, configs, header):
     sections = [header]
     replica = res.at_wal_level("replica")
-    for f in (targets_section, issue6_section, s_section, i_section, u_section, p_section,
-              r_section, m_section, y_section, q_section, c_section):
+    for f in (targets_section, issue6_section, b_targets_section, s_section, i_section,
+              u_section, p_section, r_section, m_section, y_section, q_section, c_section,
+              b_section):
         s = f(replica, configs)
         if s:
             sections.append(s)
