@@ -27,10 +27,12 @@
 #include "access/table.h"
 #include "access/toast_internals.h"
 #include "access/xact.h"
+#include "executor/tuptable.h"
 #include "catalog/index.h"
 #include "catalog/pg_class.h"
 #include "miscadmin.h"
 #include "utils/fmgroids.h"
+#include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
 #include "bytea/bytea_chunks.h"
@@ -227,8 +229,15 @@ jt_bytea_next_free_seq(Relation rel, Oid valueid)
 }
 
 /*
+ * Chunks inserted with one heap_multi_insert() call: a page holds four, and
+ * each page's chunks then take one WAL record instead of four.
+ */
+#define INSERT_BATCH	32
+
+/*
  * Add nchunks full chunks of data to value valueid in rel's TOAST
- * relation, numbered from first_seq, as toast_save_datum() writes chunks.
+ * relation, numbered from first_seq, as toast_save_datum() writes chunks
+ * but a batch at a time.
  */
 void
 jt_bytea_insert_chunks(Relation rel, Oid valueid, int32 first_seq,
@@ -236,43 +245,70 @@ jt_bytea_insert_chunks(Relation rel, Oid valueid, int32 first_seq,
 {
 	ToastRel	t;
 	CommandId	cid = GetCurrentCommandId(true);
-	Datum		values[3];
-	bool		isnull[3] = {false, false, false};
-	union
-	{
-		struct varlena hdr;
-		char		data[TOAST_MAX_CHUNK_SIZE + VARHDRSZ];
-		int32		align_it;	/* for the varlena header */
-	}			chunk;
+	TupleTableSlot *slots[INSERT_BATCH];
+	MemoryContext batch_cxt;
+	MemoryContext caller = CurrentMemoryContext;
+	int			nslots;
 
 	Assert(nchunks > 0 && (int64) first_seq + nchunks - 1 <= PG_INT32_MAX);
 	open_toast(rel->rd_rel->reltoastrelid, RowExclusiveLock, &t);
-	values[0] = ObjectIdGetDatum(valueid);
-	values[2] = PointerGetDatum(&chunk);
-	SET_VARSIZE(&chunk, JT_BYTEA_CHUNK + VARHDRSZ);
-	for (int32 i = 0; i < nchunks; i++)
+	nslots = Min(nchunks, INSERT_BATCH);
+	for (int i = 0; i < nslots; i++)
+		slots[i] = MakeSingleTupleTableSlot(RelationGetDescr(t.rel),
+											&TTSOpsHeapTuple);
+	/* heap_multi_insert() leaves its work in the current context */
+	batch_cxt = AllocSetContextCreate(caller, "appendable bytea chunks",
+									  ALLOCSET_DEFAULT_SIZES);
+
+	for (int32 done = 0; done < nchunks; done += INSERT_BATCH)
 	{
-		HeapTuple	tuple;
+		int			n = Min(nchunks - done, INSERT_BATCH);
 
 		CHECK_FOR_INTERRUPTS();
-		values[1] = Int32GetDatum(first_seq + i);
-		memcpy(VARDATA(&chunk), data + i * JT_BYTEA_CHUNK,
-			   JT_BYTEA_CHUNK);
-		tuple = heap_form_tuple(RelationGetDescr(t.rel), values, isnull);
-		heap_insert(t.rel, tuple, cid, 0, NULL);
+		MemoryContextSwitchTo(batch_cxt);
+		for (int i = 0; i < n; i++)
+		{
+			Datum		values[3];
+			bool		isnull[3] = {false, false, false};
+			struct varlena *chunk = palloc(JT_BYTEA_CHUNK + VARHDRSZ);
+
+			SET_VARSIZE(chunk, JT_BYTEA_CHUNK + VARHDRSZ);
+			memcpy(VARDATA(chunk), data + (done + i) * JT_BYTEA_CHUNK,
+				   JT_BYTEA_CHUNK);
+			values[0] = ObjectIdGetDatum(valueid);
+			values[1] = Int32GetDatum(first_seq + done + i);
+			values[2] = PointerGetDatum(chunk);
+			ExecStoreHeapTuple(heap_form_tuple(RelationGetDescr(t.rel),
+											   values, isnull),
+							   slots[i], true);
+		}
+		heap_multi_insert(t.rel, slots, n, cid, 0, NULL);
 
 		/* the TOAST relation's indexes are on (chunk_id, chunk_seq) only */
-		for (int j = 0; j < t.nindexes; j++)
+		for (int i = 0; i < n; i++)
 		{
-			if (t.indexes[j]->rd_index->indisready)
-				index_insert(t.indexes[j], values, isnull, &tuple->t_self,
-							 t.rel,
-							 t.indexes[j]->rd_index->indisunique ?
-							 UNIQUE_CHECK_YES : UNIQUE_CHECK_NO,
-							 false, NULL);
+			Datum		values[2];
+			bool		isnull[2] = {false, false};
+
+			values[0] = ObjectIdGetDatum(valueid);
+			values[1] = Int32GetDatum(first_seq + done + i);
+			for (int j = 0; j < t.nindexes; j++)
+			{
+				if (t.indexes[j]->rd_index->indisready)
+					index_insert(t.indexes[j], values, isnull,
+								 &slots[i]->tts_tid, t.rel,
+								 t.indexes[j]->rd_index->indisunique ?
+								 UNIQUE_CHECK_YES : UNIQUE_CHECK_NO,
+								 false, NULL);
+			}
+			ExecClearTuple(slots[i]);
 		}
-		heap_freetuple(tuple);
+		MemoryContextSwitchTo(caller);
+		MemoryContextReset(batch_cxt);
 	}
+	MemoryContextDelete(batch_cxt);
+	for (int i = 0; i < nslots; i++)
+		ExecDropSingleTupleTableSlot(slots[i]);
 	close_toast(&t);
 }
 
