@@ -1300,7 +1300,10 @@ def b_section(res, configs):
         if body:
             runs = res.select(bench="B", case=bench_b.SUBSTRING_CASE, metric="ms")
             n = runs[0].get("runs") if runs else "-"
-            lines += [f"Reads, the median of {n} sessions (each runs the query once "
+            calls = runs[0].get("calls") if runs else None
+            per = (f"the time of one read, from a statement making {calls} of them "
+                   "(1 kB apart), " if calls else "")
+            lines += [f"Reads, {per}the median of {n} sessions (each runs the query once "
                       "before timing it):", "", table(head, body), ""]
         digests = {c: b_value(res, c, "answers", "digest") for c in used}
         digests = {c: d for c, d in digests.items() if d}
