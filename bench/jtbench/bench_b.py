@@ -206,8 +206,25 @@ def appends(cfg, t, data, count, explain=True, floors=None):
     buffers = [p["Shared Hit Blocks"] + p["Shared Read Blocks"] for p in plans]
     return {"ms": ms[:count], "floor_ms": ms[count:], "lsns": lsns,
             "wal": [b - a for a, b in zip(pos, pos[1:])],
+            "hint_fpi": hint_fpi_bytes(lsns),
             "buffers": (buffers * 2)[:2] if len(buffers) == 1 else (buffers or None),
             "row_from": lens[0], "row_to": lens[1], "total_bytes": total}
+
+
+def hint_fpi_bytes(lsns):
+    """For each append between consecutive LSNs of lsns, the bytes of page
+    images logged because a page's hint bits changed (XLOG_FPI_FOR_HINT):
+    with data checksums, the first time after a checkpoint that an append
+    records free space in a page of the TOAST relation's free space map
+    (three pages of it once the relation has more than four), whatever
+    stores the chunks."""
+    pairs = ", ".join(f"({i}, '{a}'::pg_lsn, '{b}'::pg_lsn)"
+                      for i, (a, b) in enumerate(zip(lsns, lsns[1:])))
+    rows = db.query(
+        "SELECT i, coalesce((SELECT sum(fpi_size) FROM pg_get_wal_stats(a, b, true) "
+        "WHERE \"resource_manager/record_type\" = 'XLOG/FPI_FOR_HINT'), 0) "
+        f"FROM (VALUES {pairs}) v (i, a, b) ORDER BY i")
+    return [int(v) for _, v in rows]
 
 
 def check_appended(cfg, t, data, count):
@@ -340,6 +357,11 @@ def stream(used, results, args, log, size, form, logical):
                     results.add("B", cfg.name, case, "wal_bytes", db.median(a["wal"]),
                                 each=a["wal"], **params)
                     results.add("B", cfg.name, case, "wal_bytes_max", max(a["wal"]), **params)
+                    results.add("B", cfg.name, case, "wal_hint_fpi_bytes", sum(a["hint_fpi"]),
+                                each=a["hint_fpi"], **params)
+                    results.add("B", cfg.name, case, "wal_bytes_max_without_hint_fpi",
+                                max(w - h for w, h in zip(a["wal"], a["hint_fpi"])),
+                                **params)
                     results.add("B", cfg.name, case, "buffers_first", a["buffers"][0], **params)
                     results.add("B", cfg.name, case, "buffers_last", a["buffers"][1], **params)
                 log(f"B: {case} on {cfg.name}: {db.median(start['ms']):.2f} ms at the start, "

