@@ -7,9 +7,9 @@
  * TOAST writes them, under one value id; unlike a standard value's, their
  * number grows with appends, and a row version reads only the runs of
  * sequence numbers its pointer names.  Every scan is bounded by those
- * numbers: chunks past them belong to later versions, or to appends that
- * aborted, which TOAST's snapshot does not hide until their rows are
- * hinted (see docs/appendable-bytea.md).
+ * numbers (chunks past them belong to later versions) and skips chunks
+ * whose transaction aborted, which TOAST's snapshot does not hide (see
+ * docs/appendable-bytea.md).
  *
  * Copyright (c) 2026, jsonb_toaster developers
  *
@@ -26,6 +26,7 @@
 #include "access/relscan.h"
 #include "access/table.h"
 #include "access/toast_internals.h"
+#include "access/transam.h"
 #include "access/xact.h"
 #include "executor/tuptable.h"
 #include "catalog/index.h"
@@ -33,6 +34,7 @@
 #include "miscadmin.h"
 #include "utils/fmgroids.h"
 #include "utils/memutils.h"
+#include "storage/procarray.h"
 #include "utils/snapmgr.h"
 
 #include "bytea/bytea_chunks.h"
@@ -82,6 +84,44 @@ begin_chunk_scan(ToastRel *t, Snapshot snapshot, Oid valueid, int32 first,
 				F_INT4LE, Int32GetDatum(last));
 	return systable_beginscan_ordered(t->rel, t->indexes[t->valid], snapshot,
 									  3, keys);
+}
+
+/*
+ * Did chunk tuple's inserting transaction commit (or is it still running,
+ * or ours)?  TOAST's snapshot also shows chunks of an aborted transaction
+ * until their rows are hinted, and a standby never sees that hint unless a
+ * page image brings it; a value's chunks may share their numbers with
+ * such chunks (an append numbers its chunks past those it finds, and
+ * VACUUM removes aborted ones), so every read skips them.
+ */
+static bool
+chunk_was_written(HeapTuple tuple)
+{
+	HeapTupleHeader header = tuple->t_data;
+	TransactionId xmin;
+
+	if (HeapTupleHeaderXminCommitted(header))
+		return true;
+	if (HeapTupleHeaderXminInvalid(header))
+		return false;
+	xmin = HeapTupleHeaderGetRawXmin(header);
+	return TransactionIdIsCurrentTransactionId(xmin) ||
+		TransactionIdIsInProgress(xmin) ||
+		TransactionIdDidCommit(xmin);
+}
+
+/* The next chunk tuple of scan that a transaction wrote, or NULL. */
+static HeapTuple
+next_written_chunk(SysScanDesc scan)
+{
+	HeapTuple	tuple;
+
+	while ((tuple = systable_getnext_ordered(scan, ForwardScanDirection)) != NULL)
+	{
+		if (chunk_was_written(tuple))
+			break;
+	}
+	return tuple;
 }
 
 /* The bytes of chunk tuple, which must be chunk "expected" and full. */
@@ -161,7 +201,7 @@ jt_bytea_read(const JtByteaValue *value, int64 offset, int64 length,
 				const char *bytes;
 
 				CHECK_FOR_INTERRUPTS();
-				tuple = systable_getnext_ordered(scan, ForwardScanDirection);
+				tuple = next_written_chunk(scan);
 				if (tuple == NULL)
 					ereport(ERROR,
 							(errcode(ERRCODE_DATA_CORRUPTED),
@@ -208,6 +248,8 @@ jt_bytea_next_free_seq(Relation rel, Oid valueid)
 				ObjectIdGetDatum(valueid));
 	scan = systable_beginscan_ordered(t.rel, t.indexes[t.valid], SnapshotAny,
 									  1, &key);
+	/* index entries marked dead still hold their numbers */
+	scan->iscan->ignore_killed_tuples = false;
 	tuple = systable_getnext_ordered(scan, BackwardScanDirection);
 	if (tuple != NULL)
 	{
@@ -335,8 +377,7 @@ jt_bytea_delete_chunks(Relation rel, const JtByteaValue *value,
 
 		scan = begin_chunk_scan(&t, snapshot, value->valueid, run->first,
 								run->first + run->count - 1, keys);
-		while ((tuple = systable_getnext_ordered(scan,
-												 ForwardScanDirection)) != NULL)
+		while ((tuple = next_written_chunk(scan)) != NULL)
 		{
 			if (is_speculative)
 				heap_abort_speculative(t.rel, &tuple->t_self);
