@@ -222,7 +222,8 @@ SELECT string_agg(set_byte('\x00'::bytea, 0, ((v >> (8 * i)) & 255)::int), ''
 FROM generate_series(0, n - 1) i
 $$;
 -- row 3's pointer with bytes b at byte pos (from 0): header at 2, payload
--- at 16 (TOAST relation, value, runs, tail length, then the runs)
+-- at 16 (TOAST relation, value, runs, tail length, first chunk of the
+-- newest write, its transaction, then the runs from 36)
 CREATE FUNCTION damaged(pos int, b bytea) RETURNS bytea LANGUAGE sql AS $$
 SELECT jt_test_bytea_from_pointer_bytes(
 	overlay(jt_test_custom_pointer_bytes(data) PLACING b FROM pos + 1))
@@ -238,7 +239,7 @@ EXCEPTION WHEN OTHERS THEN
 	GET STACKED DIAGNOSTICS d = PG_EXCEPTION_DETAIL;
 	RETURN regexp_replace(SQLSTATE || ': ' || SQLERRM ||
 		coalesce(' (' || nullif(d, '') || ')', ''),
-		'(toast value |pg_toast_|relation |Its chunks and tail hold |header says )[0-9]+',
+		'(toast value |pg_toast_|relation |Its chunks and tail hold |header says |Written by transaction )[0-9]+',
 		'\1N', 'g');
 END $$;
 SELECT (SELECT get_byte(jt_test_custom_pointer_bytes(data), 24) FROM bt WHERE id = 3)
@@ -253,9 +254,12 @@ FROM (VALUES
 	('too many runs', 24, le(33, 2)),
 	('tail of a chunk', 26, le(1996, 2)),
 	('raw size', 6, le((SELECT length(data) + 5 FROM bt WHERE id = 3), 4)),
-	('empty run', 32, le(0, 4)),
-	('negative run', 28, le(4294967295, 4)),
-	('run shifted', 28, le(1, 4)),
+	('empty run', 40, le(0, 4)),
+	('negative run', 36, le(4294967295, 4)),
+	('run shifted', 36, le(1, 4)),
+	('newest chunks past the runs', 28, le(1000000, 4)),
+	('no writer', 32, le(0, 4)),
+	('another writer', 32, le(3, 4)),
 	('no such value', 20, le(1, 4)),
 	('no relation', 16, le(0, 4)),
 	('not a TOAST relation', 16, le('pg_class'::regclass::oid::bigint, 4)),
@@ -264,7 +268,7 @@ FROM (VALUES
 SELECT try($q$SELECT md5(jt_test_bytea_from_pointer_bytes(
 	overlay(overlay(jt_test_custom_pointer_bytes(data)
 		PLACING le(length(data) + 1996 + 4, 4) FROM 7)
-		PLACING le(length(data) / 1996 + 1, 4) FROM 33)))
+		PLACING le(length(data) / 1996 + 1, 4) FROM 41)))
 	FROM bt WHERE id = 3$q$) AS one_chunk_more;
 DROP FUNCTION le(bigint, int), damaged(int, bytea), try(text);
 DROP EXTENSION jsonb_toaster_test;

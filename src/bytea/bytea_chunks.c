@@ -209,6 +209,16 @@ jt_bytea_read(const JtByteaValue *value, int64 offset, int64 length,
 									run->first + c, value->valueid,
 									RelationGetRelationName(t.rel))));
 				bytes = chunk_bytes(&t, tuple, value->valueid, run->first + c);
+				if (run->first + c >= value->last_first &&
+					HeapTupleHeaderGetRawXmin(tuple->t_data) != value->last_xid)
+					ereport(ERROR,
+							(errcode(ERRCODE_DATA_CORRUPTED),
+							 errmsg("chunk %d of toast value %u in %s was not written by the transaction its pointer names",
+									run->first + c, value->valueid,
+									RelationGetRelationName(t.rel)),
+							 errdetail_internal("Written by transaction %u, the pointer names %u.",
+												HeapTupleHeaderGetRawXmin(tuple->t_data),
+												value->last_xid)));
 				memcpy(dest + (lo - offset), bytes + (lo - chunk_start),
 					   hi - lo);
 			}

@@ -16,6 +16,7 @@
 #include "postgres.h"
 
 #include "access/heaptoast.h"
+#include "access/transam.h"
 #include "utils/memutils.h"
 
 #include "bytea/bytea_pointer.h"
@@ -61,7 +62,7 @@ jt_bytea_parse(const struct varlena *attr, JtByteaValue *value)
 	uint32		payload_len = header.va_size - VARHDRSZ_CUSTOM;
 	JtByteaHeader hdr;
 	int64		expected_len;
-	int32		next_free = 0;
+	int64		next_free = 0;
 
 	if (header.va_version != JT_BYTEA_STORED_VERSION)
 		corrupt_pointer(psprintf("Format version %u is not a stored value's.",
@@ -81,6 +82,9 @@ jt_bytea_parse(const struct varlena *attr, JtByteaValue *value)
 								 payload_len, (long long) expected_len));
 	if (!OidIsValid(hdr.toastrelid) || !OidIsValid(hdr.valueid))
 		corrupt_pointer("It names no TOAST value.");
+	if (!TransactionIdIsNormal(hdr.last_xid))
+		corrupt_pointer(psprintf("It names transaction %u as its chunks' writer.",
+								 hdr.last_xid));
 
 	value->toastrelid = hdr.toastrelid;
 	value->valueid = hdr.valueid;
@@ -97,9 +101,16 @@ jt_bytea_parse(const struct varlena *attr, JtByteaValue *value)
 			(int64) run->first + run->count - 1 > PG_INT32_MAX)
 			corrupt_pointer(psprintf("Run %d (chunks %d, %d of them) is out of order.",
 									 i, run->first, run->count));
-		next_free = run->first + run->count;
+		next_free = (int64) run->first + run->count;
 		value->chunk_bytes += run->count * JT_BYTEA_CHUNK;
 	}
+	/* the newest write added at least one chunk, in the last run */
+	if (hdr.last_first < value->runs[value->nruns - 1].first ||
+		hdr.last_first >= next_free)
+		corrupt_pointer(psprintf("Its newest chunks start at %d, outside its last run.",
+								 hdr.last_first));
+	value->last_first = hdr.last_first;
+	value->last_xid = hdr.last_xid;
 	value->taillen = hdr.taillen;
 	value->tail = payload + expected_len - hdr.taillen;
 	value->size = value->chunk_bytes + value->taillen;
@@ -136,6 +147,8 @@ jt_bytea_make_pointer(const JtByteaValue *value)
 	hdr.valueid = value->valueid;
 	hdr.nruns = value->nruns;
 	hdr.taillen = value->taillen;
+	hdr.last_first = value->last_first;
+	hdr.last_xid = value->last_xid;
 
 	result = palloc(size);
 	SET_VARTAG_EXTERNAL(result, VARTAG_CUSTOM);

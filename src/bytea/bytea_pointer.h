@@ -10,6 +10,12 @@
  * number again (see docs/appendable-bytea.md).  Every chunk is full,
  * TOAST_MAX_CHUNK_SIZE bytes, so a byte's chunk follows from its offset.
  *
+ * The pointer also names the chunks its newest write added and the
+ * transaction that wrote them: a pointer held past the abort of the
+ * transaction that made it (the chunks gone with VACUUM, their numbers
+ * taken again by a later append) then fails to read as a standard TOAST
+ * pointer to a removed value does, instead of reading the later bytes.
+ *
  * An append made in memory (data || x on a stored value) is a second kind
  * of pointer, never stored: the stored pointer it extends, followed by the
  * appended bytes.  adopt() turns it into a stored pointer; anything else
@@ -62,6 +68,8 @@ typedef struct JtByteaHeader
 	Oid			valueid;		/* the TOAST value of the chunks */
 	uint16		nruns;			/* runs that follow, at least one */
 	uint16		taillen;		/* bytes of tail after the runs */
+	int32		last_first;		/* first chunk the newest write added */
+	TransactionId last_xid;		/* the transaction that wrote it and after */
 } JtByteaHeader;
 
 /* A stored pointer, parsed and checked. */
@@ -73,6 +81,8 @@ typedef struct JtByteaValue
 	JtByteaRun	runs[JT_BYTEA_MAX_RUNS];
 	int32		taillen;
 	const char *tail;			/* in the pointer */
+	int32		last_first;		/* chunks from this number on ... */
+	TransactionId last_xid;		/* ... were written by this transaction */
 	int64		chunk_bytes;	/* bytes in the runs' chunks */
 	int64		size;			/* chunk_bytes + taillen: the value's bytes */
 } JtByteaValue;

@@ -36,6 +36,7 @@
 #include "access/heaptoast.h"
 #include "access/toast_custom.h"
 #include "access/toast_internals.h"
+#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "utils/memutils.h"
@@ -228,6 +229,8 @@ bytea_toast(Relation rel, int attnum, struct varlena *value,
 	stored.taillen = (int32) (size - stored.chunk_bytes);
 	stored.tail = VARDATA_ANY(raw) + stored.chunk_bytes;
 	stored.size = size;
+	stored.last_first = 0;
+	stored.last_xid = GetCurrentTransactionId();
 	result = jt_bytea_make_pointer(&stored);
 
 	/* an UPDATE of many rows offers one value per row: free each */
@@ -306,6 +309,8 @@ bytea_adopt(Relation rel, int attnum, struct varlena *value,
 			v.nruns++;
 		}
 		jt_bytea_insert_chunks(rel, v.valueid, next, joined, nfull);
+		v.last_first = next;
+		v.last_xid = GetCurrentTransactionId();
 	}
 	v.chunk_bytes += nfull * JT_BYTEA_CHUNK;
 	v.tail = joined + nfull * JT_BYTEA_CHUNK;
