@@ -188,6 +188,60 @@ SELECT length(data), pg_column_size(data) > length(data) AS uncompressed,
 FROM btc;
 DROP TABLE btc;
 
+-- Rows that must fit as standard TOAST lets them: a value whose row's
+-- other columns already pass the target goes to standard TOAST, and tails
+-- of several columns growing in one UPDATE are stored anew past a share of
+-- the page
+CREATE TABLE btbig (id int, p text STORAGE PLAIN, data bytea);
+ALTER TABLE btbig ALTER COLUMN data SET (toaster = 'bytea_appendable');
+INSERT INTO btbig VALUES (1, repeat('x', 6500), sized(80, 1996 + 1960));
+SELECT (bytea_appendable_storage(data)).form, data = sized(80, 1996 + 1960) FROM btbig;
+UPDATE btbig SET data = data || sized(81, 1900);
+SELECT (bytea_appendable_storage(data)).form, data = sized(80, 1996 + 1960) || sized(81, 1900)
+FROM btbig;
+-- opted in after the rows were written, then rewritten
+CREATE TABLE btvf (id int, p text STORAGE PLAIN, data bytea);
+INSERT INTO btvf VALUES (1, repeat('x', 6500), sized(82, 1996 + 1960));
+ALTER TABLE btvf ALTER COLUMN data SET (toaster = 'bytea_appendable');
+VACUUM FULL btvf;
+SELECT data = sized(82, 1996 + 1960) FROM btvf;
+CREATE TABLE btfive (id int, a bytea, b bytea, c bytea, d bytea, e bytea);
+ALTER TABLE btfive ALTER COLUMN a SET (toaster = 'bytea_appendable'),
+	ALTER COLUMN b SET (toaster = 'bytea_appendable'),
+	ALTER COLUMN c SET (toaster = 'bytea_appendable'),
+	ALTER COLUMN d SET (toaster = 'bytea_appendable'),
+	ALTER COLUMN e SET (toaster = 'bytea_appendable');
+INSERT INTO btfive SELECT 1, sized(83, 3956), sized(84, 3956), sized(85, 3956),
+	sized(86, 3956), sized(87, 3956);
+-- row 2's columns become the toaster's one at a time, with short tails
+INSERT INTO btfive SELECT 2, sized(83, 1000), sized(84, 1000), sized(85, 1000),
+	sized(86, 1000), sized(87, 1000);
+UPDATE btfive SET a = a || sized(83, 1016) WHERE id = 2;
+UPDATE btfive SET b = b || sized(84, 1016) WHERE id = 2;
+UPDATE btfive SET c = c || sized(85, 1016) WHERE id = 2;
+UPDATE btfive SET d = d || sized(86, 1016) WHERE id = 2;
+UPDATE btfive SET e = e || sized(87, 1016) WHERE id = 2;
+SELECT (bytea_appendable_storage(a)).form AS a, (bytea_appendable_storage(e)).form AS e,
+	(bytea_appendable_storage(e)).tail_size FROM btfive WHERE id = 2;
+UPDATE btfive SET a = a || sized(88, 1900), b = b || sized(88, 1900),
+	c = c || sized(88, 1900), d = d || sized(88, 1900), e = e || sized(88, 1900);
+SELECT id, a = CASE id WHEN 1 THEN sized(83, 3956) ELSE sized(83, 1000) || sized(83, 1016) END
+		|| sized(88, 1900) AS a,
+	e = CASE id WHEN 1 THEN sized(87, 3956) ELSE sized(87, 1000) || sized(87, 1016) END
+		|| sized(88, 1900) AS e,
+	(bytea_appendable_storage(a)).form AS a_form, (bytea_appendable_storage(e)).form AS e_form
+FROM btfive ORDER BY id;
+-- a domain over bytea is bytea
+CREATE DOMAIN blob_d AS bytea;
+CREATE TABLE btdom (id int, data blob_d);
+ALTER TABLE btdom ALTER COLUMN data SET (toaster = 'bytea_appendable');
+INSERT INTO btdom VALUES (1, sized(89, 5000));
+UPDATE btdom SET data = data || sized(90, 3000);
+SELECT (bytea_appendable_storage(data)).form, data = sized(89, 5000) || sized(90, 3000)
+FROM btdom;
+DROP TABLE btbig, btvf, btfive, btdom;
+DROP DOMAIN blob_d;
+
 -- a column of another type that names the toaster keeps standard TOAST
 CREATE TABLE btt (id int, data text);
 ALTER TABLE btt ALTER COLUMN data SET (toaster = 'bytea_appendable');

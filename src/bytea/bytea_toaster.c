@@ -40,6 +40,7 @@
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "utils/memutils.h"
+#include "utils/lsyscache.h"
 #include "utils/rel.h"
 
 #include "bytea/bytea_chunks.h"
@@ -165,10 +166,14 @@ bytea_detoast_slice(struct varlena *attr, int32 sliceoffset,
 
 /*
  * Store a bytea of at least one chunk: its full chunks as a new TOAST
- * value, the rest in the pointer.  Left to standard TOAST: other types,
- * values under a chunk, logically logged tables (see the file's header),
- * and rows where the pointer's tail would leave the tuple more than a
- * chunk over its target.
+ * value, the rest in the pointer.  Left to standard TOAST: other types
+ * (a domain over bytea is bytea), values under a chunk, logically logged
+ * tables (see the file's header), and rows whose other columns already
+ * take the tuple past its target (budget 0): the tail kept in the row
+ * cannot move out, and such a row could then not be stored at all where
+ * standard TOAST's pointer fits.  With room left, the other columns take
+ * less than the target and the pointer less than a chunk more, so the
+ * row stays far under a page.
  */
 static struct varlena *
 bytea_toast(Relation rel, int attnum, struct varlena *value,
@@ -183,19 +188,15 @@ bytea_toast(Relation rel, int attnum, struct varlena *value,
 	struct varlena *result;
 	int64		size;
 	int32		nchunks;
-	Size		pointer_size;
 
-	if (att->atttypid != BYTEAOID ||
+	if (getBaseType(att->atttypid) != BYTEAOID ||
 		!OidIsValid(rel->rd_rel->reltoastrelid) ||
-		RelationIsLogicallyLogged(rel))
+		RelationIsLogicallyLogged(rel) || budget <= 0)
 		return NULL;
 
 	size = toast_raw_datum_size(PointerGetDatum(value)) - VARHDRSZ;
 	nchunks = (int32) (size / JT_BYTEA_CHUNK);
-	pointer_size = VARHDRSZ_CUSTOM + sizeof(JtByteaHeader) +
-		sizeof(JtByteaRun) + size % JT_BYTEA_CHUNK;
-		if (nchunks == 0 ||
-		(int64) pointer_size - budget > JT_BYTEA_CHUNK)
+	if (nchunks == 0)
 		return NULL;
 
 	/*
@@ -242,6 +243,24 @@ bytea_toast(Relation rel, int attnum, struct varlena *value,
 	return result;
 }
 
+/* The columns of rel that opt in to this toaster. */
+static int
+appendable_columns(Relation rel)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	int			n = 0;
+
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (!att->attisdropped && getBaseType(att->atttypid) == BYTEAOID &&
+			GetCustomToasterForAttribute(rel, i + 1) == &bytea_toaster_routine)
+			n++;
+	}
+	return Max(n, 1);
+}
+
 /*
  * Store an append made in memory from oldvalue by adding the chunks that
  * oldvalue's tail and the appended bytes fill to oldvalue's TOAST value;
@@ -258,6 +277,7 @@ bytea_adopt(Relation rel, int attnum, struct varlena *value,
 	JtByteaValue v;
 	JtByteaRun *last;
 	struct varlena *result;
+	int32		old_taillen;
 	char	   *joined;
 	int64		joined_len;
 	int32		nfull;
@@ -271,12 +291,26 @@ bytea_adopt(Relation rel, int attnum, struct varlena *value,
 	jt_bytea_parse(base, &v);
 	if (v.toastrelid != rel->rd_rel->reltoastrelid)
 		return NULL;
+	old_taillen = v.taillen;
 
 	joined_len = v.taillen + appended_len;
 	joined = palloc(joined_len);
 	memcpy(joined, v.tail, v.taillen);
 	memcpy(joined + v.taillen, appended, appended_len);
 	nfull = (int32) (joined_len / JT_BYTEA_CHUNK);
+
+	/*
+	 * Tails of several columns growing in one UPDATE could take the row
+	 * past a page: past a share of half a page each, the value is stored
+	 * anew (toast() then weighs it against the row's room).  Decided before
+	 * any chunk is written, since chunks no pointer names would stay.
+	 */
+	if (joined_len % JT_BYTEA_CHUNK > Max(old_taillen, 1024) &&
+		joined_len % JT_BYTEA_CHUNK > (BLCKSZ / 2) / appendable_columns(rel))
+	{
+		pfree(joined);
+		return NULL;
+	}
 
 	if (nfull > 0)
 	{
