@@ -73,8 +73,9 @@ SELECT id, length(data), pg_column_size(data) - length(data) AS overhead, s.form
 FROM bt, bytea_appendable_storage(data) s ORDER BY id;
 SELECT * FROM toast_rows('bt');
 
--- an append that fits the tail writes no chunk; one that fills chunks
--- writes only those, into the same TOAST value
+-- an append that fits the tail writes a new tail chunk; one that fills
+-- chunks writes only those and the tail, into the same TOAST value (the
+-- old tail chunk goes with the old row version)
 UPDATE bt SET data = data || '\x01'::bytea WHERE id = 3;
 UPDATE ref SET data = data || '\x01'::bytea WHERE id = 3;
 SELECT * FROM toast_rows('bt');
@@ -162,7 +163,8 @@ DELETE FROM ref WHERE id = 4;
 VACUUM bt;
 SELECT differ(), slices_differ();
 SELECT * FROM toast_rows('bt');
-SELECT sum(length(data) / 1996) AS live_chunks FROM bt WHERE length(data) >= 1996;
+SELECT sum(chunks + (tail_size > 0)::int) AS live_chunks
+FROM bt, bytea_appendable_storage(data);
 
 -- INSERT .. ON CONFLICT DO UPDATE appends as UPDATE does
 INSERT INTO bt VALUES (3, 'ccc', sized(60, 10)) ON CONFLICT (id)
@@ -188,10 +190,9 @@ SELECT length(data), pg_column_size(data) > length(data) AS uncompressed,
 FROM btc;
 DROP TABLE btc;
 
--- Rows that must fit as standard TOAST lets them: a value whose row's
--- other columns already pass the target goes to standard TOAST, and tails
--- of several columns growing in one UPDATE are stored anew past a share of
--- the page
+-- Rows standard TOAST stores, the toaster stores too: its pointer takes a
+-- few dozen bytes of the row whatever the value's tail, with a wide PLAIN
+-- column, five such columns, and their tails grown in one UPDATE
 CREATE TABLE btbig (id int, p text STORAGE PLAIN, data bytea);
 ALTER TABLE btbig ALTER COLUMN data SET (toaster = 'bytea_appendable');
 INSERT INTO btbig VALUES (1, repeat('x', 6500), sized(80, 1996 + 1960));
@@ -264,7 +265,8 @@ SELECT differ(), slices_differ();
 VACUUM bt;
 SELECT form, count(*) FROM bt, bytea_appendable_storage(data) GROUP BY 1 ORDER BY 1;
 SELECT (toast_rows('bt')).chunks =
-	(SELECT sum(chunks) FROM bt, bytea_appendable_storage(data)) AS chunks_all_live;
+	(SELECT sum(chunks + (tail_size > 0)::int) FROM bt, bytea_appendable_storage(data))
+	AS chunks_all_live;
 
 -- a damaged pointer or chunk raises an ERROR for data corruption
 SET client_min_messages = warning;
@@ -276,8 +278,8 @@ SELECT string_agg(set_byte('\x00'::bytea, 0, ((v >> (8 * i)) & 255)::int), ''
 FROM generate_series(0, n - 1) i
 $$;
 -- row 3's pointer with bytes b at byte pos (from 0): header at 2, payload
--- at 16 (TOAST relation, value, runs, tail length, first chunk of the
--- newest write, its transaction, then the runs from 36)
+-- at 16 (TOAST relation, value, runs, tail length, tail chunk, first chunk
+-- of the newest write, its transaction, then the runs from 40)
 CREATE FUNCTION damaged(pos int, b bytea) RETURNS bytea LANGUAGE sql AS $$
 SELECT jt_test_bytea_from_pointer_bytes(
 	overlay(jt_test_custom_pointer_bytes(data) PLACING b FROM pos + 1))
@@ -308,12 +310,14 @@ FROM (VALUES
 	('too many runs', 24, le(33, 2)),
 	('tail of a chunk', 26, le(1996, 2)),
 	('raw size', 6, le((SELECT length(data) + 5 FROM bt WHERE id = 3), 4)),
-	('empty run', 40, le(0, 4)),
-	('negative run', 36, le(4294967295, 4)),
-	('run shifted', 36, le(1, 4)),
-	('newest chunks past the runs', 28, le(1000000, 4)),
-	('no writer', 32, le(0, 4)),
-	('another writer', 32, le(3, 4)),
+	('empty run', 44, le(0, 4)),
+	('negative run', 40, le(4294967295, 4)),
+	('run shifted', 40, le(1, 4)),
+	('tail chunk above 0', 28, le(5, 4)),
+	('no such tail chunk', 28, le(4294967295 - 1000, 4)),
+	('newest chunks past the runs', 32, le(1000000, 4)),
+	('no writer', 36, le(0, 4)),
+	('another writer', 36, le(3, 4)),
 	('no such value', 20, le(1, 4)),
 	('no relation', 16, le(0, 4)),
 	('not a TOAST relation', 16, le('pg_class'::regclass::oid::bigint, 4)),
@@ -322,7 +326,7 @@ FROM (VALUES
 SELECT try($q$SELECT md5(jt_test_bytea_from_pointer_bytes(
 	overlay(overlay(jt_test_custom_pointer_bytes(data)
 		PLACING le(length(data) + 1996 + 4, 4) FROM 7)
-		PLACING le(length(data) / 1996 + 1, 4) FROM 41)))
+		PLACING le(length(data) / 1996 + 1, 4) FROM 45)))
 	FROM bt WHERE id = 3$q$) AS one_chunk_more;
 DROP FUNCTION le(bigint, int), damaged(int, bytea), try(text);
 DROP EXTENSION jsonb_toaster_test;

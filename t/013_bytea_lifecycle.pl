@@ -99,8 +99,8 @@ SELECT count(*) FROM b WHERE length(data) >= 1996
   AND (bytea_appendable_storage(data)).form IS DISTINCT FROM 'appendable'};
 my $chunks_live = q{
 SELECT (SELECT count(*) FROM pg_toast.%s) =
-	(SELECT coalesce(sum(length(data) / 1996), 0) FROM b
-	 WHERE pg_column_size(data) > length(data) AND length(data) >= 1996)};
+	(SELECT coalesce(sum(chunks + (tail_size > 0)::int), 0)
+	 FROM b, bytea_appendable_storage(data) WHERE form = 'appendable')};
 
 sub toastrel
 {

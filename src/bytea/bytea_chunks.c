@@ -6,10 +6,10 @@
  * The value's chunks are rows of its table's TOAST relation, as standard
  * TOAST writes them, under one value id; unlike a standard value's, their
  * number grows with appends, and a row version reads only the runs of
- * sequence numbers its pointer names.  Every scan is bounded by those
- * numbers (chunks past them belong to later versions) and skips chunks
- * whose transaction aborted, which TOAST's snapshot does not hide (see
- * docs/appendable-bytea.md).
+ * sequence numbers its pointer names and its own tail chunk.  Every scan
+ * is bounded by those numbers (chunks past them belong to later versions)
+ * and skips chunks whose transaction aborted, which TOAST's snapshot does
+ * not hide (see docs/appendable-bytea.md).
  *
  * Copyright (c) 2026, jsonb_toaster developers
  *
@@ -124,9 +124,13 @@ next_written_chunk(SysScanDesc scan)
 	return tuple;
 }
 
-/* The bytes of chunk tuple, which must be chunk "expected" and full. */
+/*
+ * The bytes of chunk tuple, which must be chunk "expected" of len bytes
+ * (written by transaction xid, if that is valid).
+ */
 static const char *
-chunk_bytes(ToastRel *t, HeapTuple tuple, Oid valueid, int32 expected)
+chunk_bytes(ToastRel *t, HeapTuple tuple, Oid valueid, int32 expected,
+			int64 len, TransactionId xid)
 {
 	TupleDesc	desc = RelationGetDescr(t->rel);
 	bool		isnull;
@@ -141,13 +145,23 @@ chunk_bytes(ToastRel *t, HeapTuple tuple, Oid valueid, int32 expected)
 						isnull ? -1 : seq, expected, valueid,
 						RelationGetRelationName(t->rel))));
 	chunk = DatumGetPointer(fastgetattr(tuple, 3, desc, &isnull));
-	if (isnull || VARATT_IS_EXTENDED(chunk) ||
-		VARSIZE(chunk) - VARHDRSZ != JT_BYTEA_CHUNK)
+	if (isnull || VARATT_IS_EXTERNAL(chunk) || VARATT_IS_COMPRESSED(chunk) ||
+		VARSIZE_ANY_EXHDR(chunk) != len)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("chunk %d of toast value %u in %s is not a full chunk",
-						seq, valueid, RelationGetRelationName(t->rel))));
-	return VARDATA(chunk);
+				 errmsg("chunk %d of toast value %u in %s does not hold the %lld bytes its pointer says",
+						seq, valueid, RelationGetRelationName(t->rel),
+						(long long) len)));
+	if (TransactionIdIsValid(xid) &&
+		HeapTupleHeaderGetRawXmin(tuple->t_data) != xid)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("chunk %d of toast value %u in %s was not written by the transaction its pointer names",
+						seq, valueid, RelationGetRelationName(t->rel)),
+				 errdetail_internal("Written by transaction %u, the pointer names %u.",
+									HeapTupleHeaderGetRawXmin(tuple->t_data),
+									xid)));
+	return VARDATA_ANY(chunk);
 }
 
 /*
@@ -208,17 +222,10 @@ jt_bytea_read(const JtByteaValue *value, int64 offset, int64 length,
 							 errmsg("missing chunk number %d for toast value %u in %s",
 									run->first + c, value->valueid,
 									RelationGetRelationName(t.rel))));
-				bytes = chunk_bytes(&t, tuple, value->valueid, run->first + c);
-				if (run->first + c >= value->last_first &&
-					HeapTupleHeaderGetRawXmin(tuple->t_data) != value->last_xid)
-					ereport(ERROR,
-							(errcode(ERRCODE_DATA_CORRUPTED),
-							 errmsg("chunk %d of toast value %u in %s was not written by the transaction its pointer names",
-									run->first + c, value->valueid,
-									RelationGetRelationName(t.rel)),
-							 errdetail_internal("Written by transaction %u, the pointer names %u.",
-												HeapTupleHeaderGetRawXmin(tuple->t_data),
-												value->last_xid)));
+				bytes = chunk_bytes(&t, tuple, value->valueid, run->first + c,
+									JT_BYTEA_CHUNK,
+									run->first + c >= value->last_first ?
+									value->last_xid : InvalidTransactionId);
 				memcpy(dest + (lo - offset), bytes + (lo - chunk_start),
 					   hi - lo);
 			}
@@ -226,58 +233,93 @@ jt_bytea_read(const JtByteaValue *value, int64 offset, int64 length,
 		}
 		run_start = run_end;
 	}
-	if (t.rel != NULL)
-		close_toast(&t);
-
-	/* the tail, from the pointer */
+	/* the tail chunk, always the newest write's */
 	if (end > value->chunk_bytes)
 	{
 		int64		from = Max(offset, value->chunk_bytes);
+		ScanKeyData keys[3];
+		SysScanDesc scan;
+		HeapTuple	tuple;
+		const char *bytes;
 
-		memcpy(dest + (from - offset),
-			   value->tail + (from - value->chunk_bytes), end - from);
+		if (t.rel == NULL)
+		{
+			open_toast(value->toastrelid, AccessShareLock, &t);
+			snapshot = jt_get_toast_snapshot(&toast_snapshot);
+		}
+		scan = begin_chunk_scan(&t, snapshot, value->valueid, value->tail_seq,
+								value->tail_seq, keys);
+		tuple = next_written_chunk(scan);
+		if (tuple == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("missing chunk number %d for toast value %u in %s",
+							value->tail_seq, value->valueid,
+							RelationGetRelationName(t.rel))));
+		bytes = chunk_bytes(&t, tuple, value->valueid, value->tail_seq,
+							value->taillen, value->last_xid);
+		memcpy(dest + (from - offset), bytes + (from - value->chunk_bytes),
+			   end - from);
+		systable_endscan_ordered(scan);
 	}
+	if (t.rel != NULL)
+		close_toast(&t);
 }
 
-/*
- * The first sequence number after every chunk value valueid has in rel's
- * TOAST relation, dead or alive: an append's chunks must not take the
- * number of an aborted append's, which TOAST's snapshot may still show.
- */
-int32
-jt_bytea_next_free_seq(Relation rel, Oid valueid)
+/* The sequence number of the chunk a scan of one value returns first. */
+static bool
+first_seq_of(ToastRel *t, Oid valueid, ScanDirection dir, int32 *seq)
 {
-	ToastRel	t;
 	ScanKeyData key;
 	SysScanDesc scan;
 	HeapTuple	tuple;
-	int32		next = 0;
+	bool		isnull = true;
 
-	open_toast(rel->rd_rel->reltoastrelid, RowExclusiveLock, &t);
 	ScanKeyInit(&key, (AttrNumber) 1, BTEqualStrategyNumber, F_OIDEQ,
 				ObjectIdGetDatum(valueid));
-	scan = systable_beginscan_ordered(t.rel, t.indexes[t.valid], SnapshotAny,
-									  1, &key);
+	scan = systable_beginscan_ordered(t->rel, t->indexes[t->valid],
+									  SnapshotAny, 1, &key);
 	/* index entries marked dead still hold their numbers */
 	scan->iscan->ignore_killed_tuples = false;
-	tuple = systable_getnext_ordered(scan, BackwardScanDirection);
+	tuple = systable_getnext_ordered(scan, dir);
 	if (tuple != NULL)
 	{
-		bool		isnull;
-		int32		seq;
-
-		seq = DatumGetInt32(fastgetattr(tuple, 2, RelationGetDescr(t.rel),
-										&isnull));
-		if (isnull || seq == PG_INT32_MAX)
+		*seq = DatumGetInt32(fastgetattr(tuple, 2, RelationGetDescr(t->rel),
+										 &isnull));
+		if (isnull)
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("invalid chunk number for toast value %u in %s",
-							valueid, RelationGetRelationName(t.rel))));
-		next = seq + 1;
+					 errmsg("null chunk number for toast value %u in %s",
+							valueid, RelationGetRelationName(t->rel))));
 	}
 	systable_endscan_ordered(scan);
+	return tuple != NULL;
+}
+
+/*
+ * The numbers an append's chunks take in value valueid: full chunks from
+ * *next_full on, past every chunk the value has, dead or alive, and the
+ * tail *next_tail, below every one (an aborted append's chunks, which
+ * TOAST's snapshot may still show, keep their numbers to themselves).
+ * false when the numbers ran out.
+ */
+bool
+jt_bytea_free_seqs(Relation rel, Oid valueid, int32 *next_full,
+				   int32 *next_tail)
+{
+	ToastRel	t;
+	int32		highest = -1;
+	int32		lowest = 0;
+	bool		ok;
+
+	open_toast(rel->rd_rel->reltoastrelid, RowExclusiveLock, &t);
+	(void) first_seq_of(&t, valueid, BackwardScanDirection, &highest);
+	(void) first_seq_of(&t, valueid, ForwardScanDirection, &lowest);
 	close_toast(&t);
-	return next;
+	ok = highest < PG_INT32_MAX && lowest > PG_INT32_MIN;
+	*next_full = ok ? Max(highest, -1) + 1 : 0;
+	*next_tail = ok ? Min(lowest, 0) - 1 : 0;
+	return ok;
 }
 
 /*
@@ -287,13 +329,13 @@ jt_bytea_next_free_seq(Relation rel, Oid valueid)
 #define INSERT_BATCH	32
 
 /*
- * Add nchunks full chunks of data to value valueid in rel's TOAST
+ * Add n chunks of chunk_len bytes of data to value valueid in rel's TOAST
  * relation, numbered from first_seq, as toast_save_datum() writes chunks
  * but a batch at a time.
  */
-void
-jt_bytea_insert_chunks(Relation rel, Oid valueid, int32 first_seq,
-					   const char *data, int32 nchunks)
+static void
+insert_rows(Relation rel, Oid valueid, int32 first_seq, const char *data,
+			int32 n, int32 chunk_len)
 {
 	ToastRel	t;
 	CommandId	cid = GetCurrentCommandId(true);
@@ -302,9 +344,9 @@ jt_bytea_insert_chunks(Relation rel, Oid valueid, int32 first_seq,
 	MemoryContext caller = CurrentMemoryContext;
 	int			nslots;
 
-	Assert(nchunks > 0 && (int64) first_seq + nchunks - 1 <= PG_INT32_MAX);
+	Assert(n > 0 && (int64) first_seq + n - 1 <= PG_INT32_MAX);
 	open_toast(rel->rd_rel->reltoastrelid, RowExclusiveLock, &t);
-	nslots = Min(nchunks, INSERT_BATCH);
+	nslots = Min(n, INSERT_BATCH);
 	for (int i = 0; i < nslots; i++)
 		slots[i] = MakeSingleTupleTableSlot(RelationGetDescr(t.rel),
 											&TTSOpsHeapTuple);
@@ -312,21 +354,21 @@ jt_bytea_insert_chunks(Relation rel, Oid valueid, int32 first_seq,
 	batch_cxt = AllocSetContextCreate(caller, "appendable bytea chunks",
 									  ALLOCSET_DEFAULT_SIZES);
 
-	for (int32 done = 0; done < nchunks; done += INSERT_BATCH)
+	for (int32 done = 0; done < n; done += INSERT_BATCH)
 	{
-		int			n = Min(nchunks - done, INSERT_BATCH);
+		int			nbatch = Min(n - done, INSERT_BATCH);
 
 		CHECK_FOR_INTERRUPTS();
 		MemoryContextSwitchTo(batch_cxt);
-		for (int i = 0; i < n; i++)
+		for (int i = 0; i < nbatch; i++)
 		{
 			Datum		values[3];
 			bool		isnull[3] = {false, false, false};
-			struct varlena *chunk = palloc(JT_BYTEA_CHUNK + VARHDRSZ);
+			struct varlena *chunk = palloc(chunk_len + VARHDRSZ);
 
-			SET_VARSIZE(chunk, JT_BYTEA_CHUNK + VARHDRSZ);
-			memcpy(VARDATA(chunk), data + (done + i) * JT_BYTEA_CHUNK,
-				   JT_BYTEA_CHUNK);
+			SET_VARSIZE(chunk, chunk_len + VARHDRSZ);
+			memcpy(VARDATA(chunk), data + (int64) (done + i) * chunk_len,
+				   chunk_len);
 			values[0] = ObjectIdGetDatum(valueid);
 			values[1] = Int32GetDatum(first_seq + done + i);
 			values[2] = PointerGetDatum(chunk);
@@ -334,10 +376,10 @@ jt_bytea_insert_chunks(Relation rel, Oid valueid, int32 first_seq,
 											   values, isnull),
 							   slots[i], true);
 		}
-		heap_multi_insert(t.rel, slots, n, cid, 0, NULL);
+		heap_multi_insert(t.rel, slots, nbatch, cid, 0, NULL);
 
 		/* the TOAST relation's indexes are on (chunk_id, chunk_seq) only */
-		for (int i = 0; i < n; i++)
+		for (int i = 0; i < nbatch; i++)
 		{
 			Datum		values[2];
 			bool		isnull[2] = {false, false};
@@ -364,10 +406,50 @@ jt_bytea_insert_chunks(Relation rel, Oid valueid, int32 first_seq,
 	close_toast(&t);
 }
 
-/* Delete the chunks value names (and only those) from rel's TOAST relation. */
+/* Add nchunks full chunks of data to value valueid, from first_seq on. */
+void
+jt_bytea_insert_chunks(Relation rel, Oid valueid, int32 first_seq,
+					   const char *data, int32 nchunks)
+{
+	insert_rows(rel, valueid, first_seq, data, nchunks, (int32) JT_BYTEA_CHUNK);
+}
+
+/* Add a tail chunk of len bytes of data to value valueid, as number seq. */
+void
+jt_bytea_insert_tail(Relation rel, Oid valueid, int32 seq, const char *data,
+					 int32 len)
+{
+	Assert(seq < 0 && len > 0 && len < JT_BYTEA_CHUNK);
+	insert_rows(rel, valueid, seq, data, 1, len);
+}
+
+/* Delete chunks first .. last of value valueid, those a transaction wrote. */
+static void
+delete_range(ToastRel *t, Snapshot snapshot, Oid valueid, int32 first,
+			 int32 last, bool is_speculative)
+{
+	ScanKeyData keys[3];
+	SysScanDesc scan;
+	HeapTuple	tuple;
+
+	scan = begin_chunk_scan(t, snapshot, valueid, first, last, keys);
+	while ((tuple = next_written_chunk(scan)) != NULL)
+	{
+		if (is_speculative)
+			heap_abort_speculative(t->rel, &tuple->t_self);
+		else
+			simple_heap_delete(t->rel, &tuple->t_self);
+	}
+	systable_endscan_ordered(scan);
+}
+
+/*
+ * Delete the chunks value names (and only those) from rel's TOAST
+ * relation: its full chunks unless only_tail, and its tail chunk.
+ */
 void
 jt_bytea_delete_chunks(Relation rel, const JtByteaValue *value,
-					   bool is_speculative)
+					   bool only_tail, bool is_speculative)
 {
 	ToastRel	t;
 	Snapshot	snapshot;
@@ -378,23 +460,12 @@ jt_bytea_delete_chunks(Relation rel, const JtByteaValue *value,
 
 	open_toast(value->toastrelid, RowExclusiveLock, &t);
 	snapshot = jt_get_toast_snapshot(&toast_snapshot);
-	for (int i = 0; i < value->nruns; i++)
-	{
-		const JtByteaRun *run = &value->runs[i];
-		ScanKeyData keys[3];
-		SysScanDesc scan;
-		HeapTuple	tuple;
-
-		scan = begin_chunk_scan(&t, snapshot, value->valueid, run->first,
-								run->first + run->count - 1, keys);
-		while ((tuple = next_written_chunk(scan)) != NULL)
-		{
-			if (is_speculative)
-				heap_abort_speculative(t.rel, &tuple->t_self);
-			else
-				simple_heap_delete(t.rel, &tuple->t_self);
-		}
-		systable_endscan_ordered(scan);
-	}
+	for (int i = 0; i < value->nruns && !only_tail; i++)
+		delete_range(&t, snapshot, value->valueid, value->runs[i].first,
+					 value->runs[i].first + value->runs[i].count - 1,
+					 is_speculative);
+	if (value->taillen > 0)
+		delete_range(&t, snapshot, value->valueid, value->tail_seq,
+					 value->tail_seq, is_speculative);
 	close_toast(&t);
 }

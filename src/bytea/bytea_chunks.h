@@ -18,10 +18,13 @@
 
 extern void jt_bytea_read(const JtByteaValue *value, int64 offset,
 						  int64 length, char *dest);
-extern int32 jt_bytea_next_free_seq(Relation rel, Oid valueid);
+extern bool jt_bytea_free_seqs(Relation rel, Oid valueid, int32 *next_full,
+							   int32 *next_tail);
 extern void jt_bytea_insert_chunks(Relation rel, Oid valueid, int32 first_seq,
 								   const char *data, int32 nchunks);
+extern void jt_bytea_insert_tail(Relation rel, Oid valueid, int32 seq,
+								 const char *data, int32 len);
 extern void jt_bytea_delete_chunks(Relation rel, const JtByteaValue *value,
-								   bool is_speculative);
+								   bool only_tail, bool is_speculative);
 
 #endif							/* JSONB_TOASTER_BYTEA_CHUNKS_H */

@@ -76,7 +76,7 @@ jt_bytea_parse(const struct varlena *attr, JtByteaValue *value)
 		corrupt_pointer(psprintf("Its tail of %u bytes would fill a chunk.",
 								 hdr.taillen));
 	expected_len = sizeof(JtByteaHeader) +
-		(int64) hdr.nruns * sizeof(JtByteaRun) + hdr.taillen;
+		(int64) hdr.nruns * sizeof(JtByteaRun);
 	if (payload_len != expected_len)
 		corrupt_pointer(psprintf("Its payload has %u bytes, not %lld.",
 								 payload_len, (long long) expected_len));
@@ -104,15 +104,23 @@ jt_bytea_parse(const struct varlena *attr, JtByteaValue *value)
 		next_free = (int64) run->first + run->count;
 		value->chunk_bytes += run->count * JT_BYTEA_CHUNK;
 	}
-	/* the newest write added at least one chunk, in the last run */
+	if (hdr.taillen > 0 && hdr.tail_seq >= 0)
+		corrupt_pointer(psprintf("Its tail is chunk %d, not below 0.",
+								 hdr.tail_seq));
+
+	/*
+	 * The newest write added full chunks at the end of the last run, or
+	 * none and a tail.
+	 */
 	if (hdr.last_first < value->runs[value->nruns - 1].first ||
-		hdr.last_first >= next_free)
+		hdr.last_first > next_free ||
+		(hdr.last_first == next_free && hdr.taillen == 0))
 		corrupt_pointer(psprintf("Its newest chunks start at %d, outside its last run.",
 								 hdr.last_first));
 	value->last_first = hdr.last_first;
 	value->last_xid = hdr.last_xid;
 	value->taillen = hdr.taillen;
-	value->tail = payload + expected_len - hdr.taillen;
+	value->tail_seq = hdr.taillen > 0 ? hdr.tail_seq : 0;
 	value->size = value->chunk_bytes + value->taillen;
 	if (value->size + VARHDRSZ != header.va_rawsize ||
 		value->size + VARHDRSZ > MaxAllocSize)
@@ -128,8 +136,7 @@ jt_bytea_make_pointer(const JtByteaValue *value)
 	varatt_custom header = {0};
 	JtByteaHeader hdr = {0};
 	Size		runs_len = value->nruns * sizeof(JtByteaRun);
-	Size		size = VARHDRSZ_CUSTOM + sizeof(JtByteaHeader) + runs_len +
-		value->taillen;
+	Size		size = VARHDRSZ_CUSTOM + sizeof(JtByteaHeader) + runs_len;
 	struct varlena *result;
 	char	   *at;
 
@@ -139,14 +146,14 @@ jt_bytea_make_pointer(const JtByteaValue *value)
 
 	header.va_size = size;
 	header.va_rawsize = (int32) (value->size + VARHDRSZ);
-	header.va_storedsize = (uint32) Min(size + value->chunk_bytes,
-										(int64) PG_UINT32_MAX);
+	header.va_storedsize = (uint32) Min(size + value->size, (int64) PG_UINT32_MAX);
 	header.va_toasterid = BYTEA_TOASTER_ID;
 	header.va_version = JT_BYTEA_STORED_VERSION;
 	hdr.toastrelid = value->toastrelid;
 	hdr.valueid = value->valueid;
 	hdr.nruns = value->nruns;
 	hdr.taillen = value->taillen;
+	hdr.tail_seq = value->tail_seq;
 	hdr.last_first = value->last_first;
 	hdr.last_xid = value->last_xid;
 
@@ -157,9 +164,6 @@ jt_bytea_make_pointer(const JtByteaValue *value)
 	memcpy(at, &hdr, sizeof(hdr));
 	at += sizeof(hdr);
 	memcpy(at, value->runs, runs_len);
-	at += runs_len;
-	if (value->taillen > 0)
-		memcpy(at, value->tail, value->taillen);
 	return result;
 }
 

@@ -3,12 +3,16 @@
  * bytea_pointer.h
  *	  The pointers of the appendable bytea toaster.
  *
- * A stored value is the full chunks of one TOAST value plus the bytes of
- * the last, partly filled chunk, which the pointer keeps in the row (its
- * "tail").  The chunks a pointer reads are given as runs of sequence
- * numbers, since an aborted append leaves chunks that a later one must not
- * number again (see docs/appendable-bytea.md).  Every chunk is full,
- * TOAST_MAX_CHUNK_SIZE bytes, so a byte's chunk follows from its offset.
+ * A stored value is one TOAST value: full chunks, TOAST_MAX_CHUNK_SIZE
+ * bytes each, numbered from 0 up, and the last, partly filled chunk (the
+ * "tail"), numbered below 0.  An append adds full chunks after the others
+ * and writes its tail as a new chunk, numbered below every chunk the value
+ * has; the old row version keeps reading its own tail, and the full chunks
+ * are shared.  The full chunks a pointer reads are given as runs of
+ * sequence numbers, since an aborted append leaves chunks that a later one
+ * should not number again (see docs/appendable-bytea.md); a byte's chunk
+ * follows from its offset.  The row holds the pointer only, a few dozen
+ * bytes, as standard TOAST's row holds its own.
  *
  * The pointer also names the chunks its newest write added and the
  * transaction that wrote them: a pointer held past the abort of the
@@ -47,7 +51,8 @@
 
 /*
  * Runs a pointer may name: runs multiply only after aborted appends, and a
- * value with more is stored anew by its next append.
+ * value with more is stored anew by its next append.  (Tails take numbers
+ * down from -1; one of INT32_MIN is stored anew too.)
  */
 #define JT_BYTEA_MAX_RUNS			32
 
@@ -67,9 +72,11 @@ typedef struct JtByteaHeader
 	Oid			toastrelid;		/* TOAST relation holding the chunks */
 	Oid			valueid;		/* the TOAST value of the chunks */
 	uint16		nruns;			/* runs that follow, at least one */
-	uint16		taillen;		/* bytes of tail after the runs */
-	int32		last_first;		/* first chunk the newest write added */
-	TransactionId last_xid;		/* the transaction that wrote it and after */
+	uint16		taillen;		/* bytes of the tail chunk; 0: none */
+	int32		tail_seq;		/* its number, below 0 */
+	int32		last_first;		/* first full chunk the newest write added */
+	TransactionId last_xid;		/* the transaction that wrote them and the
+								 * tail */
 } JtByteaHeader;
 
 /* A stored pointer, parsed and checked. */
@@ -79,9 +86,10 @@ typedef struct JtByteaValue
 	Oid			valueid;
 	int			nruns;
 	JtByteaRun	runs[JT_BYTEA_MAX_RUNS];
-	int32		taillen;
-	const char *tail;			/* in the pointer */
-	int32		last_first;		/* chunks from this number on ... */
+	int32		taillen;		/* 0: no tail chunk */
+	int32		tail_seq;
+	int32		last_first;		/* full chunks from this number on, and the
+								 * tail, ... */
 	TransactionId last_xid;		/* ... were written by this transaction */
 	int64		chunk_bytes;	/* bytes in the runs' chunks */
 	int64		size;			/* chunk_bytes + taillen: the value's bytes */

@@ -6,16 +6,18 @@
  *
  * A column opts in with ALTER TABLE .. ALTER COLUMN .. SET (toaster =
  * 'bytea_appendable').  toast() stores a value as full chunks of one TOAST
- * value plus a tail of under a chunk in the pointer; data || x on such a
+ * value plus a tail chunk of under a chunk's bytes; data || x on such a
  * value makes an append in memory (bytea_append.c), which adopt() stores
- * by adding the chunks that tail || x fills to the same TOAST value.  The
- * old row version keeps reading its own chunks and tail: full chunks are
- * shared between the versions of a row, and never changed.
+ * by adding to the same TOAST value the full chunks that tail || x fills
+ * and a new tail chunk.  The old row version keeps reading its own chunks
+ * and tail: full chunks are shared between the versions of a row, and no
+ * chunk is ever changed.
  *
- * Ownership: the chunks belong to the row's latest version, which names
- * the most of them; an earlier version names a prefix of its runs.  So
- * delete() keeps everything when the replacement names the same value
- * with at least the old chunks, and otherwise deletes the chunks the old
+ * Ownership: the full chunks belong to the row's latest version, which
+ * names the most of them; an earlier version names a prefix of its runs,
+ * and a tail chunk of its own.  So delete() keeps the full chunks when
+ * the replacement names the same value with at least the old ones, and
+ * deletes the old tail chunk; otherwise it deletes every chunk the old
  * pointer names, as standard TOAST deletes a replaced value.
  *
  * The toaster has no get_parts: CLUSTER and VACUUM FULL read each value
@@ -166,14 +168,9 @@ bytea_detoast_slice(struct varlena *attr, int32 sliceoffset,
 
 /*
  * Store a bytea of at least one chunk: its full chunks as a new TOAST
- * value, the rest in the pointer.  Left to standard TOAST: other types
- * (a domain over bytea is bytea), values under a chunk, logically logged
- * tables (see the file's header), and rows whose other columns already
- * take the tuple past its target (budget 0): the tail kept in the row
- * cannot move out, and such a row could then not be stored at all where
- * standard TOAST's pointer fits.  With room left, the other columns take
- * less than the target and the pointer less than a chunk more, so the
- * row stays far under a page.
+ * value, numbered from 0, and the rest as its tail chunk, number -1.  Left
+ * to standard TOAST: other types (a domain over bytea is bytea), values
+ * under a chunk, and logically logged tables (see the file's header).
  */
 static struct varlena *
 bytea_toast(Relation rel, int attnum, struct varlena *value,
@@ -191,7 +188,7 @@ bytea_toast(Relation rel, int attnum, struct varlena *value,
 
 	if (getBaseType(att->atttypid) != BYTEAOID ||
 		!OidIsValid(rel->rd_rel->reltoastrelid) ||
-		RelationIsLogicallyLogged(rel) || budget <= 0)
+		RelationIsLogicallyLogged(rel))
 		return NULL;
 
 	size = toast_raw_datum_size(PointerGetDatum(value)) - VARHDRSZ;
@@ -228,7 +225,11 @@ bytea_toast(Relation rel, int attnum, struct varlena *value,
 	stored.runs[0].count = nchunks;
 	stored.chunk_bytes = nchunks * JT_BYTEA_CHUNK;
 	stored.taillen = (int32) (size - stored.chunk_bytes);
-	stored.tail = VARDATA_ANY(raw) + stored.chunk_bytes;
+	stored.tail_seq = stored.taillen > 0 ? -1 : 0;
+	if (stored.taillen > 0)
+		jt_bytea_insert_tail(rel, stored.valueid, stored.tail_seq,
+							 VARDATA_ANY(raw) + stored.chunk_bytes,
+							 stored.taillen);
 	stored.size = size;
 	stored.last_first = 0;
 	stored.last_xid = GetCurrentTransactionId();
@@ -243,28 +244,12 @@ bytea_toast(Relation rel, int attnum, struct varlena *value,
 	return result;
 }
 
-/* The columns of rel that opt in to this toaster. */
-static int
-appendable_columns(Relation rel)
-{
-	TupleDesc	desc = RelationGetDescr(rel);
-	int			n = 0;
-
-	for (int i = 0; i < desc->natts; i++)
-	{
-		Form_pg_attribute att = TupleDescAttr(desc, i);
-
-		if (!att->attisdropped && getBaseType(att->atttypid) == BYTEAOID &&
-			GetCustomToasterForAttribute(rel, i + 1) == &bytea_toaster_routine)
-			n++;
-	}
-	return Max(n, 1);
-}
-
 /*
- * Store an append made in memory from oldvalue by adding the chunks that
- * oldvalue's tail and the appended bytes fill to oldvalue's TOAST value;
- * anything else (another value, or an append to another row's value) is
+ * Store an append made in memory from oldvalue: add to oldvalue's TOAST
+ * value the full chunks that oldvalue's tail and the appended bytes fill,
+ * and the rest as a new tail chunk; oldvalue's tail chunk stays for the
+ * old row version (delete() removes it once that version is replaced).
+ * Anything else (another value, or an append to another row's value) is
  * read back and stored anew.
  */
 static struct varlena *
@@ -277,10 +262,13 @@ bytea_adopt(Relation rel, int attnum, struct varlena *value,
 	JtByteaValue v;
 	JtByteaRun *last;
 	struct varlena *result;
-	int32		old_taillen;
 	char	   *joined;
 	int64		joined_len;
 	int32		nfull;
+	int32		taillen;
+	int32		next_full;
+	int32		next_tail;
+	int32		end;
 
 	if (!jt_bytea_is_append(value))
 		return NULL;
@@ -291,64 +279,55 @@ bytea_adopt(Relation rel, int attnum, struct varlena *value,
 	jt_bytea_parse(base, &v);
 	if (v.toastrelid != rel->rd_rel->reltoastrelid)
 		return NULL;
-	old_taillen = v.taillen;
 
 	joined_len = v.taillen + appended_len;
-	joined = palloc(joined_len);
-	memcpy(joined, v.tail, v.taillen);
-	memcpy(joined + v.taillen, appended, appended_len);
 	nfull = (int32) (joined_len / JT_BYTEA_CHUNK);
+	taillen = (int32) (joined_len % JT_BYTEA_CHUNK);
+	last = &v.runs[v.nruns - 1];
+	end = last->first + last->count;
+	if (!jt_bytea_free_seqs(rel, v.valueid, &next_full, &next_tail))
+		return NULL;			/* numbers ran out: stored anew */
+	if (next_full < end)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("toast value %u in %s lacks chunks its pointer names",
+						v.valueid, RelationGetRelationName(rel)),
+				 errdetail_internal("The highest chunk is %d, the pointer names up to %d.",
+									next_full - 1, end - 1)));
+	if (nfull > 0 &&
+		((int64) next_full + nfull - 1 > PG_INT32_MAX ||
+		 (next_full != end && v.nruns == JT_BYTEA_MAX_RUNS)))
+		return NULL;			/* numbers or runs ran out: stored anew */
 
-	/*
-	 * Tails of several columns growing in one UPDATE could take the row
-	 * past a page: past a share of half a page each, the value is stored
-	 * anew (toast() then weighs it against the row's room).  Decided before
-	 * any chunk is written, since chunks no pointer names would stay.
-	 */
-	if (joined_len % JT_BYTEA_CHUNK > Max(old_taillen, 1024) &&
-		joined_len % JT_BYTEA_CHUNK > (BLCKSZ / 2) / appendable_columns(rel))
-	{
-		pfree(joined);
-		return NULL;
-	}
+	/* the old tail's bytes, then the appended ones */
+	joined = palloc(joined_len);
+	if (v.taillen > 0)
+		jt_bytea_read(&v, v.chunk_bytes, v.taillen, joined);
+	memcpy(joined + v.taillen, appended, appended_len);
 
 	if (nfull > 0)
 	{
-		int32		next = jt_bytea_next_free_seq(rel, v.valueid);
-		int32		end;
-
-		last = &v.runs[v.nruns - 1];
-		end = last->first + last->count;
-		if (next < end)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("toast value %u in %s lacks chunks its pointer names",
-							v.valueid, RelationGetRelationName(rel)),
-					 errdetail_internal("The highest chunk is %d, the pointer names up to %d.",
-										next - 1, end - 1)));
-		/* numbers running out, or runs: the value is stored anew */
-		if ((int64) next + nfull - 1 > PG_INT32_MAX ||
-			(next != end && v.nruns == JT_BYTEA_MAX_RUNS))
-		{
-			pfree(joined);
-			return NULL;
-		}
-		if (next == end)
+		if (next_full == end)
 			last->count += nfull;
 		else
 		{
 			/* an aborted append wrote chunks there: number past them */
-			v.runs[v.nruns].first = next;
+			v.runs[v.nruns].first = next_full;
 			v.runs[v.nruns].count = nfull;
 			v.nruns++;
 		}
-		jt_bytea_insert_chunks(rel, v.valueid, next, joined, nfull);
-		v.last_first = next;
-		v.last_xid = GetCurrentTransactionId();
+		jt_bytea_insert_chunks(rel, v.valueid, next_full, joined, nfull);
+		v.last_first = next_full;
 	}
+	else
+		v.last_first = end;
+	if (taillen > 0)
+		jt_bytea_insert_tail(rel, v.valueid, next_tail,
+							 joined + nfull * JT_BYTEA_CHUNK, taillen);
+	v.last_xid = GetCurrentTransactionId();
 	v.chunk_bytes += nfull * JT_BYTEA_CHUNK;
-	v.tail = joined + nfull * JT_BYTEA_CHUNK;
-	v.taillen = (int32) (joined_len - nfull * JT_BYTEA_CHUNK);
+	v.taillen = taillen;
+	v.tail_seq = taillen > 0 ? next_tail : 0;
 	v.size = v.chunk_bytes + v.taillen;
 	result = jt_bytea_make_pointer(&v);
 	pfree(joined);
@@ -388,12 +367,18 @@ bytea_delete(Relation rel, struct varlena *attr, struct varlena *replacement,
 
 		jt_bytea_parse(replacement, &newer);
 		if (names_all_chunks_of(&newer, &old))
+		{
+			/* the old tail chunk is the old version's alone */
+			if (old.taillen > 0 &&
+				(newer.taillen == 0 || newer.tail_seq != old.tail_seq))
+				jt_bytea_delete_chunks(rel, &old, true, is_speculative);
 			return;
+		}
 		/* only adopt() makes a pointer to the same value, and it extends */
 		if (newer.toastrelid == old.toastrelid &&
 			newer.valueid == old.valueid)
 			elog(ERROR, "the replacement of toast value %u names fewer of its chunks",
 				 old.valueid);
 	}
-	jt_bytea_delete_chunks(rel, &old, is_speculative);
+	jt_bytea_delete_chunks(rel, &old, false, is_speculative);
 }
