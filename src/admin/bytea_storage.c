@@ -69,7 +69,8 @@ describe_ours(struct varlena *attr, Datum *values, bool *nulls)
 	values[BSTORAGE_TOAST_RELID] = ObjectIdGetDatum(stored.toastrelid);
 	values[BSTORAGE_VALUE_ID] = ObjectIdGetDatum(stored.valueid);
 	values[BSTORAGE_RUNS] = Int32GetDatum(stored.nruns);
-	values[BSTORAGE_CHUNKS] = Int64GetDatum(stored.chunk_bytes / JT_BYTEA_CHUNK);
+	values[BSTORAGE_CHUNKS] =
+		Int64GetDatum(stored.chunk_bytes / JT_BYTEA_CHUNK);
 	values[BSTORAGE_TAIL_SIZE] = Int32GetDatum(stored.taillen);
 	for (int i = BSTORAGE_FORM; i <= BSTORAGE_TAIL_SIZE; i++)
 		nulls[i] = false;
@@ -97,7 +98,7 @@ bytea_appendable_storage(PG_FUNCTION_ARGS)
 		attr = (struct varlena *) redirect.pointer;
 	}
 
-	/* external first: an external datum's first byte looks like a short header */
+	/* external first: its first byte also looks like a short header */
 	if (VARATT_IS_EXTERNAL_ONDISK(attr))
 	{
 		struct varatt_external ptr;

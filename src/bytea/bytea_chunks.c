@@ -63,7 +63,11 @@ open_toast(Oid toastrelid, LOCKMODE lockmode, ToastRel *t)
 								  &t->nindexes);
 }
 
-/* Locks stay until the end of the transaction, as core's TOAST code keeps them. */
+/*
+ * Locks stay until the end of the transaction, which already holds one on
+ * the table: the next read of the same TOAST relation finds its lock in
+ * the local lock table.
+ */
 static void
 close_toast(ToastRel *t)
 {
@@ -116,7 +120,8 @@ next_written_chunk(SysScanDesc scan)
 {
 	HeapTuple	tuple;
 
-	while ((tuple = systable_getnext_ordered(scan, ForwardScanDirection)) != NULL)
+	while ((tuple = systable_getnext_ordered(scan,
+											 ForwardScanDirection)) != NULL)
 	{
 		if (chunk_was_written(tuple))
 			break;

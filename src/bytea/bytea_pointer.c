@@ -146,7 +146,8 @@ jt_bytea_make_pointer(const JtByteaValue *value)
 
 	header.va_size = size;
 	header.va_rawsize = (int32) (value->size + VARHDRSZ);
-	header.va_storedsize = (uint32) Min(size + value->size, (int64) PG_UINT32_MAX);
+	header.va_storedsize = (uint32) Min(size + value->size,
+										(int64) PG_UINT32_MAX);
 	header.va_toasterid = BYTEA_TOASTER_ID;
 	header.va_version = JT_BYTEA_STORED_VERSION;
 	hdr.toastrelid = value->toastrelid;
@@ -209,7 +210,8 @@ jt_bytea_make_append(const struct varlena *base, const char *appended1,
 	varatt_custom base_header;
 	varatt_custom header = {0};
 	uint32		base_len = VARSIZE_EXTERNAL(base);
-	Size		size = VARHDRSZ_CUSTOM + sizeof(uint32) + base_len + len1 + len2;
+	Size		size = VARHDRSZ_CUSTOM + sizeof(uint32) + base_len +
+		len1 + len2;
 	struct varlena *result;
 	char	   *at;
 

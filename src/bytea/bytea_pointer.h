@@ -74,7 +74,8 @@ typedef struct JtByteaHeader
 	uint16		nruns;			/* runs that follow, at least one */
 	uint16		taillen;		/* bytes of the tail chunk; 0: none */
 	int32		tail_seq;		/* its number, below 0 */
-	int32		last_first;		/* first full chunk the newest write added */
+	int32		last_first;		/* first full chunk the newest write
+								 * added */
 	TransactionId last_xid;		/* the transaction that wrote them and the
 								 * tail */
 } JtByteaHeader;
