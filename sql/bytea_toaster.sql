@@ -105,6 +105,8 @@ SELECT md5(bt.data || '\xff'::bytea) = md5(ref.data || '\xff'::bytea),
 FROM bt JOIN ref USING (id) WHERE id = 4;
 SELECT s.form, s.raw_size - 4 - length(data) AS appended, s.chunks = (bytea_appendable_storage(data)).chunks
 FROM bt, bytea_appendable_storage(data || '\x0102'::bytea) s WHERE id = 4;
+-- pg_column_size() of an append in memory is its size, as stock's
+SELECT pg_column_size(data || '\x01'::bytea) = length(data) + 5 FROM bt WHERE id = 4;
 CREATE TABLE copied AS SELECT id, data || '\x09'::bytea AS data FROM bt;
 SELECT count(*) FROM copied JOIN ref USING (id)
 WHERE copied.data IS DISTINCT FROM ref.data || '\x09'::bytea;

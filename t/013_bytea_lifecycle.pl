@@ -231,11 +231,39 @@ $held->query_until(qr/holding/, "\\echo holding\nSELECT held_after_rollback();\n
 sleep 1;
 $node->safe_psql('postgres', 'VACUUM sx');
 $held->query('SELECT 1');
-like($held->{stderr}, qr/was not written by the transaction its pointer names/,
+like($held->{stderr}, qr/was written by a transaction that rolled back/,
 	'a pointer held past its rollback fails to read the chunks a later append numbered alike');
 $held->quit;
 is($node->safe_psql('postgres', q{SELECT data = blob(1, 2 * 1996 + 10) FROM sx}), 't',
 	'and the row keeps its committed value');
+
+# The same with two appends in the rolled-back subtransaction, the second
+# writing only a tail: a slice of the first append's chunks, which the
+# later append numbered alike, must fail to read too.
+$node->safe_psql('postgres', q{
+CREATE FUNCTION held_slice_after_rollback() RETURNS text LANGUAGE plpgsql AS $$
+DECLARE v bytea; before text;
+BEGIN
+	BEGIN
+		UPDATE sx SET data = data || blob(2, 4000) WHERE id = 1;
+		UPDATE sx SET data = data || blob(4, 10) WHERE id = 1;
+		SELECT data INTO v FROM sx WHERE id = 1;
+		before := md5(substring(v FROM 2 * 1996 + 1 FOR 1996));
+		RAISE EXCEPTION 'roll back';
+	EXCEPTION WHEN raise_exception THEN NULL;
+	END;
+	PERFORM pg_sleep(3);
+	UPDATE sx SET data = data || blob(3, 4000) WHERE id = 1;
+	RETURN format('changed=%s', before <> md5(substring(v FROM 2 * 1996 + 1 FOR 1996)));
+END $$;});
+$held = $node->background_psql('postgres', on_error_stop => 0);
+$held->query_until(qr/holding/, "\\echo holding\nSELECT held_slice_after_rollback();\n");
+sleep 1;
+$node->safe_psql('postgres', 'VACUUM sx');
+$held->query('SELECT 1');
+like($held->{stderr}, qr/was written by a transaction that rolled back/,
+	'a slice of a pointer held past its rollback fails to read too');
+$held->quit;
 
 # the standby replays every kind of change
 $node->wait_for_catchup($standby);

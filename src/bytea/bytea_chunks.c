@@ -34,6 +34,7 @@
 #include "miscadmin.h"
 #include "utils/fmgroids.h"
 #include "utils/memutils.h"
+#include "storage/lwlock.h"
 #include "storage/procarray.h"
 #include "utils/snapmgr.h"
 
@@ -170,6 +171,38 @@ chunk_bytes(ToastRel *t, HeapTuple tuple, Oid valueid, int32 expected,
 }
 
 /*
+ * Refuse a pointer whose newest write aborted.  Such a pointer can only be
+ * one held past a rollback (a PL/pgSQL variable after ROLLBACK TO
+ * SAVEPOINT, say): the chunks it names may be gone with VACUUM and their
+ * numbers taken by a later append, and a read of them would return that
+ * append's bytes where a standard TOAST pointer to a removed value fails.
+ * Every earlier write it names belongs to the same transaction or to a
+ * committed one, so the newest write's fate is the pointer's.  A
+ * transaction too old for the commit log to know is one a row still names:
+ * committed.
+ */
+static void
+check_newest_write(const JtByteaValue *value)
+{
+	TransactionId xid = value->last_xid;
+	bool		committed;
+
+	if (TransactionIdIsCurrentTransactionId(xid))
+		return;
+	LWLockAcquire(XactTruncationLock, LW_SHARED);
+	committed = TransactionIdPrecedes(xid, TransamVariables->oldestClogXid) ||
+		!TransactionIdPrecedes(xid, ReadNextTransactionId()) ||
+		TransactionIdDidCommit(xid);
+	LWLockRelease(XactTruncationLock);
+	if (!committed && !TransactionIdIsInProgress(xid))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("toast value %u was written by a transaction that rolled back",
+						value->valueid),
+				 errdetail("Transaction %u wrote its newest chunks.", xid)));
+}
+
+/*
  * Copy bytes offset .. offset + length - 1 of value into dest, reading
  * only the chunks that hold them.
  */
@@ -187,6 +220,7 @@ jt_bytea_read(const JtByteaValue *value, int64 offset, int64 length,
 #endif
 
 	Assert(offset >= 0 && length >= 0 && end <= value->size);
+	check_newest_write(value);
 	for (int i = 0; i < value->nruns && run_start < end; i++)
 	{
 		const JtByteaRun *run = &value->runs[i];

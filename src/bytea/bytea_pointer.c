@@ -221,7 +221,8 @@ jt_bytea_make_append(const struct varlena *base, const char *appended1,
 
 	header.va_size = size;
 	header.va_rawsize = (int32) (base_header.va_rawsize + len1 + len2);
-	header.va_storedsize = size;
+	/* pg_column_size() of a value in memory: its whole size, as stock's */
+	header.va_storedsize = (uint32) header.va_rawsize;
 	header.va_toasterid = BYTEA_TOASTER_ID;
 	header.va_version = JT_BYTEA_APPEND_VERSION;
 
