@@ -23,6 +23,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use File::Basename qw(dirname);
 use Test::More;
+use Digest::MD5 qw(md5_hex);
 
 # the test document of a key and version, shared with other TAP tests
 my $gen_doc = slurp_file(dirname(__FILE__) . '/gen_doc.sql');
@@ -391,6 +392,33 @@ cmp_ok(
 	$node->safe_psql('postgres',
 		q{SELECT stream_txns FROM pg_stat_replication_slots WHERE slot_name = 's'}),
 	'>', 0, 'a transaction was streamed');
+
+# Documents of 3 and 5 MB (parts of 1 kB stored alone, unit_size 0) with
+# one key changed: decoding gives them whole.
+$node->safe_psql('postgres', q{
+CREATE TABLE big (id int PRIMARY KEY, jb jsonb);
+ALTER TABLE big ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+SET jsonb_toaster.unit_size = 0;
+INSERT INTO big SELECT n, (SELECT jsonb_object_agg('k' || i, repeat('pattern ', 125))
+	FROM generate_series(1, n * 1000) i) FROM generate_series(3, 5) n WHERE n <> 4;
+SELECT pg_create_logical_replication_slot('big', 'test_decoding');
+UPDATE big SET jb = jsonb_set(jb, '{k7}', '"seven"');});
+my %decoded;
+foreach my $line (split /\n/, $node->safe_psql('postgres', q{
+SELECT data FROM pg_logical_slot_get_changes('big', NULL, NULL, 'include-xids', '0')
+WHERE data LIKE 'table public.big: UPDATE:%'}))
+{
+	$line =~ /id\[integer\]:(\d+) jb\[jsonb\]:'(.*)'$/s
+	  or die "cannot parse: " . substr($line, 0, 200);
+	(my $doc = $2) =~ s/''/'/g;
+	$decoded{$1} = $doc;
+}
+foreach my $n (3, 5)
+{
+	is( $node->safe_psql('postgres', qq{SELECT md5(jb::text) FROM big WHERE id = $n}),
+		md5_hex($decoded{$n} // ''),
+		"a document of $n MB with one key changed decoded whole");
+}
 
 foreach my $n ($node, $sub)
 {
