@@ -41,8 +41,8 @@
 #include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
-#include "utils/memutils.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 
 #include "bytea/bytea_chunks.h"
