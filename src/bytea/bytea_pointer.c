@@ -43,6 +43,23 @@ pointer_header(const struct varlena *attr)
 	return header;
 }
 
+/*
+ * The payload of pointer attr and its length, if attr is of format version
+ * version (what names the kind in the error otherwise).
+ */
+static const char *
+checked_payload(const struct varlena *attr, uint8 version, const char *what,
+				uint32 *len)
+{
+	varatt_custom header = pointer_header(attr);
+
+	if (header.va_version != version)
+		corrupt_pointer(psprintf("Format version %u is not %s.",
+								 header.va_version, what));
+	*len = header.va_size - VARHDRSZ_CUSTOM;
+	return VARDATA_CUSTOM(attr);
+}
+
 /* Is attr an append held in memory (not a stored value)? */
 bool
 jt_bytea_is_append(const struct varlena *attr)
@@ -50,23 +67,19 @@ jt_bytea_is_append(const struct varlena *attr)
 	return pointer_header(attr).va_version == JT_BYTEA_APPEND_VERSION;
 }
 
-/*
- * Parse and check a stored pointer.  value->tail points into attr, which
- * the caller keeps.
- */
+/* Parse and check a stored pointer. */
 void
 jt_bytea_parse(const struct varlena *attr, JtByteaValue *value)
 {
-	varatt_custom header = pointer_header(attr);
-	const char *payload = VARDATA_CUSTOM(attr);
-	uint32		payload_len = header.va_size - VARHDRSZ_CUSTOM;
+	varatt_custom header;
+	uint32		payload_len;
+	const char *payload = checked_payload(attr, JT_BYTEA_STORED_VERSION,
+										  "a stored value's", &payload_len);
 	JtByteaHeader hdr;
 	int64		expected_len;
 	int64		next_free = 0;
 
-	if (header.va_version != JT_BYTEA_STORED_VERSION)
-		corrupt_pointer(psprintf("Format version %u is not a stored value's.",
-								 header.va_version));
+	VARATT_CUSTOM_GET_HEADER(header, attr);
 	if (payload_len < sizeof(JtByteaHeader))
 		corrupt_pointer("The pointer is shorter than its payload's header.");
 	memcpy(&hdr, payload, sizeof(hdr));
@@ -133,7 +146,6 @@ jt_bytea_parse(const struct varlena *attr, JtByteaValue *value)
 struct varlena *
 jt_bytea_make_pointer(const JtByteaValue *value)
 {
-	varatt_custom header = {0};
 	JtByteaHeader hdr = {0};
 	Size		runs_len = value->nruns * sizeof(JtByteaRun);
 	Size		size = VARHDRSZ_CUSTOM + sizeof(JtByteaHeader) + runs_len;
@@ -144,12 +156,6 @@ jt_bytea_make_pointer(const JtByteaValue *value)
 	Assert(value->taillen >= 0 && value->taillen < JT_BYTEA_CHUNK);
 	Assert(value->size + VARHDRSZ <= MaxAllocSize);
 
-	header.va_size = size;
-	header.va_rawsize = (int32) (value->size + VARHDRSZ);
-	header.va_storedsize = (uint32) Min(size + value->size,
-										(int64) PG_UINT32_MAX);
-	header.va_toasterid = BYTEA_TOASTER_ID;
-	header.va_version = JT_BYTEA_STORED_VERSION;
 	hdr.toastrelid = value->toastrelid;
 	hdr.valueid = value->valueid;
 	hdr.nruns = value->nruns;
@@ -158,9 +164,10 @@ jt_bytea_make_pointer(const JtByteaValue *value)
 	hdr.last_first = value->last_first;
 	hdr.last_xid = value->last_xid;
 
-	result = palloc(size);
-	SET_VARTAG_EXTERNAL(result, VARTAG_CUSTOM);
-	memcpy(VARDATA_EXTERNAL(result), &header, offsetof(varatt_custom, va_data));
+	result = jt_custom_pointer_new(size, (int32) (value->size + VARHDRSZ),
+								   (uint32) Min(size + value->size,
+												(int64) PG_UINT32_MAX),
+								   BYTEA_TOASTER_ID, JT_BYTEA_STORED_VERSION);
 	at = VARDATA_CUSTOM(result);
 	memcpy(at, &hdr, sizeof(hdr));
 	at += sizeof(hdr);
@@ -176,14 +183,11 @@ void
 jt_bytea_parse_append(const struct varlena *attr, const struct varlena **base,
 					  const char **appended, int64 *appended_len)
 {
-	varatt_custom header = pointer_header(attr);
-	const char *payload = VARDATA_CUSTOM(attr);
-	uint32		payload_len = header.va_size - VARHDRSZ_CUSTOM;
+	uint32		payload_len;
+	const char *payload = checked_payload(attr, JT_BYTEA_APPEND_VERSION,
+										  "an append's", &payload_len);
 	uint32		base_len;
 
-	if (header.va_version != JT_BYTEA_APPEND_VERSION)
-		corrupt_pointer(psprintf("Format version %u is not an append's.",
-								 header.va_version));
 	if (payload_len < sizeof(uint32))
 		corrupt_pointer("The append is shorter than its header.");
 	memcpy(&base_len, payload, sizeof(uint32));
@@ -208,7 +212,7 @@ jt_bytea_make_append(const struct varlena *base, const char *appended1,
 					 int64 len1, const char *appended2, int64 len2)
 {
 	varatt_custom base_header;
-	varatt_custom header = {0};
+	int32		rawsize;
 	uint32		base_len = VARSIZE_EXTERNAL(base);
 	Size		size = VARHDRSZ_CUSTOM + sizeof(uint32) + base_len +
 		len1 + len2;
@@ -219,16 +223,10 @@ jt_bytea_make_append(const struct varlena *base, const char *appended1,
 	Assert(base_header.va_version == JT_BYTEA_STORED_VERSION);
 	Assert((int64) base_header.va_rawsize + len1 + len2 <= MaxAllocSize);
 
-	header.va_size = size;
-	header.va_rawsize = (int32) (base_header.va_rawsize + len1 + len2);
 	/* pg_column_size() of a value in memory: its whole size, as stock's */
-	header.va_storedsize = (uint32) header.va_rawsize;
-	header.va_toasterid = BYTEA_TOASTER_ID;
-	header.va_version = JT_BYTEA_APPEND_VERSION;
-
-	result = palloc(size);
-	SET_VARTAG_EXTERNAL(result, VARTAG_CUSTOM);
-	memcpy(VARDATA_EXTERNAL(result), &header, offsetof(varatt_custom, va_data));
+	rawsize = (int32) (base_header.va_rawsize + len1 + len2);
+	result = jt_custom_pointer_new(size, rawsize, (uint32) rawsize,
+								   BYTEA_TOASTER_ID, JT_BYTEA_APPEND_VERSION);
 	at = VARDATA_CUSTOM(result);
 	memcpy(at, &base_len, sizeof(uint32));
 	at += sizeof(uint32);

@@ -38,6 +38,8 @@
 #include "access/heaptoast.h"
 #include "access/toast_custom.h"
 
+#include "support/custom_pointer.h"
+
 /*
  * The toaster's id in every pointer it writes, and its name.  See
  * JSONB_TOASTER_ID for the rule on ids: this one must never change either.
@@ -96,22 +98,12 @@ typedef struct JtByteaValue
 	int64		size;			/* chunk_bytes + taillen: the value's bytes */
 } JtByteaValue;
 
-/* The toaster id of a custom TOAST pointer. */
-static inline int
-jt_bytea_pointer_toaster(const struct varlena *attr)
-{
-	varatt_custom header;
-
-	VARATT_CUSTOM_GET_HEADER(header, attr);
-	return header.va_toasterid;
-}
-
 /* Is attr a pointer of this toaster (stored or in memory)? */
 static inline bool
 jt_bytea_is_pointer(const struct varlena *attr)
 {
 	return VARATT_IS_EXTERNAL_CUSTOM(attr) &&
-		jt_bytea_pointer_toaster(attr) == BYTEA_TOASTER_ID;
+		custom_toaster_id(attr) == BYTEA_TOASTER_ID;
 }
 
 extern bool jt_bytea_is_append(const struct varlena *attr);

@@ -88,20 +88,12 @@ make_pointer(const JtSkeletonInfo *hdr, const char *in_row, uint32 in_row_len,
 			 const char *deltas, uint32 deltas_len, int32 rawsize,
 			 uint64 stored_outside, uint32 version)
 {
-	varatt_custom header = {0};
 	Size		size = VARHDRSZ_CUSTOM + sizeof(JtSkeletonHeader) +
 		in_row_len + deltas_len;
 	struct varlena *result;
 
-	header.va_size = size;
-	header.va_rawsize = rawsize;
-	header.va_storedsize = size + stored_outside;
-	header.va_toasterid = JSONB_TOASTER_ID;
-	header.va_version = version;
-
-	result = palloc(size);
-	SET_VARTAG_EXTERNAL(result, VARTAG_CUSTOM);
-	memcpy(VARDATA_EXTERNAL(result), &header, offsetof(varatt_custom, va_data));
+	result = jt_custom_pointer_new(size, rawsize, size + stored_outside,
+								   JSONB_TOASTER_ID, version);
 	jt_payload_write_info(VARDATA_CUSTOM(result), hdr);
 	memcpy(VARDATA_CUSTOM(result) + sizeof(JtSkeletonHeader), in_row,
 		   in_row_len);

@@ -16,6 +16,7 @@
 #include "access/toast_custom.h"
 
 #include "format/skeleton.h"
+#include "support/custom_pointer.h"
 
 /*
  * The toaster's id in every pointer it writes.  Core's toast_custom.h gives
@@ -28,16 +29,6 @@
  * from taking it, and the two could not be loaded together.
  */
 #define JSONB_TOASTER_ID			1
-
-/* The toaster id of a custom TOAST pointer. */
-static inline int
-custom_toaster_id(struct varlena *attr)
-{
-	varatt_custom header;
-
-	VARATT_CUSTOM_GET_HEADER(header, attr);
-	return header.va_toasterid;
-}
 
 /* Is attr one of our pointers? */
 static inline bool
