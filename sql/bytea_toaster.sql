@@ -1,6 +1,6 @@
 --
 -- The appendable bytea toaster: a bytea column that opts in keeps its
--- values as full chunks of one TOAST value plus a tail in the row, and
+-- values as full chunks of one TOAST value plus a tail chunk, and
 -- data || x writes only the chunks the new bytes fill.  Every statement
 -- runs on "bt" and on "ref", a standard column, and the two must agree.
 --
@@ -45,9 +45,9 @@ $$;
 CREATE FUNCTION slices_differ() RETURNS bigint LANGUAGE sql AS $$
 SELECT count(*)
 FROM bt JOIN ref USING (id),
-	 (VALUES (1), (2), (1996), (1997), (1998), (3992), (3993), (5000), (9000),
-			 (19960), (19961), (30000)) o (off),
-	 (VALUES (1), (2), (10), (1996), (2000), (5000)) l (len)
+	 (VALUES (1), (2), (2676), (2677), (2678), (5352), (5353), (5000), (9000),
+			 (26760), (26761), (30000)) o (off),
+	 (VALUES (1), (2), (10), (2676), (2000), (5000)) l (len)
 WHERE substring(bt.data FROM o.off FOR l.len) IS DISTINCT FROM
 	  substring(ref.data FROM o.off FOR l.len)
    OR substring(bt.data FROM o.off) IS DISTINCT FROM substring(ref.data FROM o.off)
@@ -62,8 +62,8 @@ $$;
 
 -- values of every size: under a chunk (left to standard TOAST, inline),
 -- whole chunks, chunks and a tail
-INSERT INTO ref VALUES (1, 'a', sized(1, 100)), (2, 'b', sized(2, 1996 * 5)),
-	(3, 'c', sized(3, 1996 * 5 + 7)), (4, 'd', sized(4, 30000)),
+INSERT INTO ref VALUES (1, 'a', sized(1, 100)), (2, 'b', sized(2, 2676 * 5)),
+	(3, 'c', sized(3, 2676 * 5 + 7)), (4, 'd', sized(4, 30000)),
 	(5, 'e', NULL), (6, 'f', sized(6, 0));
 INSERT INTO bt SELECT * FROM ref;
 SELECT differ(), slices_differ();
@@ -84,11 +84,11 @@ UPDATE ref SET data = data || sized(33, 5000) WHERE id = 3;
 SELECT * FROM toast_rows('bt');
 SELECT runs(3);
 -- exactly to a chunk's end, then from an empty tail
-UPDATE bt SET data = data || sized(34, 1996 - length(data) % 1996) WHERE id = 3;
-UPDATE ref SET data = data || sized(34, 1996 - length(data) % 1996) WHERE id = 3;
-SELECT length(data) % 1996 AS tail FROM bt WHERE id = 3;
-UPDATE bt SET data = data || sized(35, 1996 * 3) WHERE id = 3;
-UPDATE ref SET data = data || sized(35, 1996 * 3) WHERE id = 3;
+UPDATE bt SET data = data || sized(34, 2676 - length(data) % 2676) WHERE id = 3;
+UPDATE ref SET data = data || sized(34, 2676 - length(data) % 2676) WHERE id = 3;
+SELECT length(data) % 2676 AS tail FROM bt WHERE id = 3;
+UPDATE bt SET data = data || sized(35, 2676 * 3) WHERE id = 3;
+UPDATE ref SET data = data || sized(35, 2676 * 3) WHERE id = 3;
 -- several appends in one expression, an empty one, and to every row
 UPDATE bt SET data = data || '\x0203'::bytea || sized(36, 3000) || ''::bytea;
 UPDATE ref SET data = data || '\x0203'::bytea || sized(36, 3000) || ''::bytea;
@@ -197,40 +197,40 @@ DROP TABLE btc;
 -- column, five such columns, and their tails grown in one UPDATE
 CREATE TABLE btbig (id int, p text STORAGE PLAIN, data bytea);
 ALTER TABLE btbig ALTER COLUMN data SET (toaster = 'bytea_appendable');
-INSERT INTO btbig VALUES (1, repeat('x', 6500), sized(80, 1996 + 1960));
-SELECT (bytea_appendable_storage(data)).form, data = sized(80, 1996 + 1960) FROM btbig;
+INSERT INTO btbig VALUES (1, repeat('x', 6500), sized(80, 2676 + 1960));
+SELECT (bytea_appendable_storage(data)).form, data = sized(80, 2676 + 1960) FROM btbig;
 UPDATE btbig SET data = data || sized(81, 1900);
-SELECT (bytea_appendable_storage(data)).form, data = sized(80, 1996 + 1960) || sized(81, 1900)
+SELECT (bytea_appendable_storage(data)).form, data = sized(80, 2676 + 1960) || sized(81, 1900)
 FROM btbig;
 -- opted in after the rows were written, then rewritten
 CREATE TABLE btvf (id int, p text STORAGE PLAIN, data bytea);
-INSERT INTO btvf VALUES (1, repeat('x', 6500), sized(82, 1996 + 1960));
+INSERT INTO btvf VALUES (1, repeat('x', 6500), sized(82, 2676 + 1960));
 ALTER TABLE btvf ALTER COLUMN data SET (toaster = 'bytea_appendable');
 VACUUM FULL btvf;
-SELECT data = sized(82, 1996 + 1960) FROM btvf;
+SELECT data = sized(82, 2676 + 1960) FROM btvf;
 CREATE TABLE btfive (id int, a bytea, b bytea, c bytea, d bytea, e bytea);
 ALTER TABLE btfive ALTER COLUMN a SET (toaster = 'bytea_appendable'),
 	ALTER COLUMN b SET (toaster = 'bytea_appendable'),
 	ALTER COLUMN c SET (toaster = 'bytea_appendable'),
 	ALTER COLUMN d SET (toaster = 'bytea_appendable'),
 	ALTER COLUMN e SET (toaster = 'bytea_appendable');
-INSERT INTO btfive SELECT 1, sized(83, 3956), sized(84, 3956), sized(85, 3956),
-	sized(86, 3956), sized(87, 3956);
+INSERT INTO btfive SELECT 1, sized(83, 4636), sized(84, 4636), sized(85, 4636),
+	sized(86, 4636), sized(87, 4636);
 -- row 2's columns become the toaster's one at a time, with short tails
 INSERT INTO btfive SELECT 2, sized(83, 1000), sized(84, 1000), sized(85, 1000),
 	sized(86, 1000), sized(87, 1000);
-UPDATE btfive SET a = a || sized(83, 1016) WHERE id = 2;
-UPDATE btfive SET b = b || sized(84, 1016) WHERE id = 2;
-UPDATE btfive SET c = c || sized(85, 1016) WHERE id = 2;
-UPDATE btfive SET d = d || sized(86, 1016) WHERE id = 2;
-UPDATE btfive SET e = e || sized(87, 1016) WHERE id = 2;
+UPDATE btfive SET a = a || sized(83, 1696) WHERE id = 2;
+UPDATE btfive SET b = b || sized(84, 1696) WHERE id = 2;
+UPDATE btfive SET c = c || sized(85, 1696) WHERE id = 2;
+UPDATE btfive SET d = d || sized(86, 1696) WHERE id = 2;
+UPDATE btfive SET e = e || sized(87, 1696) WHERE id = 2;
 SELECT (bytea_appendable_storage(a)).form AS a, (bytea_appendable_storage(e)).form AS e,
 	(bytea_appendable_storage(e)).tail_size FROM btfive WHERE id = 2;
 UPDATE btfive SET a = a || sized(88, 1900), b = b || sized(88, 1900),
 	c = c || sized(88, 1900), d = d || sized(88, 1900), e = e || sized(88, 1900);
-SELECT id, a = CASE id WHEN 1 THEN sized(83, 3956) ELSE sized(83, 1000) || sized(83, 1016) END
+SELECT id, a = CASE id WHEN 1 THEN sized(83, 4636) ELSE sized(83, 1000) || sized(83, 1696) END
 		|| sized(88, 1900) AS a,
-	e = CASE id WHEN 1 THEN sized(87, 3956) ELSE sized(87, 1000) || sized(87, 1016) END
+	e = CASE id WHEN 1 THEN sized(87, 4636) ELSE sized(87, 1000) || sized(87, 1696) END
 		|| sized(88, 1900) AS e,
 	(bytea_appendable_storage(a)).form AS a_form, (bytea_appendable_storage(e)).form AS e_form
 FROM btfive ORDER BY id;
@@ -310,7 +310,7 @@ FROM (VALUES
 	('version', 15, '\x07'),
 	('no runs', 24, le(0, 2)),
 	('too many runs', 24, le(33, 2)),
-	('tail of a chunk', 26, le(1996, 2)),
+	('tail of a chunk', 26, le(2676, 2)),
 	('raw size', 6, le((SELECT length(data) + 5 FROM bt WHERE id = 3), 4)),
 	('empty run', 44, le(0, 4)),
 	('negative run', 40, le(4294967295, 4)),
@@ -327,8 +327,8 @@ FROM (VALUES
 -- one chunk more than the value has, the sizes agreeing
 SELECT try($q$SELECT md5(jt_test_bytea_from_pointer_bytes(
 	overlay(overlay(jt_test_custom_pointer_bytes(data)
-		PLACING le(length(data) + 1996 + 4, 4) FROM 7)
-		PLACING le(length(data) / 1996 + 1, 4) FROM 45)))
+		PLACING le(length(data) + 2676 + 4, 4) FROM 7)
+		PLACING le(length(data) / 2676 + 1, 4) FROM 45)))
 	FROM bt WHERE id = 3$q$) AS one_chunk_more;
 DROP FUNCTION le(bigint, int), damaged(int, bytea), try(text);
 DROP EXTENSION jsonb_toaster_test;

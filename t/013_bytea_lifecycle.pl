@@ -64,7 +64,7 @@ sub round
 {
 	my ($n, $db, $k) = @_;
 	both($n, $db, qq{INSERT INTO %t (id, data)
-SELECT $k * 100 + g, blob($k * 100 + g, 1996 * (g % 4) + 37 * g + $k)
+SELECT $k * 100 + g, blob($k * 100 + g, 2676 * (g % 4) + 37 * g + $k)
 FROM generate_series(1, 12) g});
 	for my $size (1, 10, 100, 1000, 2500, 10000)
 	{
@@ -90,12 +90,12 @@ SELECT count(*) FROM b FULL JOIN r USING (id)
 WHERE b.data IS DISTINCT FROM r.data OR b.other IS DISTINCT FROM r.other
    OR md5(b.data) IS DISTINCT FROM md5(r.data)
    OR length(b.data) IS DISTINCT FROM length(r.data)
-   OR EXISTS (SELECT FROM (VALUES (1), (1996), (1997), (4000), (9000)) o (off)
+   OR EXISTS (SELECT FROM (VALUES (1), (2676), (2677), (4000), (9000)) o (off)
 			  WHERE substring(b.data FROM o.off FOR 3000) IS DISTINCT FROM
 					substring(r.data FROM o.off FOR 3000))};
 # values of a chunk or more the toaster does not hold
 my $not_ours = q{
-SELECT count(*) FROM b WHERE length(data) >= 1996
+SELECT count(*) FROM b WHERE length(data) >= 2676
   AND (bytea_appendable_storage(data)).form IS DISTINCT FROM 'appendable'};
 my $chunks_live = q{
 SELECT (SELECT count(*) FROM pg_toast.%s) =
@@ -184,10 +184,10 @@ $node->safe_psql('postgres', q{
 CREATE TABLE sb (id int PRIMARY KEY, data bytea);
 ALTER TABLE sb ALTER COLUMN data SET (toaster = 'bytea_appendable');
 CREATE TABLE sbr (id int PRIMARY KEY, data bytea);
-INSERT INTO sb VALUES (1, blob(1, 3 * 1996 + 100));
-INSERT INTO sbr VALUES (1, blob(1, 3 * 1996 + 100));
+INSERT INTO sb VALUES (1, blob(1, 3 * 2676 + 100));
+INSERT INTO sbr VALUES (1, blob(1, 3 * 2676 + 100));
 BEGIN;
-UPDATE sb SET data = data || blob(2, 2 * 1996) WHERE id = 1;
+UPDATE sb SET data = data || blob(2, 2 * 2676) WHERE id = 1;
 ROLLBACK;});
 my $sbtoast = $node->safe_psql('postgres',
 	q{SELECT reltoastrelid::regclass FROM pg_class WHERE oid = 'sb'::regclass});
@@ -197,10 +197,10 @@ SET enable_bitmapscan = off;
 SELECT count(*) FROM $sbtoast WHERE chunk_id > 0 AND chunk_seq >= 3;
 SELECT count(*) FROM $sbtoast WHERE chunk_id > 0 AND chunk_seq >= 3;
 CHECKPOINT;
-UPDATE sb SET data = data || blob(3, 2 * 1996) WHERE id = 1;
-UPDATE sbr SET data = data || blob(3, 2 * 1996) WHERE id = 1;});
-my $sbcheck = q{SELECT sb.data = sbr.data, md5(substring(sb.data FROM 3 * 1996 + 101 FOR 3000))
-	= md5(substring(sbr.data FROM 3 * 1996 + 101 FOR 3000)) FROM sb, sbr};
+UPDATE sb SET data = data || blob(3, 2 * 2676) WHERE id = 1;
+UPDATE sbr SET data = data || blob(3, 2 * 2676) WHERE id = 1;});
+my $sbcheck = q{SELECT sb.data = sbr.data, md5(substring(sb.data FROM 3 * 2676 + 101 FOR 3000))
+	= md5(substring(sbr.data FROM 3 * 2676 + 101 FOR 3000)) FROM sb, sbr};
 is($node->safe_psql('postgres', $sbcheck), 't|t',
 	'after an aborted append, the next one reads back on the primary');
 
@@ -211,7 +211,7 @@ is($node->safe_psql('postgres', $sbcheck), 't|t',
 $node->safe_psql('postgres', q{
 CREATE TABLE sx (id int PRIMARY KEY, data bytea);
 ALTER TABLE sx ALTER COLUMN data SET (toaster = 'bytea_appendable');
-INSERT INTO sx VALUES (1, blob(1, 2 * 1996 + 10));
+INSERT INTO sx VALUES (1, blob(1, 2 * 2676 + 10));
 CREATE FUNCTION held_after_rollback() RETURNS text LANGUAGE plpgsql AS $$
 DECLARE v bytea; before text;
 BEGIN
@@ -234,7 +234,7 @@ $held->query('SELECT 1');
 like($held->{stderr}, qr/was written by a transaction that rolled back/,
 	'a pointer held past its rollback fails to read the chunks a later append numbered alike');
 $held->quit;
-is($node->safe_psql('postgres', q{SELECT data = blob(1, 2 * 1996 + 10) FROM sx}), 't',
+is($node->safe_psql('postgres', q{SELECT data = blob(1, 2 * 2676 + 10) FROM sx}), 't',
 	'and the row keeps its committed value');
 
 # The same with two appends in the rolled-back subtransaction, the second
@@ -248,13 +248,13 @@ BEGIN
 		UPDATE sx SET data = data || blob(2, 4000) WHERE id = 1;
 		UPDATE sx SET data = data || blob(4, 10) WHERE id = 1;
 		SELECT data INTO v FROM sx WHERE id = 1;
-		before := md5(substring(v FROM 2 * 1996 + 1 FOR 1996));
+		before := md5(substring(v FROM 2 * 2676 + 1 FOR 2676));
 		RAISE EXCEPTION 'roll back';
 	EXCEPTION WHEN raise_exception THEN NULL;
 	END;
 	PERFORM pg_sleep(3);
 	UPDATE sx SET data = data || blob(3, 4000) WHERE id = 1;
-	RETURN format('changed=%s', before <> md5(substring(v FROM 2 * 1996 + 1 FOR 1996)));
+	RETURN format('changed=%s', before <> md5(substring(v FROM 2 * 2676 + 1 FOR 2676)));
 END $$;});
 $held = $node->background_psql('postgres', on_error_stop => 0);
 $held->query_until(qr/holding/, "\\echo holding\nSELECT held_slice_after_rollback();\n");
@@ -313,11 +313,11 @@ $ld->start;
 $ld->safe_psql('postgres', "CREATE EXTENSION amcheck;\nCREATE EXTENSION jsonb_toaster;\n" . $setup);
 round($ld, 'postgres', 1);
 isnt($ld->safe_psql('postgres', q{
-SELECT count(*) FROM b WHERE pg_column_size(data) > length(data) AND length(data) >= 1996}),
+SELECT count(*) FROM b WHERE pg_column_size(data) > length(data) AND length(data) >= 2676}),
 	'0', 'at wal_level = replica the toaster holds values');
 my $held_even = $ld->safe_psql('postgres', q{
 SELECT count(*) FROM b WHERE id % 2 = 0 AND pg_column_size(data) > length(data)
-  AND length(data) >= 1996});
+  AND length(data) >= 2676});
 cmp_ok($held_even, '>', 0, 'the toaster holds values of rows whose other column changes');
 $ld->append_conf('postgresql.conf', 'wal_level = logical');
 $ld->restart;
@@ -330,7 +330,7 @@ both($ld, 'postgres', q{UPDATE %t SET data = data || blob(id, 100) WHERE id > 90
 both($ld, 'postgres', q{DELETE FROM %t WHERE id = 901});
 check($ld, 'postgres', 'at wal_level = logical', mixed => 1);
 is( $ld->safe_psql('postgres', q{
-SELECT count(*) FROM b WHERE pg_column_size(data) > length(data) AND length(data) >= 1996
+SELECT count(*) FROM b WHERE pg_column_size(data) > length(data) AND length(data) >= 2676
   AND (id % 2 = 0 OR id % 3 = 0 OR id > 900)}),
 	'0', 'at wal_level = logical the values written are standard TOAST');
 my $changes = $ld->safe_psql('postgres', q{

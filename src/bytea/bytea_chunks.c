@@ -28,14 +28,15 @@
 #include "access/toast_internals.h"
 #include "access/transam.h"
 #include "access/xact.h"
-#include "executor/tuptable.h"
+#include "catalog/catalog.h"
 #include "catalog/index.h"
 #include "catalog/pg_class.h"
+#include "executor/tuptable.h"
 #include "miscadmin.h"
-#include "utils/fmgroids.h"
-#include "utils/memutils.h"
 #include "storage/lwlock.h"
 #include "storage/procarray.h"
+#include "utils/fmgroids.h"
+#include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
 #include "bytea/bytea_chunks.h"
@@ -362,30 +363,89 @@ jt_bytea_free_seqs(Relation rel, Oid valueid, int32 *next_full,
 }
 
 /*
- * Chunks inserted with one heap_multi_insert() call: a page holds four, and
- * each page's chunks then take one WAL record instead of four.
+ * A new value id in rel's TOAST relation, chosen as toast_save_datum()
+ * does: during CLUSTER and VACUUM FULL (rd_toastoid set) also one that
+ * none of the old TOAST relation's values has, live or dead, since the
+ * rewrite's pointers name the old relation, which takes the new one's
+ * contents.  *toastrelid: the relation the pointer names.
  */
-#define INSERT_BATCH	32
+Oid
+jt_bytea_new_value(Relation rel, Oid *toastrelid)
+{
+	ToastRel	t;
+	Oid			valueid;
+
+	open_toast(rel->rd_rel->reltoastrelid, RowExclusiveLock, &t);
+	for (;;)
+	{
+		ToastRel	old;
+		ScanKeyData key;
+		SysScanDesc scan;
+		bool		taken;
+
+		valueid = GetNewOidWithIndex(t.rel,
+									 RelationGetRelid(t.indexes[t.valid]),
+									 (AttrNumber) 1);
+		if (!OidIsValid(rel->rd_toastoid))
+			break;
+		open_toast(rel->rd_toastoid, AccessShareLock, &old);
+		ScanKeyInit(&key, (AttrNumber) 1, BTEqualStrategyNumber, F_OIDEQ,
+					ObjectIdGetDatum(valueid));
+		scan = systable_beginscan(old.rel,
+								  RelationGetRelid(old.indexes[old.valid]),
+								  true, SnapshotAny, 1, &key);
+		taken = systable_getnext(scan) != NULL;
+		systable_endscan(scan);
+		close_toast(&old);
+		if (!taken)
+			break;
+	}
+	close_toast(&t);
+	*toastrelid = OidIsValid(rel->rd_toastoid) ?
+		rel->rd_toastoid : rel->rd_rel->reltoastrelid;
+	return valueid;
+}
 
 /*
- * Add n chunks of chunk_len bytes of data to value valueid in rel's TOAST
- * relation, numbered from first_seq, as toast_save_datum() writes chunks
- * but a batch at a time.
+ * Chunk rows inserted with one heap_multi_insert() call (about 170 kB): a
+ * page holds three, and each page's rows then take one WAL record instead
+ * of three; a page a batch ends in takes a second one.
  */
-static void
-insert_rows(Relation rel, Oid valueid, int32 first_seq, const char *data,
-			int32 n, int32 chunk_len)
+#define INSERT_BATCH	(21 * JT_BYTEA_CHUNKS_PER_PAGE)
+
+/*
+ * Add to value valueid in rel's TOAST relation nfull full chunks of data,
+ * numbered from first_seq, and the taillen bytes after them (if any) as
+ * tail chunk tail_seq: chunk rows as toast_save_datum() writes them (its
+ * heap insert options too), a batch at a time, the tail in the last batch.
+ */
+void
+jt_bytea_write(Relation rel, Oid valueid, const char *data,
+			   int32 first_seq, int32 nfull, int32 tail_seq, int32 taillen,
+			   int options)
 {
 	ToastRel	t;
 	CommandId	cid = GetCurrentCommandId(true);
 	TupleTableSlot *slots[INSERT_BATCH];
 	MemoryContext batch_cxt;
 	MemoryContext caller = CurrentMemoryContext;
+	int32		nrows = nfull + (taillen > 0 ? 1 : 0);
 	int			nslots;
 
-	Assert(n > 0 && (int64) first_seq + n - 1 <= PG_INT32_MAX);
+	Assert(nfull >= 0 && (int64) first_seq + nfull - 1 <= PG_INT32_MAX);
+	Assert(taillen >= 0 && taillen < JT_BYTEA_CHUNK);
+	Assert(taillen == 0 || tail_seq < 0);
+	if (nrows == 0)
+		return;
+
+	/*
+	 * heap_multi_insert() refuses a rewrite's HEAP_INSERT_NO_LOGICAL, which
+	 * matters only in logically logged tables, where nothing is stored here.
+	 */
+	Assert(!RelationIsLogicallyLogged(rel));
+	options &= ~HEAP_INSERT_NO_LOGICAL;
 	open_toast(rel->rd_rel->reltoastrelid, RowExclusiveLock, &t);
-	nslots = Min(n, INSERT_BATCH);
+	nslots = Min(nrows, INSERT_BATCH);
 	for (int i = 0; i < nslots; i++)
 		slots[i] = MakeSingleTupleTableSlot(RelationGetDescr(t.rel),
 											&TTSOpsHeapTuple);
@@ -393,29 +453,33 @@ insert_rows(Relation rel, Oid valueid, int32 first_seq, const char *data,
 	batch_cxt = AllocSetContextCreate(caller, "appendable bytea chunks",
 									  ALLOCSET_DEFAULT_SIZES);
 
-	for (int32 done = 0; done < n; done += INSERT_BATCH)
+	for (int32 done = 0; done < nrows; done += INSERT_BATCH)
 	{
-		int			nbatch = Min(n - done, INSERT_BATCH);
+		int			nbatch = Min(nrows - done, INSERT_BATCH);
+		int32		seqs[INSERT_BATCH];
 
 		CHECK_FOR_INTERRUPTS();
 		MemoryContextSwitchTo(batch_cxt);
 		for (int i = 0; i < nbatch; i++)
 		{
+			int32		row = done + i;
+			bool		is_tail = row == nfull;
+			int32		len = is_tail ? taillen : (int32) JT_BYTEA_CHUNK;
 			Datum		values[3];
 			bool		isnull[3] = {false, false, false};
-			struct varlena *chunk = palloc(chunk_len + VARHDRSZ);
+			struct varlena *chunk = palloc(len + VARHDRSZ);
 
-			SET_VARSIZE(chunk, chunk_len + VARHDRSZ);
-			memcpy(VARDATA(chunk), data + (int64) (done + i) * chunk_len,
-				   chunk_len);
+			seqs[i] = is_tail ? tail_seq : first_seq + row;
+			SET_VARSIZE(chunk, len + VARHDRSZ);
+			memcpy(VARDATA(chunk), data + (int64) row * JT_BYTEA_CHUNK, len);
 			values[0] = ObjectIdGetDatum(valueid);
-			values[1] = Int32GetDatum(first_seq + done + i);
+			values[1] = Int32GetDatum(seqs[i]);
 			values[2] = PointerGetDatum(chunk);
 			ExecStoreHeapTuple(heap_form_tuple(RelationGetDescr(t.rel),
 											   values, isnull),
 							   slots[i], true);
 		}
-		heap_multi_insert(t.rel, slots, nbatch, cid, 0, NULL);
+		heap_multi_insert(t.rel, slots, nbatch, cid, options, NULL);
 
 		/* the TOAST relation's indexes are on (chunk_id, chunk_seq) only */
 		for (int i = 0; i < nbatch; i++)
@@ -424,7 +488,7 @@ insert_rows(Relation rel, Oid valueid, int32 first_seq, const char *data,
 			bool		isnull[2] = {false, false};
 
 			values[0] = ObjectIdGetDatum(valueid);
-			values[1] = Int32GetDatum(first_seq + done + i);
+			values[1] = Int32GetDatum(seqs[i]);
 			for (int j = 0; j < t.nindexes; j++)
 			{
 				if (t.indexes[j]->rd_index->indisready)
@@ -443,23 +507,6 @@ insert_rows(Relation rel, Oid valueid, int32 first_seq, const char *data,
 	for (int i = 0; i < nslots; i++)
 		ExecDropSingleTupleTableSlot(slots[i]);
 	close_toast(&t);
-}
-
-/* Add nchunks full chunks of data to value valueid, from first_seq on. */
-void
-jt_bytea_insert_chunks(Relation rel, Oid valueid, int32 first_seq,
-					   const char *data, int32 nchunks)
-{
-	insert_rows(rel, valueid, first_seq, data, nchunks, (int32) JT_BYTEA_CHUNK);
-}
-
-/* Add a tail chunk of len bytes of data to value valueid, as number seq. */
-void
-jt_bytea_insert_tail(Relation rel, Oid valueid, int32 seq, const char *data,
-					 int32 len)
-{
-	Assert(seq < 0 && len > 0 && len < JT_BYTEA_CHUNK);
-	insert_rows(rel, valueid, seq, data, 1, len);
 }
 
 /* Delete chunks first .. last of value valueid, those a transaction wrote. */

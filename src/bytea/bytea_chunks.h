@@ -20,10 +20,10 @@ extern void jt_bytea_read(const JtByteaValue *value, int64 offset,
 						  int64 length, char *dest);
 extern bool jt_bytea_free_seqs(Relation rel, Oid valueid, int32 *next_full,
 							   int32 *next_tail);
-extern void jt_bytea_insert_chunks(Relation rel, Oid valueid, int32 first_seq,
-								   const char *data, int32 nchunks);
-extern void jt_bytea_insert_tail(Relation rel, Oid valueid, int32 seq,
-								 const char *data, int32 len);
+extern Oid	jt_bytea_new_value(Relation rel, Oid *toastrelid);
+extern void jt_bytea_write(Relation rel, Oid valueid, const char *data,
+						   int32 first_seq, int32 nfull, int32 tail_seq,
+						   int32 taillen, int options);
 extern void jt_bytea_delete_chunks(Relation rel, const JtByteaValue *value,
 								   bool only_tail, bool is_speculative);
 

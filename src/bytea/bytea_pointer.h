@@ -3,8 +3,8 @@
  * bytea_pointer.h
  *	  The pointers of the appendable bytea toaster.
  *
- * A stored value is one TOAST value: full chunks, TOAST_MAX_CHUNK_SIZE
- * bytes each, numbered from 0 up, and the last, partly filled chunk (the
+ * A stored value is one TOAST value: full chunks, JT_BYTEA_CHUNK bytes
+ * each, numbered from 0 up, and the last, partly filled chunk (the
  * "tail"), numbered below 0.  An append adds full chunks after the others
  * and writes its tail as a new chunk, numbered below every chunk the value
  * has; the old row version keeps reading its own tail, and the full chunks
@@ -58,8 +58,19 @@
  */
 #define JT_BYTEA_MAX_RUNS			32
 
-/* The bytes of a full chunk, signed so that arithmetic on offsets stays so */
-#define JT_BYTEA_CHUNK				((int64) TOAST_MAX_CHUNK_SIZE)
+/*
+ * The bytes of a full chunk, signed so that arithmetic on offsets stays so.
+ * Three chunk rows fill a page, where standard TOAST puts four
+ * (TOAST_MAX_CHUNK_SIZE).  An append writes its old partial chunk again (up
+ * to a chunk) and a chunk row and an index entry per full chunk: larger
+ * chunks make the first dearer and the second cheaper, and for a large
+ * append their sum is least near three chunks a page.
+ */
+#define JT_BYTEA_CHUNKS_PER_PAGE	3
+#define JT_BYTEA_CHUNK \
+	((int64) (MaximumBytesPerTuple(JT_BYTEA_CHUNKS_PER_PAGE) - \
+			  MAXALIGN(SizeofHeapTupleHeader) - sizeof(Oid) - sizeof(int32) - \
+			  VARHDRSZ))
 
 /* A run of full chunks: sequence numbers first .. first + count - 1. */
 typedef struct JtByteaRun

@@ -37,7 +37,6 @@
 #include "access/detoast.h"
 #include "access/heaptoast.h"
 #include "access/toast_custom.h"
-#include "access/toast_internals.h"
 #include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
@@ -178,9 +177,6 @@ bytea_toast(Relation rel, int attnum, struct varlena *value,
 {
 	Form_pg_attribute att = TupleDescAttr(RelationGetDescr(rel), attnum - 1);
 	struct varlena *raw;
-	struct varlena *prefix;
-	struct varlena *saved;
-	varatt_external saved_ptr;
 	JtByteaValue stored = {0};
 	struct varlena *result;
 	int64		size;
@@ -196,49 +192,22 @@ bytea_toast(Relation rel, int attnum, struct varlena *value,
 	if (nchunks == 0)
 		return NULL;
 
-	/*
-	 * The full chunks are written by toast_save_datum() from a varlena of
-	 * their bytes, which in CLUSTER and VACUUM FULL also picks a value id
-	 * that none of the old TOAST relation's values has.  A copy of ours
-	 * serves, its header shortened.
-	 */
 	raw = detoast_attr(value);
-	prefix = raw;
-	if (raw == value)
-	{
-		prefix = palloc(nchunks * JT_BYTEA_CHUNK + VARHDRSZ);
-		memcpy(VARDATA(prefix), VARDATA(raw),
-			   nchunks * JT_BYTEA_CHUNK);
-	}
-	SET_VARSIZE(prefix, nchunks * JT_BYTEA_CHUNK + VARHDRSZ);
-	saved = (struct varlena *)
-		DatumGetPointer(toast_save_datum(rel, PointerGetDatum(prefix), NULL,
-										 options));
-	VARATT_EXTERNAL_GET_POINTER(saved_ptr, saved);
-	if (VARATT_EXTERNAL_IS_COMPRESSED(saved_ptr))
-		elog(ERROR, "toast_save_datum() compressed an uncompressed value");
-
-	stored.toastrelid = saved_ptr.va_toastrelid;
-	stored.valueid = saved_ptr.va_valueid;
+	stored.valueid = jt_bytea_new_value(rel, &stored.toastrelid);
 	stored.nruns = 1;
 	stored.runs[0].first = 0;
 	stored.runs[0].count = nchunks;
 	stored.chunk_bytes = nchunks * JT_BYTEA_CHUNK;
 	stored.taillen = (int32) (size - stored.chunk_bytes);
 	stored.tail_seq = stored.taillen > 0 ? -1 : 0;
-	if (stored.taillen > 0)
-		jt_bytea_insert_tail(rel, stored.valueid, stored.tail_seq,
-							 VARDATA_ANY(raw) + stored.chunk_bytes,
-							 stored.taillen);
+	jt_bytea_write(rel, stored.valueid, VARDATA_ANY(raw), 0, nchunks,
+				   stored.tail_seq, stored.taillen, options);
 	stored.size = size;
 	stored.last_first = 0;
 	stored.last_xid = GetCurrentTransactionId();
 	result = jt_bytea_make_pointer(&stored);
 
 	/* an UPDATE of many rows offers one value per row: free each */
-	pfree(saved);
-	if (prefix != raw)
-		pfree(prefix);
 	if (raw != value)
 		pfree(raw);
 	return result;
@@ -316,14 +285,12 @@ bytea_adopt(Relation rel, int attnum, struct varlena *value,
 			v.runs[v.nruns].count = nfull;
 			v.nruns++;
 		}
-		jt_bytea_insert_chunks(rel, v.valueid, next_full, joined, nfull);
 		v.last_first = next_full;
 	}
 	else
 		v.last_first = end;
-	if (taillen > 0)
-		jt_bytea_insert_tail(rel, v.valueid, next_tail,
-							 joined + nfull * JT_BYTEA_CHUNK, taillen);
+	jt_bytea_write(rel, v.valueid, joined, next_full, nfull, next_tail,
+				   taillen, 0);
 	v.last_xid = GetCurrentTransactionId();
 	v.chunk_bytes += nfull * JT_BYTEA_CHUNK;
 	v.taillen = taillen;
