@@ -245,6 +245,35 @@ FROM btdom;
 DROP TABLE btbig, btvf, btfive, btdom;
 DROP DOMAIN blob_d;
 
+-- length() reads no chunk, substring() only the chunks it covers (blocks
+-- of the TOAST relation this transaction read)
+CREATE TABLE btread (id int, data bytea);
+ALTER TABLE btread ALTER COLUMN data SET (toaster = 'bytea_appendable');
+CREATE TABLE refread (id int, data bytea STORAGE EXTERNAL);
+INSERT INTO btread VALUES (1, sized(91, 2676 * 300 + 10));
+INSERT INTO refread SELECT * FROM btread;
+CREATE FUNCTION toast_blocks(rel regclass) RETURNS bigint LANGUAGE sql AS $$
+SELECT pg_stat_get_xact_blocks_fetched(reltoastrelid) FROM pg_class WHERE oid = rel
+$$;
+BEGIN;
+SELECT toast_blocks('btread') AS b0 \gset
+SELECT length(data) FROM btread;
+SELECT toast_blocks('btread') - :b0 AS length_blocks;
+-- within chunk 150 (page 50), then across chunks 149 and 150
+SELECT toast_blocks('btread') AS b0 \gset
+SELECT md5(substring(b.data FROM 2676 * 150 + 100 FOR 20)) =
+	md5(substring(r.data FROM 2676 * 150 + 100 FOR 20)) AS same_slice
+FROM btread b, refread r;
+SELECT toast_blocks('btread') - :b0 AS one_chunk_blocks;
+SELECT toast_blocks('btread') AS b0 \gset
+SELECT md5(substring(b.data FROM 2676 * 150 - 9 FOR 20)) =
+	md5(substring(r.data FROM 2676 * 150 - 9 FOR 20)) AS same_slice
+FROM btread b, refread r;
+SELECT toast_blocks('btread') - :b0 AS two_chunks_blocks;
+COMMIT;
+DROP TABLE btread, refread;
+DROP FUNCTION toast_blocks(regclass);
+
 -- a column of another type that names the toaster keeps standard TOAST
 CREATE TABLE btt (id int, data text);
 ALTER TABLE btt ALTER COLUMN data SET (toaster = 'bytea_appendable');

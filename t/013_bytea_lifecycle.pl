@@ -285,6 +285,32 @@ check($node, 'postgres', 'after a crash');
 round($node, 'postgres', 7);
 check($node, 'postgres', 'appends after the crash');
 
+# COPY FREEZE into a table created in the same transaction writes frozen
+# chunk rows (all-visible pages); reads and later appends must not care
+my $copyfile = $node->basedir . '/b.copy';
+$node->safe_psql('postgres', qq{COPY b (id, data) TO '$copyfile'});
+$node->safe_psql('postgres', qq{
+BEGIN;
+CREATE TABLE bf (id int PRIMARY KEY, data bytea);
+ALTER TABLE bf ALTER COLUMN data SET (toaster = 'bytea_appendable');
+COPY bf FROM '$copyfile' WITH (FREEZE);
+COMMIT;
+UPDATE bf SET data = data || blob(id, 3000) WHERE id % 2 = 0;
+VACUUM (FREEZE) bf;
+UPDATE bf SET data = data || blob(id, 700);});
+is( $node->safe_psql('postgres', q{
+SELECT count(*), count(*) FILTER (WHERE bf.data IS NOT DISTINCT FROM r.data ||
+		CASE WHEN id % 2 = 0 THEN blob(id, 3000) ELSE '' END || blob(id, 700)),
+	count(*) FILTER (WHERE length(r.data) >= 2676 AND
+		(bytea_appendable_storage(bf.data)).form = 'appendable') =
+	count(*) FILTER (WHERE length(r.data) >= 2676)
+FROM bf JOIN r USING (id)}),
+	$node->safe_psql('postgres', 'SELECT count(*), count(*), true FROM r'),
+	'COPY FREEZE, appends and VACUUM FREEZE: every value as written, the large ones the toaster\'s');
+is( $node->safe_psql('postgres', q{
+SELECT count(*) FROM verify_heapam('bf', check_toast => true)}),
+	'0', 'COPY FREEZE: verify_heapam reports nothing');
+
 # dump and restore: the column keeps its toaster, values and appends work
 my $dump = $node->basedir . '/b.dump';
 $node->command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $node->connstr('postgres') ],
