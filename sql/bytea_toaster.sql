@@ -337,6 +337,7 @@ SELECT d.kase, try(format(
 FROM (VALUES
 	('intact', 0, ''::bytea),
 	('version', 15, '\x07'),
+	('version of development builds', 15, '\x01'),
 	('no runs', 24, le(0, 2)),
 	('too many runs', 24, le(33, 2)),
 	('tail of a chunk', 26, le(2676, 2)),

@@ -308,8 +308,12 @@ FROM bf JOIN r USING (id)}),
 	$node->safe_psql('postgres', 'SELECT count(*), count(*), true FROM r'),
 	'COPY FREEZE, appends and VACUUM FREEZE: every value as written, the large ones the toaster\'s');
 is( $node->safe_psql('postgres', q{
-SELECT count(*) FROM verify_heapam('bf', check_toast => true)}),
-	'0', 'COPY FREEZE: verify_heapam reports nothing');
+SELECT (SELECT count(*) FROM verify_heapam('bf', check_toast => true)) +
+	(SELECT count(*) FROM pg_class c, verify_heapam(c.reltoastrelid) WHERE c.oid = 'bf'::regclass)}),
+	'0', 'COPY FREEZE: verify_heapam of the table and of its TOAST relation reports nothing');
+$node->safe_psql('postgres', q{
+SELECT bt_index_check(i.indexrelid, true) FROM pg_class c, pg_index i
+WHERE c.oid = 'bf'::regclass AND i.indrelid = c.reltoastrelid});
 
 # dump and restore: the column keeps its toaster, values and appends work
 my $dump = $node->basedir . '/b.dump';

@@ -407,6 +407,12 @@ jt_bytea_new_value(Relation rel, Oid *toastrelid)
 }
 
 /*
+ * This toaster writes its own chunk rows (of its own size), so it does what
+ * toast_save_datum() does for standard values: a value id free in the
+ * TOAST relation (and, in a rewrite, in the old one), the pointer naming
+ * rd_toastoid in a rewrite, the caller's heap insert options, and an entry
+ * in every index that is ready.
+ *
  * Chunk rows inserted with one heap_multi_insert() call (about 170 kB): a
  * page holds three, and each page's rows then take one WAL record instead
  * of three; a page a batch ends in takes a second one.
@@ -440,9 +446,12 @@ jt_bytea_write(Relation rel, Oid valueid, const char *data,
 
 	/*
 	 * heap_multi_insert() refuses a rewrite's HEAP_INSERT_NO_LOGICAL, which
-	 * matters only in logically logged tables, where nothing is stored here.
+	 * matters only in logically logged tables, where nothing is stored here
+	 * (decoding could not rebuild these chunks: the tail is numbered below 0).
 	 */
-	Assert(!RelationIsLogicallyLogged(rel));
+	if (RelationIsLogicallyLogged(rel))
+		elog(ERROR, "appendable bytea chunks offered for logically logged relation \"%s\"",
+			 RelationGetRelationName(rel));
 	options &= ~HEAP_INSERT_NO_LOGICAL;
 	open_toast(rel->rd_rel->reltoastrelid, RowExclusiveLock, &t);
 	nslots = Min(nrows, INSERT_BATCH);

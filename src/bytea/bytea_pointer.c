@@ -53,6 +53,14 @@ checked_payload(const struct varlena *attr, uint8 version, const char *what,
 {
 	varatt_custom header = pointer_header(attr);
 
+	if (header.va_version == JT_BYTEA_DEV_VERSION &&
+		version == JT_BYTEA_STORED_VERSION)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("appendable bytea value of format version %u is not supported",
+						header.va_version),
+				 errdetail("Only development builds, before the first release, wrote that version."),
+				 errhint("Remove the rows holding such values with TRUNCATE or DROP TABLE.")));
 	if (header.va_version != version)
 		corrupt_pointer(psprintf("Format version %u is not %s.",
 								 header.va_version, what));

@@ -47,8 +47,13 @@
 #define BYTEA_TOASTER_ID			2
 #define BYTEA_TOASTER_NAME			"bytea_appendable"
 
-/* va_version of a stored pointer, and of an append held in memory */
-#define JT_BYTEA_STORED_VERSION		1
+/*
+ * va_version of a stored pointer, and of an append held in memory.  Version
+ * 1 was written by development builds only, before any release, with other
+ * chunk sizes; it is refused, not read.
+ */
+#define JT_BYTEA_STORED_VERSION		2
+#define JT_BYTEA_DEV_VERSION		1
 #define JT_BYTEA_APPEND_VERSION		128
 
 /*
