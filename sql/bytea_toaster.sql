@@ -298,6 +298,19 @@ SELECT form, count(*) FROM bt, bytea_appendable_storage(data) GROUP BY 1 ORDER B
 SELECT (toast_rows('bt')).chunks =
 	(SELECT sum(chunks + (tail_size > 0)::int) FROM bt, bytea_appendable_storage(data))
 	AS chunks_all_live;
+-- a materialized view's column opts in too: REFRESH stores its values into
+-- a new heap, frozen, as COPY FREEZE does
+CREATE MATERIALIZED VIEW btmv AS SELECT id, data FROM bt;
+ALTER MATERIALIZED VIEW btmv ALTER COLUMN data SET (toaster = 'bytea_appendable');
+REFRESH MATERIALIZED VIEW btmv;
+SELECT count(*) AS rows, count(*) FILTER (WHERE btmv.data IS NOT DISTINCT FROM bt.data) AS same,
+	count(*) FILTER (WHERE (bytea_appendable_storage(btmv.data)).form = 'appendable')
+		= count(*) FILTER (WHERE length(bt.data) >= 2676) AS large_ones_appendable
+FROM btmv JOIN bt USING (id);
+SELECT md5(substring(m.data FROM 2676 * 2 - 5 FOR 10)) =
+	md5(substring(b.data FROM 2676 * 2 - 5 FOR 10)) AS same_slice
+FROM btmv m JOIN bt b USING (id) WHERE b.id = 3;
+DROP MATERIALIZED VIEW btmv;
 
 -- a damaged pointer or chunk raises an ERROR for data corruption
 SET client_min_messages = warning;
