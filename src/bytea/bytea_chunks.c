@@ -379,8 +379,7 @@ jt_bytea_new_value(Relation rel, Oid *toastrelid)
 	for (;;)
 	{
 		ToastRel	old;
-		ScanKeyData key;
-		SysScanDesc scan;
+		int32		seq;
 		bool		taken;
 
 		valueid = GetNewOidWithIndex(t.rel,
@@ -389,13 +388,7 @@ jt_bytea_new_value(Relation rel, Oid *toastrelid)
 		if (!OidIsValid(rel->rd_toastoid))
 			break;
 		open_toast(rel->rd_toastoid, AccessShareLock, &old);
-		ScanKeyInit(&key, (AttrNumber) 1, BTEqualStrategyNumber, F_OIDEQ,
-					ObjectIdGetDatum(valueid));
-		scan = systable_beginscan(old.rel,
-								  RelationGetRelid(old.indexes[old.valid]),
-								  true, SnapshotAny, 1, &key);
-		taken = systable_getnext(scan) != NULL;
-		systable_endscan(scan);
+		taken = first_seq_of(&old, valueid, ForwardScanDirection, &seq);
 		close_toast(&old);
 		if (!taken)
 			break;
