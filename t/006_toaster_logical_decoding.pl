@@ -403,16 +403,24 @@ INSERT INTO big SELECT n, (SELECT jsonb_object_agg('k' || i, repeat('pattern ', 
 	FROM generate_series(1, n * 1000) i) FROM generate_series(3, 5) n WHERE n <> 4;
 SELECT pg_create_logical_replication_slot('big', 'test_decoding');
 UPDATE big SET jb = jsonb_set(jb, '{k7}', '"seven"');});
-my %decoded;
-foreach my $line (split /\n/, $node->safe_psql('postgres', q{
-SELECT data FROM pg_logical_slot_get_changes('big', NULL, NULL, 'include-xids', '0')
-WHERE data LIKE 'table public.big: UPDATE:%'}))
+# The documents test_decoding shows for the UPDATEs of table (id, jb)
+# that slot has not yet consumed, by id.
+sub decoded_updates
 {
-	$line =~ /id\[integer\]:(\d+) jb\[jsonb\]:'(.*)'$/s
-	  or die "cannot parse: " . substr($line, 0, 200);
-	(my $doc = $2) =~ s/''/'/g;
-	$decoded{$1} = $doc;
+	my ($slot, $table) = @_;
+	my %docs;
+	foreach my $line (split /\n/, $node->safe_psql('postgres', qq{
+SELECT data FROM pg_logical_slot_get_changes('$slot', NULL, NULL, 'include-xids', '0')
+WHERE data LIKE 'table public.$table: UPDATE:%'}))
+	{
+		$line =~ /id\[integer\]:(\d+) jb\[jsonb\]:'(.*)'$/s
+		  or die "cannot parse: " . substr($line, 0, 200);
+		(my $doc = $2) =~ s/''/'/g;
+		$docs{$1} = $doc;
+	}
+	return %docs;
 }
+my %decoded = decoded_updates('big', 'big');
 foreach my $n (3, 5)
 {
 	is( $node->safe_psql('postgres', qq{SELECT md5(jb::text) FROM big WHERE id = $n}),
@@ -452,16 +460,7 @@ WHERE resource_manager = 'jsonb_toaster'});
 	}
 	is($kinds{3}, 'SHARED_STREAM', '3 MB of shared parts logged as one stream');
 	is($kinds{5}, 'VALUE_CHUNKS', '5 MB of shared parts logged as their chunks');
-	my %zdecoded;
-	foreach my $line (split /\n/, $node->safe_psql('postgres', q{
-SELECT data FROM pg_logical_slot_get_changes('bigz', NULL, NULL, 'include-xids', '0')
-WHERE data LIKE 'table public.bigz: UPDATE:%'}))
-	{
-		$line =~ /id\[integer\]:(\d+) jb\[jsonb\]:'(.*)'$/s
-		  or die "cannot parse: " . substr($line, 0, 200);
-		(my $doc = $2) =~ s/''/'/g;
-		$zdecoded{$1} = $doc;
-	}
+	my %zdecoded = decoded_updates('bigz', 'bigz');
 	foreach my $n (3, 5)
 	{
 		is( $node->safe_psql('postgres', qq{SELECT md5(jb::text) FROM bigz WHERE id = $n}),

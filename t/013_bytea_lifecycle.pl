@@ -226,14 +226,21 @@ BEGIN
 	UPDATE sx SET data = data || blob(3, 4000) WHERE id = 1;
 	RETURN format('changed=%s', before <> md5(v));
 END $$;});
-my $held = $node->background_psql('postgres', on_error_stop => 0);
-$held->query_until(qr/holding/, "\\echo holding\nSELECT held_after_rollback();\n");
-sleep 1;
-$node->safe_psql('postgres', 'VACUUM sx');
-$held->query('SELECT 1');
-like($held->{stderr}, qr/was written by a transaction that rolled back/,
+# Run function (which sleeps after its rollback) in a session of its own,
+# VACUUM sx meanwhile: its read of the pointer it holds must fail.
+sub held_fails
+{
+	my ($function, $label) = @_;
+	my $held = $node->background_psql('postgres', on_error_stop => 0);
+	$held->query_until(qr/holding/, "\\echo holding\nSELECT $function();\n");
+	sleep 1;
+	$node->safe_psql('postgres', 'VACUUM sx');
+	$held->query('SELECT 1');
+	like($held->{stderr}, qr/was written by a transaction that rolled back/, $label);
+	$held->quit;
+}
+held_fails('held_after_rollback',
 	'a pointer held past its rollback fails to read the chunks a later append numbered alike');
-$held->quit;
 is($node->safe_psql('postgres', q{SELECT data = blob(1, 2 * 2676 + 10) FROM sx}), 't',
 	'and the row keeps its committed value');
 
@@ -256,14 +263,8 @@ BEGIN
 	UPDATE sx SET data = data || blob(3, 4000) WHERE id = 1;
 	RETURN format('changed=%s', before <> md5(substring(v FROM 2 * 2676 + 1 FOR 2676)));
 END $$;});
-$held = $node->background_psql('postgres', on_error_stop => 0);
-$held->query_until(qr/holding/, "\\echo holding\nSELECT held_slice_after_rollback();\n");
-sleep 1;
-$node->safe_psql('postgres', 'VACUUM sx');
-$held->query('SELECT 1');
-like($held->{stderr}, qr/was written by a transaction that rolled back/,
+held_fails('held_slice_after_rollback',
 	'a slice of a pointer held past its rollback fails to read too');
-$held->quit;
 
 # the standby replays every kind of change
 $node->wait_for_catchup($standby);
