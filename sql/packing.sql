@@ -217,7 +217,7 @@ SELECT toast_ok('pk');
 
 -- the setting's bounds
 SET jsonb_toaster.format_version = 3;
-SET jsonb_toaster.format_version = 8;
+SET jsonb_toaster.format_version = 9;
 
 -- rewrites copy each value once, whole
 VACUUM FULL pk;

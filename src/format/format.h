@@ -82,6 +82,8 @@
  *	         edits of it in the row (below); written only for pointers whose
  *	         tree does, and kept by those made from them (whose tree may
  *	         come back to the row)
+ *	8        version 7 whose inline skeleton may keep its tree compressed
+ *	         with its parts (below); written only for such pointers
  *
  * A pointer made from a stored one by changing one part keeps its version
  * (the other parts' hashes are not recomputed), but 1 and 2 become 3; one
@@ -93,7 +95,8 @@
 #define JT_SKELETON_VERSION_PACKED	5
 #define JT_SKELETON_VERSION_UNITS	6
 #define JT_SKELETON_VERSION_TREE_OUTSIDE	7
-#define JT_SKELETON_VERSION_LATEST	JT_SKELETON_VERSION_TREE_OUTSIDE
+#define JT_SKELETON_VERSION_FOLDED	8
+#define JT_SKELETON_VERSION_LATEST	JT_SKELETON_VERSION_FOLDED
 
 /*
  * Does format version version pack parts?  From version 5, the parts one
@@ -143,6 +146,20 @@ static inline bool
 jt_version_has_tree_outside(uint32 version)
 {
 	return version >= JT_SKELETON_VERSION_TREE_OUTSIDE;
+}
+
+/*
+ * May an inline skeleton of format version version be folded?  From
+ * version 8, a document that fits in the row only once its short fields
+ * are compressed too keeps its tree and its parts as one compressed datum
+ * (JT_SKELETON_TREE_FOLDED): reading a field decodes the datum's first
+ * tree_size bytes, not the document, and the row takes about what stock's
+ * compressed document would.
+ */
+static inline bool
+jt_version_may_fold(uint32 version)
+{
+	return version >= JT_SKELETON_VERSION_FOLDED;
 }
 
 /*
@@ -255,6 +272,7 @@ typedef struct JtSkeletonInfo
 	bool		inline_parts;	/* the parts are in the pointer (below) */
 	bool		tree_outside;	/* the tree is a part (format version 7) */
 	bool		tree_edited;	/* and the row keeps edits of it */
+	bool		tree_folded;	/* compressed with the inline parts */
 } JtSkeletonInfo;
 
 /*
@@ -283,8 +301,17 @@ typedef struct JtSkeletonInfo
  * of that tree (tree_edits.h), then the delta area.
  */
 #define JT_SKELETON_TREE_EDITED		0x20000000
+
+/*
+ * A folded inline skeleton (format version 8; with JT_SKELETON_INLINE_PARTS):
+ * the pointer holds JtSkeletonHeader, tree_size the tree's raw size, then
+ * one datum, compressed with the column's method, whose raw bytes are the
+ * tree followed by the parts as an inline skeleton's datum holds them.
+ */
+#define JT_SKELETON_TREE_FOLDED		0x10000000
 #define JT_SKELETON_FLAGS \
-	(JT_SKELETON_INLINE_PARTS | JT_SKELETON_TREE_OUTSIDE | JT_SKELETON_TREE_EDITED)
+	(JT_SKELETON_INLINE_PARTS | JT_SKELETON_TREE_OUTSIDE | \
+	 JT_SKELETON_TREE_EDITED | JT_SKELETON_TREE_FOLDED)
 
 /*
  * A part's directory entry, as read from a reference (JtRefRange,
@@ -432,6 +459,7 @@ jt_payload_read_info(const char *payload, JtSkeletonInfo *info)
 	info->inline_parts = (hdr.nparts & JT_SKELETON_INLINE_PARTS) != 0;
 	info->tree_outside = (hdr.nparts & JT_SKELETON_TREE_OUTSIDE) != 0;
 	info->tree_edited = (hdr.nparts & JT_SKELETON_TREE_EDITED) != 0;
+	info->tree_folded = (hdr.nparts & JT_SKELETON_TREE_FOLDED) != 0;
 	info->tree_size = hdr.tree_size;
 }
 
@@ -444,7 +472,8 @@ jt_payload_write_info(char *payload, const JtSkeletonInfo *info)
 	hdr.nparts = info->nparts |
 		(info->inline_parts ? JT_SKELETON_INLINE_PARTS : 0) |
 		(info->tree_outside ? JT_SKELETON_TREE_OUTSIDE : 0) |
-		(info->tree_edited ? JT_SKELETON_TREE_EDITED : 0);
+		(info->tree_edited ? JT_SKELETON_TREE_EDITED : 0) |
+		(info->tree_folded ? JT_SKELETON_TREE_FOLDED : 0);
 	hdr.tree_size = info->tree_size;
 	memcpy(payload, &hdr, sizeof(hdr));
 }
@@ -588,10 +617,15 @@ typedef struct JtSkeleton
 	uint32		version;		/* format version */
 	uint32		ndeltas;		/* parts kept as deltas (delta.h) */
 	struct JtDelta *deltas;
-	/* an inline skeleton's parts: as stored, and once decompressed */
+	/*
+	 * an inline skeleton's parts: as stored, and once decompressed; in a
+	 * folded one they start at inline_parts_at of the raw bytes, after the
+	 * tree
+	 */
 	const char *inline_area;
 	uint32		inline_len;
 	struct varlena *inline_raw;
+	uint32		inline_parts_at;
 	/* the flattened document's size as the pointer gives it, or 0 */
 	uint32		flat_size;
 

@@ -95,8 +95,9 @@ make_pointer(const JtSkeletonInfo *hdr, const char *in_row, uint32 in_row_len,
 	result = jt_custom_pointer_new(size, rawsize, size + stored_outside,
 								   JSONB_TOASTER_ID, version);
 	jt_payload_write_info(VARDATA_CUSTOM(result), hdr);
-	memcpy(VARDATA_CUSTOM(result) + sizeof(JtSkeletonHeader), in_row,
-		   in_row_len);
+	if (in_row_len > 0)
+		memcpy(VARDATA_CUSTOM(result) + sizeof(JtSkeletonHeader), in_row,
+			   in_row_len);
 	if (deltas_len > 0)
 		memcpy(VARDATA_CUSTOM(result) + sizeof(JtSkeletonHeader) + in_row_len,
 			   deltas, deltas_len);
@@ -113,9 +114,22 @@ jt_make_pointer(const JtSkeletonInfo *hdr, const char *tree,
 				const char *deltas, uint32 deltas_len, int32 rawsize,
 				uint64 stored_outside, uint8 version)
 {
-	Assert(!hdr->tree_outside);
+	Assert(!hdr->tree_outside && !hdr->tree_folded);
 	return make_pointer(hdr, tree, hdr->tree_size, deltas, deltas_len,
 						rawsize, stored_outside, version);
+}
+
+/*
+ * A folded inline skeleton (format version 8): hdr, then datum, whose raw
+ * bytes are the tree (hdr's tree_size) and the parts after it.
+ */
+struct varlena *
+jt_make_pointer_folded(const JtSkeletonInfo *hdr, const struct varlena *datum,
+					   int32 rawsize)
+{
+	Assert(hdr->tree_folded && hdr->inline_parts && !hdr->tree_outside);
+	return make_pointer(hdr, NULL, 0, (const char *) datum, VARSIZE(datum),
+						rawsize, 0, JT_SKELETON_VERSION_FOLDED);
 }
 
 /*

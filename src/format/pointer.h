@@ -47,6 +47,9 @@ extern struct varlena *jt_make_pointer(const JtSkeletonInfo *hdr,
 									   const char *tree, const char *deltas,
 									   uint32 deltas_len, int32 rawsize,
 									   uint64 stored_outside, uint8 version);
+extern struct varlena *jt_make_pointer_folded(const JtSkeletonInfo *hdr,
+											  const struct varlena *datum,
+											  int32 rawsize);
 extern struct varlena *jt_make_pointer_tree_outside(const JtSkeletonInfo *hdr,
 													const JtPartEntry *tree_entry,
 													const char *edits,

@@ -39,6 +39,7 @@
 #include "support/compat.h"
 
 static void parse_tree(JtSkeleton *skel);
+static const char *unfold_tree(JtSkeleton *skel);
 static bool alone_sizes_ok(const JtPartEntry *stored);
 static bool lies_in_its_value(const JtPartEntry *stored);
 
@@ -107,6 +108,15 @@ jt_skeleton_parse(JtSkeleton *skel, const char *payload, uint32 payload_len,
 		if (skel->hdr.tree_edited)
 			in_row += tree_edits_in_row(skel, payload, payload_len, in_row);
 	}
+	if (skel->hdr.tree_folded)
+	{
+		if (!jt_version_may_fold(version))
+			jt_nav_corrupt(&skel->src, "a pointer of a format that has none folds its tree");
+		if (!skel->hdr.inline_parts || skel->hdr.tree_outside)
+			jt_nav_corrupt(&skel->src, "a folded tree's parts are not in the pointer");
+		/* the tree is the start of the inline datum's raw bytes */
+		in_row = 0;
+	}
 	if (in_row > payload_len - sizeof(JtSkeletonHeader))
 		jt_nav_corrupt(&skel->src, "the tree size does not match the pointer size");
 	after = payload + sizeof(JtSkeletonHeader) + in_row;
@@ -118,6 +128,7 @@ jt_skeleton_parse(JtSkeleton *skel, const char *payload, uint32 payload_len,
 	skel->inline_area = NULL;
 	skel->inline_len = 0;
 	skel->inline_raw = NULL;
+	skel->inline_parts_at = 0;
 	if (skel->hdr.inline_parts)
 	{
 		uint32		len = payload_len - sizeof(JtSkeletonHeader) - in_row;
@@ -155,9 +166,44 @@ jt_skeleton_parse(JtSkeleton *skel, const char *payload, uint32 payload_len,
 		return;
 	}
 
-	/* read in place: the navigator reads fields with memcpy */
-	skel->tree = payload + sizeof(JtSkeletonHeader);
+	if (skel->hdr.tree_folded)
+	{
+		skel->tree = unfold_tree(skel);
+		skel->inline_parts_at = skel->hdr.tree_size;
+	}
+	else
+	{
+		/* read in place: the navigator reads fields with memcpy */
+		skel->tree = payload + sizeof(JtSkeletonHeader);
+	}
 	parse_tree(skel);
+}
+
+/*
+ * The tree of a folded inline skeleton (format.h), decoded from the start of
+ * its datum: a palloc'd copy of its tree_size bytes.  Only those are
+ * decoded; the parts after them wait until one is read.
+ */
+static const char *
+unfold_tree(JtSkeleton *skel)
+{
+	struct varlena *stored = palloc(skel->inline_len);
+	struct varlena *prefix;
+	char	   *tree;
+
+	/* aligned, as the decompressors want it */
+	memcpy(stored, skel->inline_area, skel->inline_len);
+	if (!VARATT_IS_COMPRESSED(stored) ||
+		VARDATA_COMPRESSED_GET_EXTSIZE(stored) < skel->hdr.tree_size)
+		jt_nav_corrupt(&skel->src, "a folded tree is not the start of a compressed datum");
+	prefix = detoast_attr_slice(stored, 0, (int32) skel->hdr.tree_size);
+	if (VARSIZE_ANY_EXHDR(prefix) != skel->hdr.tree_size)
+		jt_nav_corrupt(&skel->src, "a folded tree decodes to fewer bytes than its size");
+	tree = palloc(skel->hdr.tree_size);
+	memcpy(tree, VARDATA_ANY(prefix), skel->hdr.tree_size);
+	pfree(prefix);
+	pfree(stored);
+	return tree;
 }
 
 /*
@@ -791,7 +837,9 @@ jt_skeleton_inline_part(const JtSkeleton *skel, const JtPartEntry *range)
 	}
 	if (range->valueid != InvalidOid || jt_entry_in_unit(range) ||
 		(int64) len != (int64) range->rawsize - VARHDRSZ ||
-		range->value_size != VARSIZE_ANY_EXHDR(skel->inline_raw) ||
+		VARSIZE_ANY_EXHDR(skel->inline_raw) < skel->inline_parts_at ||
+		range->value_size != VARSIZE_ANY_EXHDR(skel->inline_raw) -
+		skel->inline_parts_at ||
 		(uint64) range->offset + len > range->value_size)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
@@ -799,6 +847,7 @@ jt_skeleton_inline_part(const JtSkeleton *skel, const JtPartEntry *range)
 				 errdetail("A part kept in the pointer lies outside its parts.")));
 	raw = palloc(len + VARHDRSZ);
 	SET_VARSIZE(raw, len + VARHDRSZ);
-	memcpy(VARDATA(raw), VARDATA_ANY(skel->inline_raw) + range->offset, len);
+	memcpy(VARDATA(raw), VARDATA_ANY(skel->inline_raw) +
+		   skel->inline_parts_at + range->offset, len);
 	return raw;
 }

@@ -286,11 +286,11 @@ may_read_column(Relation rel, AttrNumber attnum)
 #define JT_INLINE_MAX_RATIO		32
 
 /*
- * Could the parts res planned, compressed together with cmethod, fit in
- * room bytes?  Guessed from the largest part compressed alone (joint
- * compression does no worse in general), with a margin: a document that
- * clearly does not fit is not compressed whole for nothing, which would
- * cost about as much again as compressing its parts.
+ * Could total raw bytes, of which res's parts are all or most, compressed
+ * together with cmethod, fit in room bytes?  Guessed from the largest part
+ * compressed alone (joint compression does no worse in general), with a
+ * margin: a document that clearly does not fit is not compressed whole for
+ * nothing, which would cost about as much again as compressing its parts.
  */
 static bool
 may_fit_inline(const JtBuildResult *res, uint64 total, char cmethod,
@@ -309,8 +309,12 @@ may_fit_inline(const JtBuildResult *res, uint64 total, char cmethod,
 	sample_size = sample ? VARSIZE(sample) : VARSIZE(largest);
 	if (sample)
 		pfree(sample);
-	/* total * sample_size / raw size, against room and a quarter more */
-	return total * sample_size <= (room + room / 4) * VARSIZE(largest);
+	/*
+	 * total * sample_size / raw size, against room and half more: a part
+	 * alone, a range of a container most often, compresses worse than the
+	 * parts together
+	 */
+	return total * sample_size <= (room + room / 2) * VARSIZE(largest);
 }
 
 /*
@@ -331,32 +335,21 @@ parts_took_far_more(struct varlena *oldvalue, int32 room)
 }
 
 /*
- * An inline skeleton (format.h) of the skeleton res planned for doc, if it
- * fits in target bytes: its parts one datum compressed with cmethod, in the
- * pointer.  NULL if it does not fit.
+ * A datum of prefix_len bytes of prefix (if any) followed by res's parts,
+ * compressed with cmethod if that makes it smaller.
  */
 static struct varlena *
-inline_pointer(JtBuildResult *res, const struct varlena *doc, char cmethod,
-			   int32 target, Oid toastrelid)
+inline_datum(const JtBuildResult *res, const char *prefix, uint32 prefix_len,
+			 uint64 total, char cmethod)
 {
-	uint64		total = 0;
-	uint64		at = 0;
 	struct varlena *raw;
 	struct varlena *compressed;
-	struct varlena *stored;
-	JtSkeletonInfo hdr = {0};
+	uint64		at = prefix_len;
 
-	if ((uint64) sizeof(JtSkeletonHeader) + res->tree.len + VARHDRSZ > (uint64) target)
-		return NULL;
-	for (uint32 i = 0; i < res->nparts; i++)
-		total += VARSIZE(res->parts[i].raw) - VARHDRSZ;
-	if (total > (uint64) target * JT_INLINE_MAX_RATIO ||
-		!may_fit_inline(res, total, cmethod,
-						(uint64) target - sizeof(JtSkeletonHeader) - res->tree.len))
-		return NULL;
-
-	raw = palloc(total + VARHDRSZ);
-	SET_VARSIZE(raw, total + VARHDRSZ);
+	raw = palloc(prefix_len + total + VARHDRSZ);
+	SET_VARSIZE(raw, prefix_len + total + VARHDRSZ);
+	if (prefix_len > 0)
+		memcpy(VARDATA(raw), prefix, prefix_len);
 	for (uint32 i = 0; i < res->nparts; i++)
 	{
 		uint32		len = VARSIZE(res->parts[i].raw) - VARHDRSZ;
@@ -364,13 +357,54 @@ inline_pointer(JtBuildResult *res, const struct varlena *doc, char cmethod,
 		memcpy(VARDATA(raw) + at, VARDATA(res->parts[i].raw), len);
 		at += len;
 	}
-	compressed = jt_compress_part(raw, cmethod);
-	stored = compressed ? compressed : raw;
-	if ((uint64) sizeof(JtSkeletonHeader) + res->tree.len + VARSIZE(stored) >
-		(uint64) target)
+	/* stock's strategy: this datum is compressed as stock's document is */
+	compressed = (struct varlena *)
+		DatumGetPointer(toast_compress_datum(PointerGetDatum(raw), cmethod));
+	if (compressed == NULL)
+		return raw;
+	pfree(raw);
+	return compressed;
+}
+
+/*
+ * An inline skeleton (format.h) of the skeleton res planned for doc, if it
+ * fits in target bytes: its parts one datum compressed with cmethod, in the
+ * pointer.  If it does not, and may_fold, a folded one: the tree
+ * compressed with the parts.  NULL if neither fits; res is then as it was.
+ */
+static struct varlena *
+try_inline(JtBuildResult *res, const struct varlena *doc, char cmethod,
+		   int32 target, Oid toastrelid, bool may_fold)
+{
+	uint64		total = 0;
+	uint64		at = 0;
+	uint64		header = sizeof(JtSkeletonHeader);
+	struct varlena *stored = NULL;
+	char	   *tree_before;
+	JtSkeletonInfo hdr = {0};
+
+	for (uint32 i = 0; i < res->nparts; i++)
+		total += VARSIZE(res->parts[i].raw) - VARHDRSZ;
+
+	/* the tree as it is in the row, the parts compressed after it */
+	if (header + res->tree.len + VARHDRSZ <= (uint64) target)
+	{
+		stored = inline_datum(res, NULL, 0, total, cmethod);
+		if (header + res->tree.len + VARSIZE(stored) > (uint64) target)
+		{
+			/* folding adds the tree to what did not fit */
+			if (header + VARSIZE(stored) > (uint64) target)
+				may_fold = false;
+			pfree(stored);
+			stored = NULL;
+		}
+	}
+	if (stored == NULL && !may_fold)
 		return NULL;
 
-	at = 0;
+	/* entries naming the parts in the datum, after the tree if folded */
+	tree_before = palloc(res->tree.len);
+	memcpy(tree_before, res->tree.data, res->tree.len);
 	for (uint32 i = 0; i < res->nparts; i++)
 	{
 		JtPartEntry entry = {0};
@@ -387,9 +421,67 @@ inline_pointer(JtBuildResult *res, const struct varlena *doc, char cmethod,
 	hdr.nparts = res->nparts;
 	hdr.tree_size = res->tree.len;
 	hdr.inline_parts = true;
-	return jt_make_pointer(&hdr, res->tree.data, (const char *) stored,
-						   VARSIZE(stored), VARSIZE(doc), 0,
-						   (uint8) res->version);
+	if (stored != NULL)
+		return jt_make_pointer(&hdr, res->tree.data, (const char *) stored,
+							   VARSIZE(stored), VARSIZE(doc), 0,
+							   (uint8) res->version);
+
+	stored = inline_datum(res, res->tree.data, res->tree.len, total, cmethod);
+	if (VARATT_IS_COMPRESSED(stored) &&
+		header + VARSIZE(stored) <= (uint64) target)
+	{
+		hdr.tree_folded = true;
+		return jt_make_pointer_folded(&hdr, stored, VARSIZE(doc));
+	}
+	memcpy(res->tree.data, tree_before, res->tree.len);
+	return NULL;
+}
+
+/*
+ * A pointer that keeps doc in the row (an inline skeleton, maybe folded),
+ * if doc is small enough once compressed with cmethod to fit in target
+ * bytes; res is the skeleton planned for TOAST.  Stock keeps such a
+ * document in the row compressed; stored as a skeleton, it would take a
+ * TOAST value besides.  A document stock keeps there whose short fields
+ * take much of the row is folded, so that it still stays there.
+ *
+ * Parts in the row are read with the row: ranges would only lengthen the
+ * tree by their directory entries, so the skeleton is planned again with
+ * each container whole when res cut some into ranges.
+ */
+static struct varlena *
+inline_pointer(JtBuildResult *res, const struct varlena *doc, char cmethod,
+			   int32 target, Oid toastrelid)
+{
+	uint64		total = 0;
+	uint64		header = sizeof(JtSkeletonHeader);
+	bool		may_fold = jt_version_may_fold((uint32) jt_format_version);
+	bool		ranged = false;
+	JtBuildResult whole;
+
+	for (uint32 i = 0; i < res->nparts; i++)
+	{
+		total += VARSIZE(res->parts[i].raw) - VARHDRSZ;
+		ranged |= i > 0 &&
+			res->parts[i].range_offset == res->parts[i - 1].range_offset +
+			(int) jt_entry_size(res->version);
+	}
+	if (total + res->tree.len > (uint64) target * JT_INLINE_MAX_RATIO ||
+		header >= (uint64) target)
+		return NULL;
+	if (may_fold ?
+		!may_fit_inline(res, total + res->tree.len, cmethod,
+						target - header) :
+		(header + res->tree.len + VARHDRSZ > (uint64) target ||
+		 !may_fit_inline(res, total, cmethod,
+						 target - header - res->tree.len)))
+		return NULL;
+
+	if (ranged &&
+		jt_build_skeleton(doc, target, PG_INT32_MAX, res->version, &whole) &&
+		skeleton_gives_back(&whole, doc, toastrelid))
+		return try_inline(&whole, doc, cmethod, target, toastrelid, may_fold);
+	return try_inline(res, doc, cmethod, target, toastrelid, may_fold);
 }
 
 /*
