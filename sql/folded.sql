@@ -118,6 +118,31 @@ SET jsonb_toaster.format_version = 9;
 SET jsonb_toaster.format_version = 8;
 RESET jsonb_toaster.format_version;
 
+-- with lz4 too
+CREATE TABLE fk_lz4 (id int PRIMARY KEY, jb jsonb COMPRESSION lz4);
+ALTER TABLE fk_lz4 ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+INSERT INTO fk_lz4 VALUES (5, fdoc(5));
+SELECT jt_test_format_version(jb) AS version,
+	(SELECT count(*) FROM jsonb_toaster_values(jb)) AS tvalues,
+	jb ->> 'short_field_05' AS short, jb #>> '{fields,3,tag}' AS tag,
+	jt_test_flat_bytes(jb) = jt_test_flat_bytes(fdoc(5)) AS same_bytes
+FROM fk_lz4;
+DROP TABLE fk_lz4;
+
+-- not folded when folding does not make it fit: short fields of random
+-- digits do not compress, in a skeleton or whole (stock puts it in TOAST)
+CREATE FUNCTION rdoc(id int) RETURNS jsonb LANGUAGE sql AS $$
+	SELECT jsonb_object_agg(format('r%s', j), left(md5((id * 1000 + j)::text), 28))
+		|| jsonb_build_object('fields',
+			(SELECT jsonb_agg(md5((id * 1000 + 500 + k)::text)) FROM generate_series(1, 40) k))
+	FROM generate_series(1, 30) j
+$$;
+INSERT INTO fk (id, jb) VALUES (6, rdoc(6));
+INSERT INTO fk_plain VALUES (6, rdoc(6));
+SELECT (jsonb_toaster_storage(p.jb)).form AS stock_form, jt_test_format_version(f.jb) AS version,
+	(SELECT count(*) FROM jsonb_toaster_values(f.jb)) AS tvalues
+FROM fk f JOIN fk_plain p USING (id) WHERE id = 6;
+
 -- rewrites keep them
 VACUUM FULL fk;
 CLUSTER fk USING fk_pkey;
@@ -152,6 +177,13 @@ SELECT try(damaged(jb, 24, le4(1000000))) FROM fk WHERE id = 2;
 -- a tree said to be one byte shorter, or longer, than it is
 SELECT try(damaged(jb, 24, le4(tree_size(jb) - 1))) FROM fk WHERE id = 2;
 SELECT try(damaged(jb, 24, le4(tree_size(jb) + 1))) FROM fk WHERE id = 2;
+-- a compression method core does not know (the top bits of the datum's
+-- raw size word)
+SELECT try(damaged(jb, 35, set_byte('\x00'::bytea, 0, get_byte(pointer_bytes(jb), 35) | 192)))
+FROM fk WHERE id = 2;
+-- a datum that is not compressed
+SELECT try(damaged(jb, 28, set_byte('\x00'::bytea, 0, get_byte(pointer_bytes(jb), 28) & 252)))
+FROM fk WHERE id = 2;
 -- without the inline flag (bit 31 of the part count)
 SELECT try(damaged(jb, 23, set_byte('\x00'::bytea, 0, get_byte(pointer_bytes(jb), 23) & 127)))
 FROM fk WHERE id = 2;
@@ -163,6 +195,6 @@ FROM fk, damaged(jb, length(pointer_bytes(jb)) - 8, '\xffffffffffffffff'::bytea)
 WHERE id = 2;
 
 DROP TABLE fk, fk_plain;
-DROP FUNCTION fdoc(int, text), try(jsonb, text), tree_size(jsonb),
+DROP FUNCTION fdoc(int, text), rdoc(int), try(jsonb, text), tree_size(jsonb),
 	damaged(jsonb, int, bytea), le4(bigint), pointer_bytes(jsonb),
 	from_pointer_bytes(bytea);

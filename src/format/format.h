@@ -611,7 +611,8 @@ jt_layout_byte_offset(uint64 ref_offset, const JtRef *ref, uint32 r)
 typedef struct JtSkeleton
 {
 	JtSkeletonInfo hdr;
-	const char *tree;			/* in the pointer: caller keeps it alive */
+	const char *tree;			/* in the pointer: caller keeps it alive;
+								 * or, folded, palloc'd by the parse */
 	JtSource	src;
 	JtNode		root;			/* a container or a reference */
 	uint32		version;		/* format version */

@@ -74,8 +74,10 @@ tree_edits_in_row(JtSkeleton *skel, const char *payload, uint32 payload_len,
 
 /*
  * Check a skeleton's payload, of format version version, and describe it.
- * The tree is read where it lies, so the payload must outlive skel.  The
- * tree's first word is the root's JEntry; the root follows it.
+ * The tree is read where it lies, so the payload must outlive skel; a
+ * folded tree is decoded into the current memory context, which skel must
+ * not outlive either (jt_skeleton_release() frees what skel allocated).
+ * The tree's first word is the root's JEntry; the root follows it.
  */
 void
 jt_skeleton_parse(JtSkeleton *skel, const char *payload, uint32 payload_len,
@@ -180,6 +182,29 @@ jt_skeleton_parse(JtSkeleton *skel, const char *payload, uint32 payload_len,
 }
 
 /*
+ * An aligned copy of an inline skeleton's datum, checked so far as core's
+ * decompression trusts it: a compressed one must hold its header, name a
+ * method core knows and a raw size it can allocate.
+ */
+static struct varlena *
+inline_datum_copy(const JtSkeleton *skel)
+{
+	struct varlena *stored = palloc(skel->inline_len);
+
+	memcpy(stored, skel->inline_area, skel->inline_len);
+	if (VARATT_IS_COMPRESSED(stored) &&
+		(skel->inline_len < VARHDRSZ_COMPRESSED ||
+		 (VARDATA_COMPRESSED_GET_COMPRESS_METHOD(stored) != TOAST_PGLZ_COMPRESSION_ID &&
+		  VARDATA_COMPRESSED_GET_COMPRESS_METHOD(stored) != TOAST_LZ4_COMPRESSION_ID) ||
+		 VARDATA_COMPRESSED_GET_EXTSIZE(stored) > MaxAllocSize - VARHDRSZ))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("corrupt jsonb_toaster value"),
+				 errdetail("The parts kept in the pointer are not a compressed datum core can decode.")));
+	return stored;
+}
+
+/*
  * The tree of a folded inline skeleton (format.h), decoded from the start of
  * its datum: a palloc'd copy of its tree_size bytes.  Only those are
  * decoded; the parts after them wait until one is read.
@@ -187,15 +212,16 @@ jt_skeleton_parse(JtSkeleton *skel, const char *payload, uint32 payload_len,
 static const char *
 unfold_tree(JtSkeleton *skel)
 {
-	struct varlena *stored = palloc(skel->inline_len);
+	struct varlena *stored;
 	struct varlena *prefix;
 	char	   *tree;
 
-	/* aligned, as the decompressors want it */
-	memcpy(stored, skel->inline_area, skel->inline_len);
-	if (!VARATT_IS_COMPRESSED(stored) ||
-		VARDATA_COMPRESSED_GET_EXTSIZE(stored) < skel->hdr.tree_size)
+	if (skel->inline_len < VARHDRSZ_COMPRESSED ||
+		!VARATT_IS_4B_C(skel->inline_area))
 		jt_nav_corrupt(&skel->src, "a folded tree is not the start of a compressed datum");
+	stored = inline_datum_copy(skel);
+	if (VARDATA_COMPRESSED_GET_EXTSIZE(stored) < skel->hdr.tree_size)
+		jt_nav_corrupt(&skel->src, "a folded tree is longer than its datum");
 	prefix = detoast_attr_slice(stored, 0, (int32) skel->hdr.tree_size);
 	if (VARSIZE_ANY_EXHDR(prefix) != skel->hdr.tree_size)
 		jt_nav_corrupt(&skel->src, "a folded tree decodes to fewer bytes than its size");
@@ -824,11 +850,9 @@ jt_skeleton_inline_part(const JtSkeleton *skel, const JtPartEntry *range)
 	Assert(skel->hdr.inline_parts);
 	if (skel->inline_raw == NULL)
 	{
-		struct varlena *stored = palloc(skel->inline_len);
+		struct varlena *stored = inline_datum_copy(skel);
 		struct varlena *decompressed;
 
-		/* aligned, as the decompressors want it */
-		memcpy(stored, skel->inline_area, skel->inline_len);
 		decompressed = detoast_attr(stored);
 		if (decompressed != stored)
 			pfree(stored);
@@ -850,4 +874,21 @@ jt_skeleton_inline_part(const JtSkeleton *skel, const JtPartEntry *range)
 	memcpy(VARDATA(raw), VARDATA_ANY(skel->inline_raw) +
 		   skel->inline_parts_at + range->offset, len);
 	return raw;
+}
+
+/*
+ * Free what parsing and reading skel allocated of its own: a folded tree
+ * and an inline skeleton's decompressed parts.  skel is not to be read
+ * afterwards.  For callers that may run in a long-lived memory context
+ * (core's detoasting, from a sort's comparisons for instance).
+ */
+void
+jt_skeleton_release(JtSkeleton *skel)
+{
+	if (skel->inline_raw != NULL)
+		pfree(skel->inline_raw);
+	skel->inline_raw = NULL;
+	if (skel->hdr.tree_folded && skel->tree != NULL)
+		pfree((char *) skel->tree);
+	skel->tree = NULL;
 }

@@ -41,6 +41,7 @@ extern int	jt_entry_value_cmp(const void *a, const void *b);
 extern int	jt_entry_location_cmp(const void *a, const void *b);
 extern struct varlena *jt_skeleton_inline_part(const JtSkeleton *skel,
 											   const JtPartEntry *range);
+extern void jt_skeleton_release(JtSkeleton *skel);
 extern uint32 jt_distinct_values(JtPartEntry *ranges, uint32 n);
 
 #endif							/* JSONB_TOASTER_SKELETON_H */

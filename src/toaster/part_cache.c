@@ -249,6 +249,7 @@ jt_flatten_pointer(struct varlena *attr)
 	jt_open_pointer(attr, &skel);
 	result = flatten_keeping(attr, &skel, &fp);
 	jt_unit_cache_release(&fp.units);
+	jt_skeleton_release(&skel);
 	VARATT_CUSTOM_GET_HEADER(header, attr);
 	if (VARSIZE(result) != (uint32) header.va_rawsize)
 		ereport(ERROR,

@@ -392,8 +392,12 @@ try_inline(JtBuildResult *res, const struct varlena *doc, char cmethod,
 		stored = inline_datum(res, NULL, 0, total, cmethod);
 		if (header + res->tree.len + VARSIZE(stored) > (uint64) target)
 		{
-			/* folding adds the tree to what did not fit */
-			if (header + VARSIZE(stored) > (uint64) target)
+			/*
+			 * Folding adds the tree to what did not fit, unless the parts did
+			 * not compress alone: the tree before them may make them.
+			 */
+			if (VARATT_IS_COMPRESSED(stored) &&
+				header + VARSIZE(stored) > (uint64) target)
 				may_fold = false;
 			pfree(stored);
 			stored = NULL;
@@ -478,9 +482,14 @@ inline_pointer(JtBuildResult *res, const struct varlena *doc, char cmethod,
 		return NULL;
 
 	if (ranged &&
-		jt_build_skeleton(doc, target, PG_INT32_MAX, res->version, &whole) &&
-		skeleton_gives_back(&whole, doc, toastrelid))
-		return try_inline(&whole, doc, cmethod, target, toastrelid, may_fold);
+		jt_build_skeleton(doc, target, PG_INT32_MAX, res->version, &whole))
+	{
+		if (skeleton_gives_back(&whole, doc, toastrelid))
+			return try_inline(&whole, doc, cmethod, target, toastrelid,
+							  may_fold);
+		/* a bug of the layout writer, as in build_and_store() */
+		elog(WARNING, "jsonb_toaster: a skeleton planned without ranges would not give back the same bytes; kept with ranges");
+	}
 	return try_inline(res, doc, cmethod, target, toastrelid, may_fold);
 }
 

@@ -205,6 +205,10 @@ find_part(struct varlena *attr, int32 partno, JtSkeletonHeader *hdr,
 		elog(ERROR, "skeleton pointer too short");
 	payload = VARDATA_CUSTOM(attr);
 	memcpy(hdr, payload, sizeof(JtSkeletonHeader));
+	if (hdr->nparts & JT_SKELETON_TREE_FOLDED)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("the value's tree is folded into a compressed datum")));
 	/* a delta area may follow the tree (format version 2) */
 	if (hdr->tree_size > header.va_size - VARHDRSZ_CUSTOM - sizeof(JtSkeletonHeader))
 		elog(ERROR, "skeleton tree size does not match the pointer");
