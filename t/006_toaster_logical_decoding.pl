@@ -469,6 +469,60 @@ WHERE resource_manager = 'jsonb_toaster'});
 	}
 }
 
+# Folded inline skeletons (format version 8): a document whose tree is
+# compressed with its parts in the row decodes whole, inserted, updated by
+# jsonb_set (stored anew, folded again) and by another column's UPDATE
+# with REPLICA IDENTITY FULL (the old tuple carries it too).  The shape of
+# sql/folded.sql's documents, which fold.
+$node->safe_psql('postgres', q{
+CREATE FUNCTION fdoc(id int) RETURNS jsonb LANGUAGE sql AS $$
+	SELECT jsonb_object_agg(format('short_field_%s', lpad(j::text, 2, '0')),
+							format('value %s of record %s', lpad(j::text, 6, '0'), lpad(id::text, 6, '0')))
+		|| jsonb_build_object('leader', 'L' || id, 'edit', 'x', 'fields',
+			(SELECT jsonb_agg(jsonb_build_object('tag', k, 'v', md5((id * 100 + k)::text)))
+			 FROM generate_series(1, 25) k))
+	FROM generate_series(1, 30) j
+$$;
+CREATE TABLE folded (id int PRIMARY KEY, n int NOT NULL DEFAULT 0, jb jsonb);
+ALTER TABLE folded ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+ALTER TABLE folded REPLICA IDENTITY FULL;
+SELECT pg_create_logical_replication_slot('folded', 'test_decoding');
+INSERT INTO folded (id, jb) SELECT i, fdoc(i) FROM generate_series(1, 2) i;
+UPDATE folded SET jb = jsonb_set(jb, '{edit}', '"y"') WHERE id = 1;
+UPDATE folded SET n = 1 WHERE id = 2;});
+is( $node->safe_psql('postgres', q{
+SELECT string_agg((jsonb_toaster_storage(jb)).form || ':' ||
+	(SELECT count(*) FROM jsonb_toaster_values(jb)), ',' ORDER BY id) FROM folded}),
+	'skeleton:0,skeleton:0', 'the documents are kept in the row as skeletons');
+# each document decoded, named by what it equals: the document inserted
+# (fdoc) or the one the table holds now
+my %fmd5;
+foreach my $row (split /\n/, $node->safe_psql('postgres',
+	q{SELECT id || ' ' || md5(fdoc(id)::text) || ' ' || md5(jb::text) FROM folded}))
+{
+	my ($id, $orig, $now) = split / /, $row;
+	$fmd5{$id} = { $now => 'now', $orig => 'orig' };
+}
+my @fshown;
+foreach my $line (split /\n/, $node->safe_psql('postgres', q{
+SELECT data FROM pg_logical_slot_get_changes('folded', NULL, NULL, 'include-xids', '0')
+WHERE data LIKE 'table public.folded:%'}))
+{
+	$line =~ /^table public\.folded: (\w+): .*?id\[integer\]:(\d+)/
+	  or die "cannot parse: " . substr($line, 0, 200);
+	my ($kind, $id) = ($1, $2);
+	my @docs;
+	while ($line =~ /jb\[jsonb\]:'((?:[^']|'')*)'/g)
+	{
+		(my $doc = $1) =~ s/''/'/g;
+		push @docs, $fmd5{$id}{ md5_hex($doc) } // 'other';
+	}
+	push @fshown, join(' ', $kind, $id, @docs);
+}
+is_deeply(\@fshown,
+	[ 'INSERT 1 orig', 'INSERT 2 orig', 'UPDATE 1 orig now', 'UPDATE 2 orig orig' ],
+	'folded documents decode whole: inserts, jsonb_set, another column');
+
 foreach my $n ($node, $sub)
 {
 	ok(!$n->log_contains(qr/TRAP:|PANIC:|corrupt jsonb_toaster value/),
