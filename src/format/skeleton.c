@@ -190,13 +190,21 @@ static struct varlena *
 inline_datum_copy(const JtSkeleton *skel)
 {
 	struct varlena *stored = palloc(skel->inline_len);
+	bool		ok = true;
 
 	memcpy(stored, skel->inline_area, skel->inline_len);
-	if (VARATT_IS_COMPRESSED(stored) &&
-		(skel->inline_len < VARHDRSZ_COMPRESSED ||
-		 (VARDATA_COMPRESSED_GET_COMPRESS_METHOD(stored) != TOAST_PGLZ_COMPRESSION_ID &&
-		  VARDATA_COMPRESSED_GET_COMPRESS_METHOD(stored) != TOAST_LZ4_COMPRESSION_ID) ||
-		 VARDATA_COMPRESSED_GET_EXTSIZE(stored) > MaxAllocSize - VARHDRSZ))
+	if (VARATT_IS_COMPRESSED(stored))
+	{
+		ToastCompressionId method;
+
+		ok = skel->inline_len >= VARHDRSZ_COMPRESSED;
+		method = ok ? VARDATA_COMPRESSED_GET_COMPRESS_METHOD(stored) :
+			TOAST_INVALID_COMPRESSION_ID;
+		ok = ok && (method == TOAST_PGLZ_COMPRESSION_ID ||
+					method == TOAST_LZ4_COMPRESSION_ID) &&
+			VARDATA_COMPRESSED_GET_EXTSIZE(stored) <= MaxAllocSize - VARHDRSZ;
+	}
+	if (!ok)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("corrupt jsonb_toaster value"),
