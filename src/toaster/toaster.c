@@ -309,12 +309,8 @@ may_fit_inline(const JtBuildResult *res, uint64 total, char cmethod,
 	sample_size = sample ? VARSIZE(sample) : VARSIZE(largest);
 	if (sample)
 		pfree(sample);
-	/*
-	 * total * sample_size / raw size, against room and half more: a part
-	 * alone, a range of a container most often, compresses worse than the
-	 * parts together
-	 */
-	return total * sample_size <= (room + room / 2) * VARSIZE(largest);
+	/* total * sample_size / raw size, against room and a quarter more */
+	return total * sample_size <= (room + room / 4) * VARSIZE(largest);
 }
 
 /*
