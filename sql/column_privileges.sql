@@ -14,7 +14,7 @@ ALTER TABLE secrets ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
 INSERT INTO secrets
 SELECT g, jsonb_build_object('id', g,
 	'secret', (SELECT string_agg(md5(g::text || i::text), ' ') FROM generate_series(1, 100) i),
-	'items', (SELECT jsonb_agg(md5(i::text)) FROM generate_series(1, 200) i))
+	'items', (SELECT jsonb_agg(md5(i::text)) FROM generate_series(1, 400) i))
 FROM generate_series(1, 3) g;
 SELECT id, (jsonb_toaster_storage(jb)).form, (jsonb_toaster_storage(jb)).parts > 2 AS several_parts
 FROM secrets ORDER BY id;

@@ -399,6 +399,9 @@ DROP FUNCTION sweep(text, text);
 -- alone, and the UPDATE keeps every part
 RESET jsonb_toaster.range_size;
 RESET jsonb_toaster.inline_budget;
+-- units of 2 kB, so that containers of a few kB are cut into ranges (one
+-- no longer than a unit is one range)
+SET jsonb_toaster.unit_size = 2048;
 CREATE TABLE r (id int PRIMARY KEY, jb jsonb);
 ALTER TABLE r ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
 INSERT INTO r SELECT i, jsonb_build_object('id', i, 'status', 'new', 'n', i * 1.5,
@@ -663,6 +666,7 @@ FROM rn JOIN rnplain p USING (id);
 VACUUM rn;
 SELECT toast_ok('rn');
 DROP TABLE rn, rnplain, rncases;
+RESET jsonb_toaster.unit_size;
 
 -- ranges enlarged so that the directory fits the row: the last part,
 -- smaller than the others, may grow up to the largest by appends

@@ -74,7 +74,7 @@ SELECT * FROM kept('1', 1);
 -- copies of another value, or from an earlier transaction, are not used
 CREATE FUNCTION small_doc(row_id int, edit int) RETURNS jsonb LANGUAGE sql AS $$
 	SELECT jsonb_build_object('row', row_id,
-		'a', jsonb_set(doc(1, 100) -> 'a', ARRAY[edit::text], '"edited"'))
+		'a', jsonb_set(doc(1, 300) -> 'a', ARRAY[edit::text], '"edited"'))
 $$;
 CREATE FUNCTION read_then_update(row_id int, edit int) RETURNS void
 LANGUAGE plpgsql AS $$

@@ -187,7 +187,7 @@ CREATE TABLE edits (name text, jb jsonb);
 ALTER TABLE edits ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
 INSERT INTO edits SELECT * FROM edits_src;
 RESET jsonb_toaster.range_size;
-SELECT e.name, count(*) >= 10 AS many_ranges,
+SELECT e.name, count(*) >= 8 AS many_ranges,
 	count(*) FILTER (WHERE p.hash NOT IN
 		(SELECT q.hash FROM edits b, jsonb_toaster_parts(b.jb) q
 		 WHERE b.name = split_part(e.name, ' ', 1) || ' base')) <= 2 AS local
@@ -220,9 +220,11 @@ SELECT (SELECT count(*) FROM ranged_parts WHERE kind <> 'tree') AS parts,
 	chunks_fetched($$SELECT jb -> '250' FROM ranged WHERE id = 203$$) <=
 		(SELECT max(chunks) FILTER (WHERE kind <> 'tree') +
 			sum(chunks) FILTER (WHERE kind = 'tree') FROM ranged_parts) AS one_key;
--- (in a transaction of its own: a tree read in is kept for the transaction)
-SELECT chunks_fetched($$SELECT length(jb::text) FROM ranged WHERE id = 203$$) =
-	(SELECT (jsonb_toaster_storage(jb)).chunks FROM ranged WHERE id = 203) +
+-- (in a transaction of its own: a tree read in is kept for the transaction;
+-- the tree's last chunk may also hold a part, then fetched with the parts)
+SELECT chunks_fetched($$SELECT length(jb::text) FROM ranged WHERE id = 203$$)
+	BETWEEN (SELECT (jsonb_toaster_storage(jb)).chunks FROM ranged WHERE id = 203) + 1
+	AND (SELECT (jsonb_toaster_storage(jb)).chunks FROM ranged WHERE id = 203) +
 		(SELECT chunks FROM ranged_parts WHERE kind = 'tree') AS whole_reads_all;
 DROP VIEW ranged_parts;
 RESET enable_indexscan;

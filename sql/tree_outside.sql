@@ -12,8 +12,13 @@ CREATE EXTENSION IF NOT EXISTS jsonb_toaster;
 CREATE EXTENSION IF NOT EXISTS jsonb_toaster_test;
 
 SET jsonb_toaster.range_size = 1024;
--- 400 keys of numbers: no field short enough to keep, ranges of 1 kB
+-- 800 keys of numbers: no field short enough to keep, ranges of 1 kB;
+-- half of it for units of 4 kB, which leave it ranges of 1 kB too (a
+-- container no longer than a unit is one range)
 CREATE FUNCTION wide(id int) RETURNS jsonb LANGUAGE sql AS $$
+	SELECT jsonb_object_agg(j, id * 1000 + j) FROM generate_series(1, 800) j
+$$;
+CREATE FUNCTION narrow(id int) RETURNS jsonb LANGUAGE sql AS $$
 	SELECT jsonb_object_agg(j, id * 1000 + j) FROM generate_series(1, 400) j
 $$;
 -- TOAST rows against the chunks of the values live rows name, each once;
@@ -164,11 +169,13 @@ VACUUM t;
 SELECT toast_ok('t');
 
 -- past half the tree's bytes, edits give way to the tree in the row, which
--- stays there until a part is written (a tree of six parts here)
+-- stays there until a part is written (a tree of six parts here: half the
+-- document, and units small enough for it to be cut)
 SET jsonb_toaster.range_size = 2048;
+SET jsonb_toaster.unit_size = 4096;
 CREATE TABLE few (id int, jb jsonb);
 ALTER TABLE few ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
-INSERT INTO few SELECT 1, wide(1);
+INSERT INTO few SELECT 1, narrow(1);
 CREATE TEMP TABLE seen (n int, state text);
 DO $$
 DECLARE
@@ -185,24 +192,27 @@ BEGIN
 	END LOOP;
 END $$;
 SELECT string_agg(state, ' ' ORDER BY n) AS states FROM seen;
-SELECT jb = jsonb_set(wide(1) - '{100,300,200}'::text[], '{250}', to_jsonb(repeat('p', 900))) AS same
+SELECT jb = jsonb_set(narrow(1) - '{100,300,200}'::text[], '{250}', to_jsonb(repeat('p', 900))) AS same
 FROM few;
 DROP TABLE seen, few;
+RESET jsonb_toaster.unit_size;
 SET jsonb_toaster.range_size = 1024;
 
 -- the tree part a version names may be an earlier version's, whose
 -- entries its deltas described: a change kept as a delta, written with a
 -- tree (a part written too), then undone (the part taken as it was, no
 -- delta, nothing written, edits of that tree)
+SET jsonb_toaster.unit_size = 4096;
 CREATE TABLE undo (id int, jb jsonb);
 ALTER TABLE undo ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
-INSERT INTO undo SELECT 1, wide(1);
-UPDATE undo SET jb = wide(1) || '{"20": 123456789}' || jsonb_build_object('300', repeat('z', 700));
-UPDATE undo SET jb = wide(1) || jsonb_build_object('300', repeat('z', 700));
+INSERT INTO undo SELECT 1, narrow(1);
+UPDATE undo SET jb = narrow(1) || '{"20": 123456789}' || jsonb_build_object('300', repeat('z', 700));
+UPDATE undo SET jb = narrow(1) || jsonb_build_object('300', repeat('z', 700));
 VACUUM undo;
-SELECT jb = wide(1) || jsonb_build_object('300', repeat('z', 700)) AS same,
+SELECT jb = narrow(1) || jsonb_build_object('300', repeat('z', 700)) AS same,
 	jt_test_tree_edits(jb) > 0 AS edited, toast_ok('undo') FROM undo;
 DROP TABLE undo;
+RESET jsonb_toaster.unit_size;
 
 -- a document sent whole: its unchanged parts are shared with the old
 -- value.  A small change is kept as a delta, with the old tree part and
@@ -255,9 +265,9 @@ CREATE TABLE kept (id int, jb jsonb);
 ALTER TABLE kept ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
 SET jsonb_toaster.range_size = 8192;
 INSERT INTO kept SELECT 1, wide(1);
-RESET jsonb_toaster.range_size;
+SET jsonb_toaster.range_size = 1024;
 INSERT INTO kept VALUES
-	(2, jsonb_build_object('name', 'short', 'big', (SELECT jsonb_object_agg(j, j) FROM generate_series(1, 400) j)));
+	(2, jsonb_build_object('name', 'short', 'big', (SELECT jsonb_object_agg(j, j) FROM generate_series(1, 800) j)));
 SET jsonb_toaster.format_version = 6;
 INSERT INTO kept SELECT 3, wide(3);
 RESET jsonb_toaster.format_version;
@@ -299,5 +309,5 @@ SELECT differ();
 
 DROP VIEW states;
 DROP TABLE t, plain;
-DROP FUNCTION wide(int), widened(jsonb), toast_ok(regclass), try(text), layout(regclass), differ(),
+DROP FUNCTION wide(int), narrow(int), widened(jsonb), toast_ok(regclass), try(text), layout(regclass), differ(),
 	tree_chunks_fetched(text);

@@ -38,8 +38,10 @@ shared_preload_libraries = 'jsonb_toaster'
 wal_level = logical
 restart_after_crash = on
 autovacuum = off
-# many parts per document, wide containers cut into several ranges
+# many parts per document, wide containers cut into several ranges (units
+# of two ranges, so that containers longer than that are cut)
 jsonb_toaster.range_size = 1024
+jsonb_toaster.unit_size = 2048
 });
 $node->start;
 

@@ -30,6 +30,7 @@ $primary->append_conf('postgresql.conf', q{
 shared_preload_libraries = 'jsonb_toaster'
 autovacuum = off
 jsonb_toaster.range_size = 1024
+jsonb_toaster.unit_size = 2048
 });
 $primary->start;
 

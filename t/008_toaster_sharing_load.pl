@@ -48,8 +48,10 @@ shared_preload_libraries = 'jsonb_toaster'
 wal_level = replica
 autovacuum = off
 max_connections = 20
-# many parts per document, wide containers cut into several ranges
+# many parts per document, wide containers cut into several ranges (units
+# of two ranges, so that containers longer than that are cut)
 jsonb_toaster.range_size = 1024
+jsonb_toaster.unit_size = 2048
 # Room in the row for the directory of those ranges (with the table's
 # toast_tuple_target = 4000), so that which values leave the row never
 # changes between versions and the sharing assertions are exact.  (With

@@ -326,6 +326,7 @@ my $rows = 600;
 my $slack_kb = 2048;
 $node->safe_psql('ext', q{
 SET jsonb_toaster.range_size = 256;
+SET jsonb_toaster.unit_size = 512;
 CREATE SCHEMA mt;
 CREATE TABLE mt.m (id int PRIMARY KEY, state text NOT NULL, other int NOT NULL DEFAULT 0, jb jsonb);
 ALTER TABLE mt.m ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
@@ -335,6 +336,7 @@ ALTER TABLE ms.m ALTER COLUMN jb RESET (toaster);
 });
 my $parts = run_sql($node, 'ext', q{
 SET jsonb_toaster.range_size = 256;
+SET jsonb_toaster.unit_size = 512;
 INSERT INTO mt.m (id, state, jb) SELECT i, 'mem', gen_doc(i, 0) FROM generate_series(1, 10) i;
 SELECT min(parts) FROM mt.m, jsonb_toaster_storage(jb) s;
 TRUNCATE mt.m});
@@ -347,6 +349,7 @@ sub grow
 	{
 		my $r = run_sql($node, 'ext', qq{
 SET jsonb_toaster.range_size = 256;
+SET jsonb_toaster.unit_size = 512;
 INSERT INTO $s.m (id, state, jb) SELECT i, 'mem', gen_doc(i, 0) FROM generate_series($from, $to) i;
 VACUUM $s.m});
 		die "loading the memory test's table: $r" if $r =~ /^ERROR/;

@@ -59,7 +59,7 @@ CREATE EXTENSION jsonb_toaster;
 CREATE TABLE t_outside (id int PRIMARY KEY, other int NOT NULL DEFAULT 0, jb jsonb);
 ALTER TABLE t_outside ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
 INSERT INTO t_outside (id, jb) SELECT i, (SELECT jsonb_object_agg(j, i * 1000 + j)
-	FROM generate_series(1, 400) j) FROM generate_series(1, 2) i;
+	FROM generate_series(1, 800) j) FROM generate_series(1, 2) i;
 });
 is( $pub->safe_psql('postgres', q{
 SELECT count(*) FROM t_outside, jsonb_toaster_parts(jb) WHERE kind = 'tree'}),

@@ -192,20 +192,22 @@ my @load_after = (
 	q{INSERT INTO %s (id, state, jb) SELECT i, 'parts', gen_doc(i, 0)
 		FROM generate_series(41, 44) i},
 	# with ranges
-	q{SET jsonb_toaster.range_size = 1024;
+	q{SET jsonb_toaster.range_size = 1024; SET jsonb_toaster.unit_size = 2048;
 	  INSERT INTO %s (id, state, jb) SELECT i, 'ranges', gen_doc(i, 1)
 		FROM generate_series(51, 54) i;
-	  RESET jsonb_toaster.range_size},
+	  RESET jsonb_toaster.range_size; RESET jsonb_toaster.unit_size},
 	# to be edited into deltas
 	q{SET jsonb_toaster.range_size = 512; SET jsonb_toaster.inline_budget = 1000;
+	  SET jsonb_toaster.unit_size = 1024;
 	  INSERT INTO %s (id, state, jb) SELECT i, 'deltas', keys_doc(i)
 		FROM generate_series(61, 63) i;
-	  RESET jsonb_toaster.range_size; RESET jsonb_toaster.inline_budget},
+	  RESET jsonb_toaster.range_size; RESET jsonb_toaster.inline_budget;
+	  RESET jsonb_toaster.unit_size},
 	# to be shared with their new versions
-	q{SET jsonb_toaster.range_size = 1024;
+	q{SET jsonb_toaster.range_size = 1024; SET jsonb_toaster.unit_size = 2048;
 	  INSERT INTO %s (id, state, jb) SELECT i, 'shared', gen_doc(i, 2)
 		FROM generate_series(71, 74) i;
-	  RESET jsonb_toaster.range_size},
+	  RESET jsonb_toaster.range_size; RESET jsonb_toaster.unit_size},
 	q{INSERT INTO %s (id, state, jb) VALUES (81, 'null', NULL),
 		(82, 'small', '{"id": 82, "name": "small after"}')},
 );
@@ -216,14 +218,16 @@ my @updates = (
 	# a value stored before the column opted in becomes a skeleton
 	q{UPDATE %s SET jb = jsonb_set(jb, '{name}', '"edited"') WHERE state = 'external edited'},
 	q{SET jsonb_toaster.range_size = 512; SET jsonb_toaster.inline_budget = 1000;
+	  SET jsonb_toaster.unit_size = 1024;
 	  UPDATE %s SET jb = jsonb_set(jb, '{k150}', '"set"') WHERE state = 'deltas' AND id <> 62;
 	  UPDATE %s SET jb = jb - 'k100' WHERE state = 'deltas' AND id = 62;
-	  RESET jsonb_toaster.range_size; RESET jsonb_toaster.inline_budget},
+	  RESET jsonb_toaster.range_size; RESET jsonb_toaster.inline_budget;
+	  RESET jsonb_toaster.unit_size},
 	# one part changed, the others shared; a short field, every part shared
-	q{SET jsonb_toaster.range_size = 1024;
+	q{SET jsonb_toaster.range_size = 1024; SET jsonb_toaster.unit_size = 2048;
 	  UPDATE %s SET jb = jsonb_set(jb, '{items,3,h}', '"changed"') WHERE state = 'shared' AND id % 2 = 0;
 	  UPDATE %s SET jb = jsonb_set(jb, '{name}', '"renamed"') WHERE state = 'shared' AND id % 2 = 1;
-	  RESET jsonb_toaster.range_size},
+	  RESET jsonb_toaster.range_size; RESET jsonb_toaster.unit_size},
 	# another column: the pointer kept as it is
 	q{UPDATE %s SET other = other + 1 WHERE id IN (41, 42)},
 );

@@ -15,10 +15,12 @@
  * A container that leaves and is larger than the range size is split into
  * ranges of consecutive entries, each stored as a jsonb of its own, so
  * that a reader fetches one range instead of the whole container.  The
- * directory costs jt_entry_size() per range in the skeleton, so when
- * the wanted range size would make the skeleton outgrow its target the
- * ranges grow instead.  Boundaries depend on the entries' contents (see
- * ends_range()), so that an edit moves only the boundaries near it.
+ * directory costs jt_entry_size() per range in the skeleton, so a
+ * container is cut into JT_MAX_RANGES ranges at most (longer ones get
+ * longer ranges), and when the wanted range size would make the skeleton
+ * outgrow its target the ranges grow instead.  Boundaries depend on the
+ * entries' contents (see ends_range()), so that an edit moves only the
+ * boundaries near it.
  *
  * Nothing is written here: the result is a tree and a list of parts, in
  * document order, whose stored locations the caller fills in after
@@ -61,6 +63,7 @@ typedef struct Builder
 	JtSource	src;			/* the document */
 	BuildNode	root;
 	List	   *candidates;		/* every BuildNode but the root */
+	uint32		whole_up_to;	/* containers this long stay one range */
 	JtBuildResult *result;
 } Builder;
 
@@ -170,6 +173,37 @@ maybe_cut(BuildNode *n, uint32 i, uint64 *acc, bool natural,
 }
 
 /*
+ * The ranges a container of len bytes is expected to be cut into:
+ * content-defined ranges hold range_size bytes on average, and a quarter
+ * more is counted for their spread.
+ */
+static int64
+expected_ranges(uint32 len, uint32 range_size)
+{
+	return (int64) len / range_size * 5 / 4 + 1;
+}
+
+/*
+ * The range size for container n: the wanted one, doubled while the
+ * container would be cut into more than JT_MAX_RANGES ranges.  Every
+ * range costs a directory entry in every version of the row (an UPDATE
+ * of another column logs it again), while longer ranges cost only the
+ * edits and the reads of this container.  It depends on the container's
+ * length alone, so that the ranges of a container stay as they are when
+ * another one changes.
+ */
+#define JT_MAX_RANGES	16
+
+static uint32
+container_range_size(const BuildNode *n, uint32 range_size)
+{
+	while (range_size <= PG_INT32_MAX / 2 &&
+		   expected_ranges(n->node.length, range_size) > JT_MAX_RANGES)
+		range_size *= 2;
+	return range_size;
+}
+
+/*
  * Split an external container into ranges of about range_size bytes of
  * entries each (key and value together for objects).
  */
@@ -186,8 +220,10 @@ plan_ranges(Builder *b, BuildNode *n, uint32 range_size)
 		pfree(n->range_starts);
 	n->range_starts = NULL;
 	n->nranges = 1;
-	if (n->node.kind != JT_NODE_CONTAINER || n->node.length <= range_size)
+	if (n->node.kind != JT_NODE_CONTAINER ||
+		n->node.length <= Max(range_size, b->whole_up_to))
 		return;
+	range_size = container_range_size(n, range_size);
 	count = jt_node_count(&n->node);
 	maxranges = Min(count, n->node.length / Max(JT_RANGE_MIN(range_size), 1) + 1);
 	n->range_starts = palloc(maxranges * sizeof(uint32));
@@ -538,8 +574,7 @@ plan_ranges_to_fit(Builder *b, uint32 range_size, int64 est, int32 target)
 /*
  * What a value leaving the tree is expected to take in it: its reference,
  * with a directory entry (and, in an object, a first key) for each range
- * it will be cut into.  Content-defined ranges hold range_size bytes on
- * average; a quarter more is counted for their variation.
+ * it will be cut into.
  */
 #define JT_EXPECTED_KEY_SIZE	16
 
@@ -548,9 +583,11 @@ expected_ref_size(const Builder *b, const BuildNode *n, uint32 range_size)
 {
 	int64		nranges;
 
-	if (n->node.kind != JT_NODE_CONTAINER || n->node.length <= range_size)
+	if (n->node.kind != JT_NODE_CONTAINER ||
+		n->node.length <= Max(range_size, b->whole_up_to))
 		return REF_SIZE(b->result->version, 1);
-	nranges = n->node.length / range_size * 5 / 4 + 1;
+	nranges = expected_ranges(n->node.length,
+							  container_range_size(n, range_size));
 	return REF_SIZE(b->result->version, nranges) +
 		(jt_node_is_object(&n->node) ? nranges * JT_EXPECTED_KEY_SIZE : 0);
 }
@@ -558,12 +595,16 @@ expected_ref_size(const Builder *b, const BuildNode *n, uint32 range_size)
 /*
  * Plan the skeleton of a document (a flat jsonb datum with a 4-byte
  * header): target is the size the tree should not exceed, range_size the
- * wanted size of a range.  Returns false if the document is not worth a
+ * wanted size of a range.  A container no longer than whole_up_to stays
+ * one range: its ranges would be compressed as one unit, which a reader of
+ * one of them decodes from its start up to it (half the unit on average,
+ * against the whole of it now), and their directory entries would widen
+ * every version of the row.  Returns false if the document is not worth a
  * skeleton (a raw scalar, or nothing long enough to leave).
  */
 bool
 jt_build_skeleton(const struct varlena *doc, int32 target, uint32 range_size,
-				  uint32 version, JtBuildResult *result)
+				  uint32 whole_up_to, uint32 version, JtBuildResult *result)
 {
 	Builder		b;
 	int64		est;
@@ -575,6 +616,7 @@ jt_build_skeleton(const struct varlena *doc, int32 target, uint32 range_size,
 	initStringInfo(&result->tree);
 	result->version = version;
 	b.result = result;
+	b.whole_up_to = whole_up_to;
 	jt_memory_source(&b.src, VARDATA(doc), VARSIZE(doc) - VARHDRSZ, false);
 	jt_nav_root(&b.src, &b.root.node);
 	if (jt_node_is_scalar_root(&b.root.node))

@@ -114,17 +114,20 @@ jt_tree_patch_pointer(const char *payload, uint32 payload_len,
 
 /*
  * Has a changed part outgrown its range?  It may grow up to the largest
- * range the general path cuts, or to the largest part of its reference,
- * if more: the builder enlarges the ranges of a document whose directory
- * would not fit the row, and an element appended to the last of such
- * parts (often the smallest) need not send the document to the general
- * path.  No part grows past the largest, so the bound never rises.
+ * range the general path cuts, or the largest container it keeps whole,
+ * or to the largest part of its reference, if more: the builder enlarges
+ * the ranges of a document whose directory would not fit the row, and an
+ * element appended to the last of such parts (often the smallest) need not
+ * send the document to the general path.  No part grows past the largest,
+ * so the bound never rises.
  */
 static bool
 part_outgrown(uint32 part_size, uint32 largest_sibling)
 {
-	return part_size > Max((uint64) largest_sibling,
-						   JT_RANGE_MAX(jt_range_size) + VARHDRSZ);
+	uint64		largest_cut = Max(JT_RANGE_MAX(jt_range_size),
+								  jt_whole_container_size((uint32) jt_format_version));
+
+	return part_size > Max((uint64) largest_sibling, largest_cut + VARHDRSZ);
 }
 
 /*

@@ -222,3 +222,21 @@ jt_column_inline_budget(Relation rel, int attnum)
 		return budget;
 	return Max(jt_inline_budget, 0);
 }
+
+/*
+ * How long a container may be and still be kept as one range, in a value
+ * of format version version: a compression unit's raw size, when the
+ * version has units (a reader of one range would decode the unit up to it
+ * anyway).  Bounded by a number of ranges, so that a smaller range_size
+ * still cuts smaller containers.
+ */
+#define JT_WHOLE_MAX_RANGES		8
+
+uint32
+jt_whole_container_size(uint32 version)
+{
+	if (!jt_version_has_units(version) || jt_unit_size <= 0)
+		return 0;
+	return (uint32) Min((uint64) jt_unit_size,
+						(uint64) jt_range_size * JT_WHOLE_MAX_RANGES);
+}

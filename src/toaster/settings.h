@@ -23,6 +23,7 @@ extern PGDLLIMPORT int jt_format_version;
 extern void jt_toaster_settings_init(void);
 extern bool jt_column_budget_option(Relation rel, int attnum, int32 *budget);
 extern int32 jt_column_inline_budget(Relation rel, int attnum);
+extern uint32 jt_whole_container_size(uint32 version);
 extern void jt_validate_options(const char *options);
 
 #endif							/* JSONB_TOASTER_SETTINGS_H */

@@ -478,7 +478,7 @@ inline_pointer(JtBuildResult *res, const struct varlena *doc, char cmethod,
 		return NULL;
 
 	if (ranged &&
-		jt_build_skeleton(doc, target, PG_INT32_MAX, res->version, &whole))
+		jt_build_skeleton(doc, target, PG_INT32_MAX, 0, res->version, &whole))
 	{
 		if (skeleton_gives_back(&whole, doc, toastrelid))
 			return try_inline(&whole, doc, cmethod, target, toastrelid,
@@ -528,6 +528,7 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	char		cmethod = jt_column_compression(att);
 	struct varlena *doc;
 	JtBuildResult res;
+	uint32		version;
 	int32		target;
 	uint64		stored_outside = 0;
 	JtSkeletonInfo hdr = {0};
@@ -548,9 +549,9 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 
 	doc = detoast_attr(value);
 	/* version 7 only for a tree outside the row (write_tree_outside()) */
+	version = (uint32) Min(jt_format_version, JT_SKELETON_VERSION_UNITS);
 	if (!jt_build_skeleton(doc, target, (uint32) jt_range_size,
-						   (uint32) Min(jt_format_version,
-										JT_SKELETON_VERSION_UNITS), &res))
+						   jt_whole_container_size(version), version, &res))
 		return NULL;
 	if (!skeleton_gives_back(&res, doc, toastrelid))
 	{
