@@ -124,9 +124,10 @@ jt_tree_patch_pointer(const char *payload, uint32 payload_len,
 static bool
 part_outgrown(uint32 part_size, uint32 largest_sibling)
 {
-	uint64		largest_cut = Max(JT_RANGE_MAX(jt_range_size),
-								  jt_whole_container_size((uint32) jt_format_version));
+	uint64		largest_cut = JT_RANGE_MAX(jt_range_size);
 
+	largest_cut = Max(largest_cut,
+					  jt_whole_container_size((uint32) jt_format_version));
 	return part_size > Max((uint64) largest_sibling, largest_cut + VARHDRSZ);
 }
 
