@@ -204,6 +204,19 @@ container_range_size(const BuildNode *n, uint32 range_size)
 }
 
 /*
+ * Does value n stay one range, with range_size wanted?  A scalar does, and
+ * a container no longer than a range or than whole_up_to (the planner's
+ * estimate, expected_ref_size(), and the cutting, plan_ranges(), must
+ * agree on it).
+ */
+static bool
+stays_one_range(const Builder *b, const BuildNode *n, uint32 range_size)
+{
+	return n->node.kind != JT_NODE_CONTAINER ||
+		n->node.length <= Max(range_size, b->whole_up_to);
+}
+
+/*
  * Split an external container into ranges of about range_size bytes of
  * entries each (key and value together for objects).
  */
@@ -220,8 +233,7 @@ plan_ranges(Builder *b, BuildNode *n, uint32 range_size)
 		pfree(n->range_starts);
 	n->range_starts = NULL;
 	n->nranges = 1;
-	if (n->node.kind != JT_NODE_CONTAINER ||
-		n->node.length <= Max(range_size, b->whole_up_to))
+	if (stays_one_range(b, n, range_size))
 		return;
 	range_size = container_range_size(n, range_size);
 	count = jt_node_count(&n->node);
@@ -583,8 +595,7 @@ expected_ref_size(const Builder *b, const BuildNode *n, uint32 range_size)
 {
 	int64		nranges;
 
-	if (n->node.kind != JT_NODE_CONTAINER ||
-		n->node.length <= Max(range_size, b->whole_up_to))
+	if (stays_one_range(b, n, range_size))
 		return REF_SIZE(b->result->version, 1);
 	nranges = expected_ranges(n->node.length,
 							  container_range_size(n, range_size));
