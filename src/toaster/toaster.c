@@ -353,9 +353,7 @@ inline_datum(const JtBuildResult *res, const char *prefix, uint32 prefix_len,
 		memcpy(VARDATA(raw) + at, VARDATA(res->parts[i].raw), len);
 		at += len;
 	}
-	/* stock's strategy: this datum is compressed as stock's document is */
-	compressed = (struct varlena *)
-		DatumGetPointer(toast_compress_datum(PointerGetDatum(raw), cmethod));
+	compressed = jt_compress_part(raw, cmethod);
 	if (compressed == NULL)
 		return raw;
 	pfree(raw);
