@@ -142,10 +142,34 @@ def c_section(res, configs):
                     f"{fmt_num(ratio(v(t, case, 'other_column_update'), v(b, case, 'other_column_update')))}x"]
         body.append(row)
     lines.append(table(head, body))
+    load_lines = c_load_lines(res, pairs, v)
+    if load_lines:
+        lines += [""] + load_lines
     budget_lines = c_budget_lines(res, storing, pairs)
     if budget_lines:
         lines += [""] + budget_lines
     return "\n".join(lines)
+
+
+def c_load_lines(res, pairs, v):
+    """The time of loading each dataset, toaster against stock."""
+    from .bench_c import REAL, GENERATED
+    if not pairs or not res.select(bench="C", metric="load_ms"):
+        return []
+    head = ["dataset"] + [f"{t} / {b}" for t, b in pairs]
+    body = []
+    for case in REAL + GENERATED:
+        if not res.select(bench="C", case=case, metric="load_ms"):
+            continue
+        row = [case]
+        for t, b in pairs:
+            mt, mb = v(t, case, "load_ms"), v(b, case, "load_ms")
+            row.append(f"{fmt_num(mt)} / {fmt_num(mb)} ms: "
+                       f"**{fmt_num(ratio(mt, mb))}x**" if mt and mb else "-")
+        body.append(row)
+    return ["**Loading** (the `COPY` or `INSERT` of each dataset as the server "
+            "timed it, the faster of two loads, a dataset's configurations "
+            "taking turns): toaster / stock time.", "", table(head, body)]
 
 
 def c_budget_lines(res, storing, pairs):

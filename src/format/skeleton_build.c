@@ -3,10 +3,11 @@
  * skeleton_build.c
  *	  Cut a jsonb document into a skeleton and parts (see format.h).
  *
- * Which values leave the skeleton: the longest first.  Every value of at
- * least JT_MIN_PART_SIZE bytes is a candidate; candidates are taken in
- * decreasing size (so a container goes before anything inside it, which
- * then travels with it) until the skeleton fits the target size.  The
+ * Which values leave the skeleton: the longest first.  Every value of the
+ * root of at least JT_MIN_PART_SIZE bytes is a candidate; candidates are
+ * taken in decreasing size until the skeleton fits the target size.  A
+ * value inside one is shorter than it, so it would come after it and then
+ * travel with it: only the root's values need be considered.  The
  * short fields therefore stay inline, and a document whose bulk is one
  * long array keeps everything but that array in the heap row.  If cutting
  * every candidate is not enough (an object of many short fields), the
@@ -36,7 +37,6 @@
 
 #include "common/hashfn.h"
 #include "lib/stringinfo.h"
-#include "miscadmin.h"
 #include "nodes/pg_list.h"
 
 #include "format/skeleton.h"
@@ -44,15 +44,14 @@
 #include "jsonb/jsonb_writer.h"
 #include "support/compat.h"
 
-/* A value of the document that may leave the skeleton, or leads to one. */
+/* The root of the document, or a value of it that may leave the skeleton. */
 typedef struct BuildNode
 {
-	struct BuildNode *parent;
-	uint32		index;			/* entry index in the parent container */
+	uint32		index;			/* entry index in the root */
 	JtNode		node;			/* where it is in the document */
 	bool		external;		/* leaves the skeleton */
-	bool		external_below; /* something inside it leaves */
-	List	   *children;		/* candidates among its entries, in order */
+	bool		external_below; /* the root: a value of it leaves */
+	List	   *children;		/* the root: its candidates, in order */
 	/* external containers: entry index where each range starts */
 	uint32	   *range_starts;
 	uint32		nranges;
@@ -71,17 +70,17 @@ typedef struct Builder
 #define REF_SIZE(version, nranges) \
 	(jt_entry_offset(0, nranges, version) + (nranges) + 3)
 
-/* Find the values of a container (and below) long enough to leave. */
+/* Find the values of the root long enough to leave. */
 static void
-collect_candidates(Builder *b, BuildNode *parent)
+collect_candidates(Builder *b)
 {
+	BuildNode  *root = &b->root;
 	JtEntryIter it;
 	JtNode		entry;
-	uint32		first_value = jt_node_is_object(&parent->node) ?
-		jt_node_count(&parent->node) : 0;
+	uint32		first_value = jt_node_is_object(&root->node) ?
+		jt_node_count(&root->node) : 0;
 
-	check_stack_depth();
-	jt_nav_iter_begin(&b->src, &parent->node, &it);
+	jt_nav_iter_begin(&b->src, &root->node, &it);
 	jt_nav_iter_seek(&b->src, &it, first_value);	/* keys stay in the row */
 	while (jt_nav_iter_next_long(&b->src, &it, JT_MIN_PART_SIZE, &entry))
 	{
@@ -91,13 +90,10 @@ collect_candidates(Builder *b, BuildNode *parent)
 		if (entry.length < JT_MIN_PART_SIZE)
 			continue;
 		child = palloc0(sizeof(BuildNode));
-		child->parent = parent;
 		child->index = it.next - 1;
 		child->node = entry;
-		parent->children = lappend(parent->children, child);
+		root->children = lappend(root->children, child);
 		b->candidates = lappend(b->candidates, child);
-		if (entry.kind == JT_NODE_CONTAINER)
-			collect_candidates(b, child);
 	}
 }
 
@@ -113,15 +109,6 @@ candidate_cmp(const ListCell *a, const ListCell *b)
 	if (x->node.offset != y->node.offset)
 		return x->node.offset < y->node.offset ? -1 : 1;
 	return 0;
-}
-
-static bool
-ancestor_is_external(const BuildNode *n)
-{
-	for (n = n->parent; n != NULL; n = n->parent)
-		if (n->external)
-			return true;
-	return false;
 }
 
 /*
@@ -411,16 +398,16 @@ write_ref(Builder *b, StringInfo tree, BuildNode *n)
 	pfree(layouts);
 }
 
-/* Write a container of the tree: verbatim entries, references, and below. */
+/* Write the root container of the tree: verbatim entries and references. */
 static void
-write_container(Builder *b, StringInfo tree, BuildNode *n)
+write_root(Builder *b, StringInfo tree)
 {
+	BuildNode  *n = &b->root;
 	JtWriter	w;
 	JtEntryIter it;
 	JtNode		entry;
 	ListCell   *next_child = list_head(n->children);
 
-	check_stack_depth();
 	jt_writer_begin(&w, tree, n->node.header);
 	jt_nav_iter_begin(&b->src, &n->node, &it);
 	while (jt_nav_iter_next(&b->src, &it, &entry))
@@ -438,12 +425,6 @@ write_container(Builder *b, StringInfo tree, BuildNode *n)
 		{
 			jt_writer_entry_begin(&w, JT_JENTRY_REF);
 			write_ref(b, tree, child);
-			jt_writer_entry_end(&w);
-		}
-		else if (child && child->external_below)
-		{
-			jt_writer_entry_begin(&w, JT_JENTRY_CONTAINER);
-			write_container(b, tree, child);
 			jt_writer_entry_end(&w);
 		}
 		else
@@ -470,7 +451,7 @@ write_tree(Builder *b)
 	}
 	else
 	{
-		write_container(b, tree, &b->root);
+		write_root(b, tree);
 		root_entry = JT_JENTRY_CONTAINER;
 	}
 	root_entry |= tree->len - sizeof(uint32);
@@ -531,8 +512,7 @@ static int64
 make_external(Builder *b, BuildNode *n)
 {
 	n->external = true;
-	for (BuildNode *a = n->parent; a != NULL && !a->external_below; a = a->parent)
-		a->external_below = true;
+	b->root.external_below = true;
 	return (int64) REF_SIZE(b->result->version, 1) - n->node.length;
 }
 
@@ -546,7 +526,7 @@ next_inline_candidate(Builder *b)
 	{
 		BuildNode  *n = lfirst(lc);
 
-		if (!n->external && !n->external_below && !ancestor_is_external(n))
+		if (!n->external)
 			return n;
 	}
 	return NULL;
@@ -633,7 +613,7 @@ jt_build_skeleton(const struct varlena *doc, int32 target, uint32 range_size,
 	if (jt_node_is_scalar_root(&b.root.node))
 		return false;
 
-	collect_candidates(&b, &b.root);
+	collect_candidates(&b);
 	list_sort(b.candidates, candidate_cmp);
 
 	/*
@@ -650,8 +630,6 @@ jt_build_skeleton(const struct varlena *doc, int32 target, uint32 range_size,
 
 		if (with_dirs <= target)
 			break;
-		if (ancestor_is_external(n))
-			continue;
 		with_dirs += expected_ref_size(&b, n, range_size) - n->node.length;
 		est += make_external(&b, n);
 	}

@@ -68,6 +68,38 @@ jt_part_writer_begin(JtPartWriter *w, Relation rel, char cmethod,
 	w->capacity = 8;
 	w->parts = palloc(w->capacity * sizeof(JtPartEntry));
 	w->nparts = 0;
+	w->known = NULL;
+	w->known_part = UINT32_MAX;
+}
+
+/*
+ * known->raw, if it is added, is to be stored compressed as known says
+ * when it is stored on its own (known must last until the writer is
+ * finished).
+ */
+void
+jt_part_writer_reuse(JtPartWriter *w, const JtCompressedPart *known)
+{
+	w->known = known;
+	w->known_part = UINT32_MAX;
+}
+
+/*
+ * Part number part (raw) compressed with the writer's method, as
+ * jt_compress_part() gives it; *owned says whether the caller frees it.
+ */
+static struct varlena *
+compress_alone(JtPartWriter *w, uint32 part, const struct varlena *raw,
+			   bool *owned)
+{
+	if (part == w->known_part)
+	{
+		Assert(VARSIZE(raw) == VARSIZE(w->known->raw));
+		*owned = false;
+		return w->known->compressed;
+	}
+	*owned = true;
+	return jt_compress_part(raw, w->cmethod);
 }
 
 /* Write the pending parts as one TOAST value, and say where they went. */
@@ -199,13 +231,14 @@ flush_unit(JtPartWriter *w)
 			uint32		len = entry->rawsize - VARHDRSZ;
 			struct varlena *raw = palloc(entry->rawsize);
 			struct varlena *alone;
+			bool		owned;
 
 			SET_VARSIZE(raw, entry->rawsize);
 			memcpy(VARDATA(raw), VARDATA(unit) + raw_offset, len);
 			raw_offset += len;
-			alone = jt_compress_part(raw, w->cmethod);
+			alone = compress_alone(w, w->unit_first + i, raw, &owned);
 			store_alone(w, entry, raw, alone);
-			if (alone)
+			if (alone && owned)
 				pfree(alone);
 			pfree(raw);
 		}
@@ -251,6 +284,8 @@ jt_part_writer_add(JtPartWriter *w, const struct varlena *raw, bool compress)
 	JtPartEntry *entry;
 	uint32		len = VARSIZE(raw) - VARHDRSZ;
 
+	if (w->known != NULL && raw == w->known->raw && compress)
+		w->known_part = w->nparts;
 	if (w->unit_size > 0 && compress && len < w->unit_size &&
 		len <= JT_UNIT_MAX_RAW)
 	{
@@ -275,10 +310,12 @@ jt_part_writer_add(JtPartWriter *w, const struct varlena *raw, bool compress)
 	entry = new_entry(w);
 	if (compress)
 	{
-		struct varlena *compressed = jt_compress_part(raw, w->cmethod);
+		bool		owned;
+		struct varlena *compressed = compress_alone(w, w->nparts, raw,
+													&owned);
 
 		store_alone(w, entry, raw, compressed);
-		if (compressed)
+		if (compressed && owned)
 			pfree(compressed);
 	}
 	else

@@ -21,6 +21,18 @@
 #include "format/format.h"
 
 /*
+ * A part compressed ahead of the writer, to judge whether its document fits
+ * the row: compression is deterministic, so the writer stores these bytes
+ * rather than compressing the part again.
+ */
+typedef struct JtCompressedPart
+{
+	const struct varlena *raw;	/* the part, or NULL for none */
+	struct varlena *compressed; /* NULL: compression does not make it
+								 * smaller */
+} JtCompressedPart;
+
+/*
  * Writes the parts one statement stores for one value.  Parts are added
  * one by one; jt_part_writer_finish() writes them, packed into one TOAST
  * value (or a few, for a value of hundreds of MB) if the writer packs, and
@@ -43,6 +55,8 @@ typedef struct JtPartWriter
 	JtPartEntry *parts;			/* where each part added went, or goes */
 	uint32		nparts;
 	uint32		capacity;
+	const JtCompressedPart *known;	/* a part compressed already, or NULL */
+	uint32		known_part;		/* its number once added, or UINT32_MAX */
 } JtPartWriter;
 
 extern struct varlena *jt_compress_part(const struct varlena *raw,
@@ -50,6 +64,8 @@ extern struct varlena *jt_compress_part(const struct varlena *raw,
 extern char jt_column_compression(Form_pg_attribute att);
 extern void jt_part_writer_begin(JtPartWriter *w, Relation rel, char cmethod,
 								 int options, bool pack, uint32 unit_size);
+extern void jt_part_writer_reuse(JtPartWriter *w,
+								 const JtCompressedPart *known);
 extern uint32 jt_part_writer_add(JtPartWriter *w, const struct varlena *raw,
 								 bool compress);
 extern uint64 jt_part_writer_bytes(JtPartWriter *w);

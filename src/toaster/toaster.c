@@ -291,13 +291,14 @@ may_read_column(Relation rel, AttrNumber attnum)
  * compressed alone (joint compression does no worse in general), with a
  * margin: a document that clearly does not fit is not compressed whole for
  * nothing, which would cost about as much again as compressing its parts.
+ * The largest part compressed is kept in *sample, for what stores it next
+ * (it is often the document's only part).
  */
 static bool
 may_fit_inline(const JtBuildResult *res, uint64 total, char cmethod,
-			   uint64 room)
+			   uint64 room, JtCompressedPart *sample)
 {
 	const struct varlena *largest = NULL;
-	struct varlena *sample;
 	uint64		sample_size;
 
 	for (uint32 i = 0; i < res->nparts; i++)
@@ -305,10 +306,10 @@ may_fit_inline(const JtBuildResult *res, uint64 total, char cmethod,
 			largest = res->parts[i].raw;
 	if (largest == NULL || total <= room)
 		return true;
-	sample = jt_compress_part(largest, cmethod);
-	sample_size = sample ? VARSIZE(sample) : VARSIZE(largest);
-	if (sample)
-		pfree(sample);
+	sample->raw = largest;
+	sample->compressed = jt_compress_part(largest, cmethod);
+	sample_size = sample->compressed ? VARSIZE(sample->compressed) :
+		VARSIZE(largest);
 	/* total * sample_size / raw size, against room and a quarter more */
 	return total * sample_size <= (room + room / 4) * VARSIZE(largest);
 }
@@ -332,16 +333,26 @@ parts_took_far_more(struct varlena *oldvalue, int32 room)
 
 /*
  * A datum of prefix_len bytes of prefix (if any) followed by res's parts,
- * compressed with cmethod if that makes it smaller.
+ * compressed with cmethod if that makes it smaller.  A lone part that
+ * sample holds compressed is not compressed again.
  */
 static struct varlena *
 inline_datum(const JtBuildResult *res, const char *prefix, uint32 prefix_len,
-			 uint64 total, char cmethod)
+			 uint64 total, char cmethod, const JtCompressedPart *sample)
 {
 	struct varlena *raw;
 	struct varlena *compressed;
 	uint64		at = prefix_len;
 
+	if (prefix_len == 0 && res->nparts == 1 && sample->raw == res->parts[0].raw)
+	{
+		const struct varlena *same = sample->compressed ? sample->compressed :
+			sample->raw;
+
+		compressed = palloc(VARSIZE(same));
+		memcpy(compressed, same, VARSIZE(same));
+		return compressed;
+	}
 	raw = palloc(prefix_len + total + VARHDRSZ);
 	SET_VARSIZE(raw, prefix_len + total + VARHDRSZ);
 	if (prefix_len > 0)
@@ -368,7 +379,8 @@ inline_datum(const JtBuildResult *res, const char *prefix, uint32 prefix_len,
  */
 static struct varlena *
 try_inline(JtBuildResult *res, const struct varlena *doc, char cmethod,
-		   int32 target, Oid toastrelid, bool may_fold)
+		   int32 target, Oid toastrelid, bool may_fold,
+		   const JtCompressedPart *sample)
 {
 	uint64		total = 0;
 	uint64		at = 0;
@@ -383,7 +395,7 @@ try_inline(JtBuildResult *res, const struct varlena *doc, char cmethod,
 	/* the tree as it is in the row, the parts compressed after it */
 	if (header + res->tree.len + VARHDRSZ <= (uint64) target)
 	{
-		stored = inline_datum(res, NULL, 0, total, cmethod);
+		stored = inline_datum(res, NULL, 0, total, cmethod, sample);
 		if (header + res->tree.len + VARSIZE(stored) > (uint64) target)
 		{
 			/*
@@ -424,7 +436,8 @@ try_inline(JtBuildResult *res, const struct varlena *doc, char cmethod,
 							   VARSIZE(stored), VARSIZE(doc), 0,
 							   (uint8) res->version);
 
-	stored = inline_datum(res, res->tree.data, res->tree.len, total, cmethod);
+	stored = inline_datum(res, res->tree.data, res->tree.len, total, cmethod,
+						  sample);
 	if (VARATT_IS_COMPRESSED(stored) &&
 		header + VARSIZE(stored) <= (uint64) target)
 	{
@@ -445,11 +458,12 @@ try_inline(JtBuildResult *res, const struct varlena *doc, char cmethod,
  *
  * Parts in the row are read with the row: ranges would only lengthen the
  * tree by their directory entries, so the skeleton is planned again with
- * each container whole when res cut some into ranges.
+ * each container whole when res cut some into ranges.  *sample gets the
+ * part of res compressed to judge the fit, if one was.
  */
 static struct varlena *
 inline_pointer(JtBuildResult *res, const struct varlena *doc, char cmethod,
-			   int32 target, Oid toastrelid)
+			   int32 target, Oid toastrelid, JtCompressedPart *sample)
 {
 	uint64		total = 0;
 	uint64		header = sizeof(JtSkeletonHeader);
@@ -469,10 +483,10 @@ inline_pointer(JtBuildResult *res, const struct varlena *doc, char cmethod,
 		return NULL;
 	if (may_fold ?
 		!may_fit_inline(res, total + res->tree.len, cmethod,
-						target - header) :
+						target - header, sample) :
 		(header + res->tree.len + VARHDRSZ > (uint64) target ||
 		 !may_fit_inline(res, total, cmethod,
-						 target - header - res->tree.len)))
+						 target - header - res->tree.len, sample)))
 		return NULL;
 
 	if (ranged &&
@@ -480,11 +494,12 @@ inline_pointer(JtBuildResult *res, const struct varlena *doc, char cmethod,
 	{
 		if (skeleton_gives_back(&whole, doc, toastrelid))
 			return try_inline(&whole, doc, cmethod, target, toastrelid,
-							  may_fold);
+							  may_fold, sample);
 		/* a bug of the layout writer, as in build_and_store() */
 		elog(WARNING, "jsonb_toaster: a skeleton planned without ranges would not give back the same bytes; kept with ranges");
 	}
-	return try_inline(res, doc, cmethod, target, toastrelid, may_fold);
+	return try_inline(res, doc, cmethod, target, toastrelid, may_fold,
+					  sample);
 }
 
 /*
@@ -541,6 +556,7 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	uint32		tree_part;
 	bool		tree_out;
 	JtPartEntry *shared;
+	JtCompressedPart sample = {0};
 	struct varlena *result;
 
 	target = Max(Min(budget, jt_column_inline_budget(rel, att->attnum)), 0);
@@ -573,7 +589,8 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	 */
 	if (jt_version_packs(res.version) &&
 		!parts_took_far_more(oldvalue, target) &&
-		(result = inline_pointer(&res, doc, cmethod, target, toastrelid)) != NULL)
+		(result = inline_pointer(&res, doc, cmethod, target, toastrelid,
+								 &sample)) != NULL)
 		return result;
 
 	old = NULL;
@@ -597,6 +614,7 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	jt_part_writer_begin(&writer, rel, cmethod, options,
 						 jt_version_packs(res.version),
 						 jt_version_has_units(res.version) ? jt_unit_size : 0);
+	jt_part_writer_reuse(&writer, &sample);
 	written = palloc(Max(res.nparts, 1) * sizeof(uint32));
 	shared = palloc(Max(res.nparts, 1) * sizeof(JtPartEntry));
 	for (uint32 i = 0; i < res.nparts; i++)
