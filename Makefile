@@ -85,6 +85,7 @@ ifeq ($(CUSTOM_TOAST),yes)
 OBJS += \
 	src/format/pointer.o \
 	src/toast/pointer_open.o \
+	src/toast/value_delete.o \
 	src/read/narrow.o \
 	src/read/jsonpath_funcs.o \
 	src/read/containment.o \

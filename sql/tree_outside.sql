@@ -233,6 +233,28 @@ SELECT * FROM states WHERE id BETWEEN 13 AND 16 ORDER BY id;
 VACUUM t;
 SELECT toast_ok('t');
 
+-- a DELETE reads the tree from the chunks of its value as it deletes them
+-- (each chunk of the row's values fetched once), whatever the row's state:
+-- rolled back, every row is as it was; done, nothing of the rows is left
+SELECT tree_state, tvalues > 1 AS spread, count(*) FROM states
+GROUP BY 1, 2 ORDER BY 1, 2;
+BEGIN;
+DELETE FROM t;
+SELECT count(*) AS left FROM t;
+ROLLBACK;
+SELECT differ(), toast_ok('t');
+SELECT id, tree_state, tvalues FROM states WHERE id IN (3, 12, 13, 17) ORDER BY id;
+CREATE TEMP TABLE row_chunks AS
+	SELECT sum(v.chunks) AS chunks
+	FROM (SELECT DISTINCT v.value_id, v.chunks FROM t, jsonb_toaster_values(jb) v
+		  WHERE id IN (12, 17)) v;
+SELECT tree_chunks_fetched($$DELETE FROM t WHERE id IN (12, 17)$$) = chunks AS fetched_once
+FROM row_chunks;
+DROP TABLE row_chunks;
+DELETE FROM t WHERE id IN (3, 13);
+DELETE FROM plain WHERE id IN (3, 12, 13, 17);
+SELECT differ(), toast_ok('t');
+
 -- the same in one transaction that reads the old documents first (its
 -- part cache), and rolled back: nothing changes
 BEGIN;

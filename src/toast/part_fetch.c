@@ -654,8 +654,8 @@ check_unit_entry(const JtPartEntry *range)
  * no more bytes than it holds (a part on its own), within its value, and
  * a unit part's fields.
  */
-static void
-check_stored_entry(const JtPartEntry *range)
+void
+jt_check_stored_entry(const JtPartEntry *range)
 {
 	if (!jt_entry_in_unit(range) &&
 		(int32) jt_entry_extsize(range) > range->rawsize - VARHDRSZ)
@@ -717,7 +717,7 @@ fetch_stored_parts(uint32 n, const JtPartEntry *ranges, Oid toastrelid,
 		should_free[i] = true;
 
 	for (uint32 i = 0; i < n; i++)
-		check_stored_entry(&ranges[i]);
+		jt_check_stored_entry(&ranges[i]);
 
 	/*
 	 * What to read: each part's stored bytes, or its unit's once, unless the
@@ -1044,7 +1044,7 @@ jt_read_part(const JtPartEntry *range, Oid toastrelid)
 
 	if (jt_entry_in_unit(range))
 	{
-		check_stored_entry(range);
+		jt_check_stored_entry(range);
 		return read_unit_part(range, toastrelid);
 	}
 	jt_fetch_stored_parts(NULL, 0, 1, range, toastrelid, &raw, &should_free);

@@ -38,6 +38,7 @@ typedef struct JtUnitCache
 
 extern void jt_unit_cache_init(JtUnitCache *cache);
 extern void jt_unit_cache_release(JtUnitCache *cache);
+extern void jt_check_stored_entry(const JtPartEntry *range);
 extern struct varlena *jt_read_part(const JtPartEntry *range, Oid toastrelid);
 extern struct varlena *jt_part_from_bytes(const JtPartEntry *range,
 										  const char *bytes, Oid toastrelid,

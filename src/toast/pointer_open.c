@@ -58,9 +58,9 @@ forget_opened(void)
 	opened_next = 0;
 }
 
-/* A copy, in the current memory context, of a tree read in for attr. */
-static struct varlena *
-opened_before(const struct varlena *attr)
+/* The tree read in for attr and kept, or NULL. */
+static const OpenedTree *
+find_opened(const struct varlena *attr)
 {
 	Size		size = VARSIZE_EXTERNAL(attr);
 
@@ -70,14 +70,30 @@ opened_before(const struct varlena *attr)
 
 		if (t->stored != NULL && VARSIZE_EXTERNAL(t->stored) == size &&
 			memcmp(t->stored, attr, size) == 0)
-		{
-			struct varlena *copy = palloc(VARSIZE_EXTERNAL(t->with_tree));
-
-			memcpy(copy, t->with_tree, VARSIZE_EXTERNAL(t->with_tree));
-			return copy;
-		}
+			return t;
 	}
 	return NULL;
+}
+
+/* A copy, in the current memory context, of a tree read in for attr. */
+static struct varlena *
+opened_before(const struct varlena *attr)
+{
+	const OpenedTree *t = find_opened(attr);
+	struct varlena *copy;
+
+	if (t == NULL)
+		return NULL;
+	copy = palloc(VARSIZE_EXTERNAL(t->with_tree));
+	memcpy(copy, t->with_tree, VARSIZE_EXTERNAL(t->with_tree));
+	return copy;
+}
+
+/* Has a tree been read in for attr, and is it kept for its next opening? */
+bool
+jt_pointer_opened_before(const struct varlena *attr)
+{
+	return find_opened(attr) != NULL;
 }
 
 /* Keep with_tree, what attr's tree read in made, for the next opening. */
@@ -227,7 +243,8 @@ jt_open_pointer(struct varlena *attr, JtSkeleton *skel)
 /*
  * jt_open_pointer(), with the tree's part given by fetcher instead of read
  * from TOAST: for logical decoding, whose fetcher cuts parts from the
- * values the decoded transaction holds.
+ * values the decoded transaction holds, and for a DELETE, which reads the
+ * tree from the chunks it deletes.
  */
 struct varlena *
 jt_open_pointer_from(struct varlena *attr, JtSkeleton *skel,

@@ -21,6 +21,7 @@ extern struct varlena *jt_open_pointer(struct varlena *attr,
 extern struct varlena *jt_open_pointer_from(struct varlena *attr,
 											JtSkeleton *skel,
 											const JtPartFetcher *fetcher);
+extern bool jt_pointer_opened_before(const struct varlena *attr);
 extern void jt_opened_as_written(struct varlena *attr, const char *tree,
 								 bool as_stored);
 

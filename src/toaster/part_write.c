@@ -92,9 +92,9 @@ static struct varlena *
 compress_alone(JtPartWriter *w, uint32 part, const struct varlena *raw,
 			   bool *owned)
 {
-	if (part == w->known_part)
+	if (part == w->known_part && w->known->cmethod == w->cmethod &&
+		VARSIZE(raw) == VARSIZE(w->known->raw))
 	{
-		Assert(VARSIZE(raw) == VARSIZE(w->known->raw));
 		*owned = false;
 		return w->known->compressed;
 	}

@@ -28,6 +28,7 @@
 typedef struct JtCompressedPart
 {
 	const struct varlena *raw;	/* the part, or NULL for none */
+	char		cmethod;		/* compressed with this method */
 	struct varlena *compressed; /* NULL: compression does not make it
 								 * smaller */
 } JtCompressedPart;

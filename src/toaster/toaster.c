@@ -48,6 +48,7 @@
 #include "support/names.h"
 #include "toast/part_fetch.h"
 #include "toast/pointer_open.h"
+#include "toast/value_delete.h"
 #include "toaster/adopt.h"
 #include "toaster/logical_log.h"
 #include "toaster/part_cache.h"
@@ -307,6 +308,7 @@ may_fit_inline(const JtBuildResult *res, uint64 total, char cmethod,
 	if (largest == NULL || total <= room)
 		return true;
 	sample->raw = largest;
+	sample->cmethod = cmethod;
 	sample->compressed = jt_compress_part(largest, cmethod);
 	sample_size = sample->compressed ? VARSIZE(sample->compressed) :
 		VARSIZE(largest);
@@ -344,7 +346,8 @@ inline_datum(const JtBuildResult *res, const char *prefix, uint32 prefix_len,
 	struct varlena *compressed;
 	uint64		at = prefix_len;
 
-	if (prefix_len == 0 && res->nparts == 1 && sample->raw == res->parts[0].raw)
+	if (prefix_len == 0 && res->nparts == 1 &&
+		sample->raw == res->parts[0].raw && sample->cmethod == cmethod)
 	{
 		const struct varlena *same = sample->compressed ? sample->compressed :
 			sample->raw;
@@ -772,6 +775,52 @@ jt_toast(Relation rel, int attnum, struct varlena *value,
 	return result;
 }
 
+/* Part fetcher: the tree's part, read already. */
+static void
+fetch_read_tree(void *arg, uint32 first, uint32 n, const JtPartEntry *ranges,
+				Oid toastrelid, struct varlena **raws, bool *should_free)
+{
+	Assert(first == 0 && n == 1);
+	raws[0] = (struct varlena *) arg;
+	should_free[0] = false;
+}
+
+/*
+ * For a DELETE of attr, a pointer whose tree lies outside the row and was
+ * not read in by this backend already: the parts it names, as
+ * jt_pointer_parts() lists them, the TOAST value holding the tree deleted
+ * as the tree is read from it (jt_delete_value_reading(): one scan of that
+ * value where reading the tree and then deleting the value took two), and
+ * named by *deleted.  -1, doing nothing, for any other pointer.
+ */
+static int64
+list_deleting_tree_value(struct varlena *attr, bool is_speculative,
+						 JtPartEntry **ranges, Oid *toastrelid, Oid *deleted)
+{
+	uint32		len;
+	const char *payload = jt_pointer_payload(attr, &len);
+	JtSkeletonInfo info;
+	JtSkeleton	skel;
+	JtPartEntry tree_entry;
+	JtPartFetcher fetcher;
+
+	if (len < sizeof(JtSkeletonHeader))
+		return -1;
+	jt_payload_read_info(payload, &info);
+	if (!info.tree_outside || jt_pointer_opened_before(attr))
+		return -1;
+	jt_parse_pointer(attr, &skel);
+	tree_entry = skel.tree_entry;
+	fetcher.fetch = fetch_read_tree;
+	fetcher.decompress = NULL;
+	fetcher.arg = jt_delete_value_reading(skel.hdr.toastrelid, &tree_entry,
+										  is_speculative);
+	*toastrelid = skel.hdr.toastrelid;
+	*deleted = tree_entry.valueid;
+	jt_open_pointer_from(attr, &skel, &fetcher);
+	return jt_skeleton_list_parts(&skel, ranges);
+}
+
 /*
  * Delete the TOAST values of attr's parts that replacement, the value
  * stored in its place, does not keep.  A value holding several parts stays
@@ -784,6 +833,8 @@ jt_delete(Relation rel, struct varlena *attr, struct varlena *replacement,
 	JtPartEntry *ranges;
 	JtKeptParts *kept;
 	Oid			toastrelid;
+	Oid			deleted = InvalidOid;
+	int64		listed;
 	uint32		n;
 	MemoryContext work;
 	MemoryContext caller;
@@ -798,7 +849,18 @@ jt_delete(Relation rel, struct varlena *attr, struct varlena *replacement,
 	work = AllocSetContextCreate(CurrentMemoryContext, "jsonb_toaster delete",
 								 ALLOCSET_SMALL_SIZES);
 	caller = MemoryContextSwitchTo(work);
-	n = jt_pointer_parts(attr, &toastrelid, &ranges);
+
+	/*
+	 * An UPDATE has read the old tree in to compare or change the document:
+	 * only a DELETE (or an aborted insertion) takes the tree from its chunks.
+	 */
+	listed = replacement == NULL ?
+		list_deleting_tree_value(attr, is_speculative, &ranges, &toastrelid,
+								 &deleted) : -1;
+	if (listed >= 0)
+		n = (uint32) listed;
+	else
+		n = jt_pointer_parts(attr, &toastrelid, &ranges);
 	n = jt_distinct_values(ranges, n);
 	kept = jt_kept_parts(replacement, toastrelid);
 	for (uint32 i = 0; i < n; i++)
@@ -806,8 +868,9 @@ jt_delete(Relation rel, struct varlena *attr, struct varlena *replacement,
 		varatt_external ext;
 		struct varlena *ptr;
 
-		/* the new row version took this value over */
-		if (jt_part_is_kept(kept, ranges[i].valueid))
+		/* the new row version took this value over, or it is gone already */
+		if (jt_part_is_kept(kept, ranges[i].valueid) ||
+			ranges[i].valueid == deleted)
 			continue;
 		jt_value_pointer(&ranges[i], toastrelid, &ext);
 		ptr = palloc(TOAST_POINTER_SIZE);
