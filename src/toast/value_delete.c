@@ -84,8 +84,11 @@ jt_delete_value_reading(Oid toastrelid, const JtPartEntry *range,
 													RelationGetDescr(toastrel),
 													&isnull));
 
-		/* a chunk without a number is reported as a read reports it */
-		if (isnull || (seq >= first && seq <= last))
+		/*
+		 * A chunk without a number lies in no range a read asks for (nulls
+		 * sort last): deleted unread, as core deletes it.
+		 */
+		if (!isnull && seq >= first && seq <= last)
 		{
 			const char *data;
 			int32		len;
