@@ -775,23 +775,39 @@ jt_toast(Relation rel, int attnum, struct varlena *value,
 	return result;
 }
 
-/* Part fetcher: the tree's part, read already. */
-static void
-fetch_read_tree(void *arg, uint32 first, uint32 n, const JtPartEntry *ranges,
-				Oid toastrelid, struct varlena **raws, bool *should_free)
+/* What fetch_tree_deleting() needs, and what it did. */
+typedef struct TreeDeleting
 {
+	bool		is_speculative;
+	Oid			deleted;		/* the value deleted, or InvalidOid */
+} TreeDeleting;
+
+/*
+ * Part fetcher for the tree's part of a pointer being deleted: the TOAST
+ * value holding it is deleted as the tree is read from its chunks
+ * (jt_delete_value_reading(): one scan of that value where reading the
+ * tree and then deleting the value took two).
+ */
+static void
+fetch_tree_deleting(void *arg, uint32 first, uint32 n,
+					const JtPartEntry *ranges, Oid toastrelid,
+					struct varlena **raws, bool *should_free)
+{
+	TreeDeleting *td = (TreeDeleting *) arg;
+
 	Assert(first == 0 && n == 1);
-	raws[0] = (struct varlena *) arg;
-	should_free[0] = false;
+	raws[0] = jt_delete_value_reading(toastrelid, &ranges[0],
+									  td->is_speculative);
+	should_free[0] = true;
+	td->deleted = ranges[0].valueid;
 }
 
 /*
  * For a DELETE of attr, a pointer whose tree lies outside the row and was
  * not read in by this backend already: the parts it names, as
  * jt_pointer_parts() lists them, the TOAST value holding the tree deleted
- * as the tree is read from it (jt_delete_value_reading(): one scan of that
- * value where reading the tree and then deleting the value took two), and
- * named by *deleted.  -1, doing nothing, for any other pointer.
+ * as the tree is read (fetch_tree_deleting()) and named by *deleted.  -1,
+ * doing nothing, for any other pointer.
  */
 static int64
 list_deleting_tree_value(struct varlena *attr, bool is_speculative,
@@ -801,24 +817,21 @@ list_deleting_tree_value(struct varlena *attr, bool is_speculative,
 	const char *payload = jt_pointer_payload(attr, &len);
 	JtSkeletonInfo info;
 	JtSkeleton	skel;
-	JtPartEntry tree_entry;
-	JtPartFetcher fetcher;
+	TreeDeleting td = {is_speculative, InvalidOid};
+	JtPartFetcher fetcher = {.fetch = fetch_tree_deleting, .decompress = NULL,
+	.arg = &td};
+	uint32		n;
 
 	if (len < sizeof(JtSkeletonHeader))
 		return -1;
 	jt_payload_read_info(payload, &info);
 	if (!info.tree_outside || jt_pointer_opened_before(attr))
 		return -1;
-	jt_parse_pointer(attr, &skel);
-	tree_entry = skel.tree_entry;
-	fetcher.fetch = fetch_read_tree;
-	fetcher.decompress = NULL;
-	fetcher.arg = jt_delete_value_reading(skel.hdr.toastrelid, &tree_entry,
-										  is_speculative);
-	*toastrelid = skel.hdr.toastrelid;
-	*deleted = tree_entry.valueid;
 	jt_open_pointer_from(attr, &skel, &fetcher);
-	return jt_skeleton_list_parts(&skel, ranges);
+	n = jt_skeleton_list_parts(&skel, ranges);
+	*toastrelid = skel.hdr.toastrelid;
+	*deleted = td.deleted;
+	return n;
 }
 
 /*
