@@ -50,8 +50,6 @@ typedef struct BuildNode
 	uint32		index;			/* entry index in the root */
 	JtNode		node;			/* where it is in the document */
 	bool		external;		/* leaves the skeleton */
-	bool		external_below; /* the root: a value of it leaves */
-	List	   *children;		/* the root: its candidates, in order */
 	/* external containers: entry index where each range starts */
 	uint32	   *range_starts;
 	uint32		nranges;
@@ -61,7 +59,9 @@ typedef struct Builder
 {
 	JtSource	src;			/* the document */
 	BuildNode	root;
-	List	   *candidates;		/* every BuildNode but the root */
+	List	   *in_order;		/* the candidates: the root's long values */
+	List	   *candidates;		/* the same, longest first */
+	bool		some_leave;		/* a candidate leaves the skeleton */
 	uint32		whole_up_to;	/* containers this long stay one range */
 	JtBuildResult *result;
 } Builder;
@@ -92,8 +92,7 @@ collect_candidates(Builder *b)
 		child = palloc0(sizeof(BuildNode));
 		child->index = it.next - 1;
 		child->node = entry;
-		root->children = lappend(root->children, child);
-		b->candidates = lappend(b->candidates, child);
+		b->in_order = lappend(b->in_order, child);
 	}
 }
 
@@ -406,7 +405,7 @@ write_root(Builder *b, StringInfo tree)
 	JtWriter	w;
 	JtEntryIter it;
 	JtNode		entry;
-	ListCell   *next_child = list_head(n->children);
+	ListCell   *next_child = list_head(b->in_order);
 
 	jt_writer_begin(&w, tree, n->node.header);
 	jt_nav_iter_begin(&b->src, &n->node, &it);
@@ -418,7 +417,7 @@ write_root(Builder *b, StringInfo tree)
 			((BuildNode *) lfirst(next_child))->index == it.next - 1)
 		{
 			child = lfirst(next_child);
-			next_child = lnext(n->children, next_child);
+			next_child = lnext(b->in_order, next_child);
 		}
 
 		if (child && child->external)
@@ -512,7 +511,7 @@ static int64
 make_external(Builder *b, BuildNode *n)
 {
 	n->external = true;
-	b->root.external_below = true;
+	b->some_leave = true;
 	return (int64) REF_SIZE(b->result->version, 1) - n->node.length;
 }
 
@@ -614,6 +613,7 @@ jt_build_skeleton(const struct varlena *doc, int32 target, uint32 range_size,
 		return false;
 
 	collect_candidates(&b);
+	b.candidates = list_copy(b.in_order);
 	list_sort(b.candidates, candidate_cmp);
 
 	/*
@@ -642,7 +642,7 @@ jt_build_skeleton(const struct varlena *doc, int32 target, uint32 range_size,
 		b.root.external = true;
 		est = sizeof(uint32) + REF_SIZE(version, 1);
 	}
-	else if (!b.root.external_below)
+	else if (!b.some_leave)
 		return false;
 
 	plan_ranges_to_fit(&b, range_size, est, target);
