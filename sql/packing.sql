@@ -203,6 +203,30 @@ SELECT (jsonb_toaster_storage(jb)).form, (SELECT count(*) FROM jsonb_toaster_val
 FROM pk WHERE id = 20;
 SELECT count(*) AS differ FROM pk JOIN pk_plain USING (id)
 WHERE jt_test_flat_bytes(pk.jb) <> jt_test_flat_bytes(pk_plain.jb);
+-- a document that compresses as far as a run of zeros does (84 kB raw,
+-- over 40 times the room in the row) stays there, as stock keeps it:
+-- tried inline up to the most pglz or lz4 can compress
+CREATE FUNCTION zeros_doc() RETURNS jsonb LANGUAGE sql AS $$
+	SELECT jsonb_build_object('k', 21, 'zeros', (SELECT jsonb_agg(0) FROM generate_series(1, 7000)))
+$$;
+CREATE TABLE pk4 (id int PRIMARY KEY, jb jsonb COMPRESSION lz4);
+ALTER TABLE pk4 ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+CREATE TABLE pk_stock (id int PRIMARY KEY, jb jsonb);
+CREATE TABLE pk4_stock (id int PRIMARY KEY, jb jsonb COMPRESSION lz4);
+INSERT INTO pk SELECT 21, zeros_doc();
+INSERT INTO pk4 SELECT 21, zeros_doc();
+INSERT INTO pk_stock SELECT 21, zeros_doc();
+INSERT INTO pk4_stock SELECT 21, zeros_doc();
+SELECT t.method, (jsonb_toaster_storage(t.jb)).raw_size > 80000 AS over_80k,
+	(jsonb_toaster_storage(t.jb)).form, (SELECT count(*) FROM jsonb_toaster_values(t.jb)) AS tvalues,
+	(jsonb_toaster_storage(t.stock)).form AS stock_form,
+	jt_test_flat_bytes(t.jb) = jt_test_flat_bytes(zeros_doc()) AS same_bytes,
+	t.jb #> '{zeros,6999}' AS last_zero
+FROM (SELECT 'pglz' AS method, pk.jb, s.jb AS stock FROM pk, pk_stock s WHERE pk.id = 21
+	  UNION ALL SELECT 'lz4', pk4.jb, s.jb FROM pk4, pk4_stock s WHERE pk4.id = 21) t;
+DELETE FROM pk WHERE id = 21;
+DROP TABLE pk4, pk_stock, pk4_stock;
+DROP FUNCTION zeros_doc();
 -- a part said to lie past the end of the parts kept in the pointer
 SELECT jt_test_skeleton_set_part(jb, 0, p.raw_size, p.stored_size, 0, 100000) -> 'fields'
 FROM pk, jsonb_toaster_parts(jb) p WHERE id = 20 AND p.range = 0 LIMIT 1;

@@ -281,10 +281,22 @@ may_read_column(Relation rel, AttrNumber attnum)
 }
 
 /*
+ * The most a method compresses: pglz's longest match, 273 bytes, takes a
+ * 3-byte tag and a control bit; lz4's adds 255 bytes a length byte.
  * Parts of a document whose raw bytes are more than this many times the
  * room in the row are not tried inline: no compression gets them there.
+ * Standard TOAST compresses every value it moves, and keeps in the row
+ * those that then fit: a document of zeros may be 80 times its room.
  */
-#define JT_INLINE_MAX_RATIO		32
+#define JT_PGLZ_MAX_RATIO		88
+#define JT_LZ4_MAX_RATIO		255
+
+static inline uint64
+inline_max_raw(char cmethod, int32 target)
+{
+	return (uint64) target *
+		(cmethod == TOAST_LZ4_COMPRESSION ? JT_LZ4_MAX_RATIO : JT_PGLZ_MAX_RATIO);
+}
 
 /*
  * Could total raw bytes, of which res's parts are all or most, compressed
@@ -481,7 +493,7 @@ inline_pointer(JtBuildResult *res, const struct varlena *doc, char cmethod,
 			res->parts[i].range_offset == res->parts[i - 1].range_offset +
 			(int) jt_entry_size(res->version);
 	}
-	if (total + res->tree.len > (uint64) target * JT_INLINE_MAX_RATIO ||
+	if (total + res->tree.len > inline_max_raw(cmethod, target) ||
 		header >= (uint64) target)
 		return NULL;
 	if (may_fold ?
