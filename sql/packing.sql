@@ -227,6 +227,24 @@ FROM (SELECT 'pglz' AS method, pk.jb, s.jb AS stock FROM pk, pk_stock s WHERE pk
 DELETE FROM pk WHERE id = 21;
 DROP TABLE pk4, pk_stock, pk4_stock;
 DROP FUNCTION zeros_doc();
+-- a skeleton kept in the row takes no more than the room core leaves the
+-- column, its headers included, so the row's other columns stay in it:
+-- documents whose short fields fill that room to a byte more each time,
+-- beside a 64-character text that does not compress (whose TOAST value
+-- toast_ok() would count)
+CREATE TABLE pb (id int PRIMARY KEY, path text, jb jsonb);
+ALTER TABLE pb ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+INSERT INTO pb SELECT n * 100 + z, md5(n::text) || md5(z::text),
+	(SELECT jsonb_object_agg(format('k%s', lpad(j::text, 3, '0')), format('short value %s', lpad(j::text, 6, '0')))
+	 FROM generate_series(1, n) j) || jsonb_build_object('z', repeat('z', z), 'pad', repeat('x', 3000))
+FROM generate_series(50, 64) n, generate_series(0, 31) z;
+SELECT count(*) AS rows,
+	count(*) FILTER (WHERE (jsonb_toaster_storage(jb)).form = 'skeleton' AND
+					 NOT EXISTS (SELECT FROM jsonb_toaster_values(jb))) > 100 AS many_inline,
+	max(pg_column_size(jb)) > 1900 AS some_near_the_room,
+	toast_ok('pb') AS toast_ok
+FROM pb;
+DROP TABLE pb;
 -- a part said to lie past the end of the parts kept in the pointer
 SELECT jt_test_skeleton_set_part(jb, 0, p.raw_size, p.stored_size, 0, 100000) -> 'fields'
 FROM pk, jsonb_toaster_parts(jb) p WHERE id = 20 AND p.range = 0 LIMIT 1;

@@ -557,7 +557,9 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	struct varlena *doc;
 	JtBuildResult res;
 	uint32		version;
+	int32		column_budget;
 	int32		target;
+	int32		inline_room;
 	uint64		stored_outside = 0;
 	JtSkeletonInfo hdr = {0};
 	JtOldParts *old;
@@ -574,7 +576,16 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	JtCompressedPart sample = {0};
 	struct varlena *result;
 
-	target = Max(Min(budget, jt_column_inline_budget(rel, att->attnum)), 0);
+	/*
+	 * budget is core's room for the whole pointer, its headers included: a
+	 * pointer past it would make core move the row's other columns to TOAST.
+	 * The column's inline budget bounds the tree and the delta area (target)
+	 * and an inline skeleton's payload (inline_room), as before.
+	 */
+	column_budget = jt_column_inline_budget(rel, att->attnum);
+	inline_room = Max(Min(budget - (int32) VARHDRSZ_CUSTOM, column_budget), 0);
+	target = Max(Min(budget - (int32) (VARHDRSZ_CUSTOM + sizeof(JtSkeletonHeader)),
+					 column_budget), 0);
 
 	doc = detoast_attr(value);
 	/* version 7 only for a tree outside the row (write_tree_outside()) */
@@ -604,7 +615,7 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	 */
 	if (jt_version_packs(res.version) &&
 		!parts_took_far_more(oldvalue, target) &&
-		(result = inline_pointer(&res, doc, cmethod, target, toastrelid,
+		(result = inline_pointer(&res, doc, cmethod, inline_room, toastrelid,
 								 &sample)) != NULL)
 		return result;
 
