@@ -614,7 +614,7 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	 * row has room for: an UPDATE rarely shrinks a document that much.
 	 */
 	if (jt_version_packs(res.version) &&
-		!parts_took_far_more(oldvalue, target) &&
+		!parts_took_far_more(oldvalue, inline_room) &&
 		(result = inline_pointer(&res, doc, cmethod, inline_room, toastrelid,
 								 &sample)) != NULL)
 		return result;
