@@ -565,6 +565,43 @@ SELECT jt_test_flat_bytes(ro.jb) = jt_test_flat_bytes(p.jb) AS same_after_rewrit
 FROM ro JOIN ro_plain p USING (id);
 DROP TABLE ro, ro_plain, ro_before;
 
+-- An lz4 unit of several chunks whose first half does not compress and
+-- whose second half does: an UPDATE reading one part of it fetches and
+-- decodes the unit as far as the part ends, which is past the first chunk
+-- for parts of the first half.  The same document wherever the part lies.
+CREATE TABLE lu (id int PRIMARY KEY, jb jsonb COMPRESSION lz4);
+ALTER TABLE lu ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+CREATE TABLE lu_plain (id int PRIMARY KEY, jb jsonb COMPRESSION lz4);
+INSERT INTO lu SELECT 1, jsonb_build_object('k', 1, 'o',
+	(SELECT jsonb_object_agg('k' || lpad(g::text, 3, '0'),
+		CASE WHEN g < 50 THEN encode(sha512(int4send(g)), 'hex') ELSE repeat('ab', 64) END)
+	 FROM generate_series(0, 99) g));
+INSERT INTO lu_plain SELECT * FROM lu;
+SELECT count(*) AS parts, count(DISTINCT stored_offset) AS units, min(unit_parts) AS unit_parts,
+	min(compression) AS compression, max(stored_size) > 4000 AS several_chunks
+FROM uparts('lu');
+BEGIN;
+UPDATE lu SET jb = jsonb_set(jb, '{o,k003}', '"x"');
+SELECT jt_test_flat_bytes(lu.jb) = jt_test_flat_bytes(jsonb_set(p.jb, '{o,k003}', '"x"')) AS k003_same
+FROM lu JOIN lu_plain p USING (id);
+ROLLBACK;
+BEGIN;
+UPDATE lu SET jb = jsonb_set(jb, '{o,k020}', '"x"');
+SELECT jt_test_flat_bytes(lu.jb) = jt_test_flat_bytes(jsonb_set(p.jb, '{o,k020}', '"x"')) AS k020_same
+FROM lu JOIN lu_plain p USING (id);
+ROLLBACK;
+BEGIN;
+UPDATE lu SET jb = jsonb_set(jb, '{o,k049}', '"x"');
+SELECT jt_test_flat_bytes(lu.jb) = jt_test_flat_bytes(jsonb_set(p.jb, '{o,k049}', '"x"')) AS k049_same
+FROM lu JOIN lu_plain p USING (id);
+ROLLBACK;
+BEGIN;
+UPDATE lu SET jb = jsonb_set(jb, '{o,k090}', '"x"');
+SELECT jt_test_flat_bytes(lu.jb) = jt_test_flat_bytes(jsonb_set(p.jb, '{o,k090}', '"x"')) AS k090_same
+FROM lu JOIN lu_plain p USING (id);
+ROLLBACK;
+DROP TABLE lu, lu_plain;
+
 -- the setting's bounds
 SET jsonb_toaster.unit_size = -1;
 SET jsonb_toaster.unit_size = 65536;
