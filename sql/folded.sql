@@ -195,6 +195,68 @@ FROM fk, damaged(jb, length(pointer_bytes(jb)) - 8, '\xffffffffffffffff'::bytea)
 WHERE id = 2;
 
 DROP TABLE fk, fk_plain;
-DROP FUNCTION fdoc(int, text), rdoc(int), try(jsonb, text), tree_size(jsonb),
+
+-- Just under the room, where stock keeps a document in the row compressed
+-- but the skeleton's headers do not fit there: a document whose tree would
+-- keep none of its root's values ({"k": {..}}) is left to core, stored as
+-- stock stores it, without a TOAST value; one whose tree keeps a value of
+-- the root ("v") keeps its skeleton, in TOAST, and reads "v" from its
+-- tree.  A column whose inline budget is smaller than the compressed
+-- document keeps its skeletons.
+CREATE FUNCTION near_doc(n int, lead boolean) RETURNS jsonb LANGUAGE sql AS $$
+	SELECT CASE WHEN lead THEN '{"v": 1}'::jsonb ELSE '{}'::jsonb END ||
+		jsonb_build_object('k', (SELECT jsonb_object_agg('f' || lpad(i::text, 4, '0'),
+			format('entry %s: %s, the same words again', i, left(md5(i::text), 10)))
+		FROM generate_series(1, n) i))
+$$;
+CREATE TABLE near (n int, lead boolean, jb jsonb COMPRESSION pglz);
+ALTER TABLE near ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+CREATE TABLE near_budget (LIKE near INCLUDING COMPRESSION);
+ALTER TABLE near_budget ALTER COLUMN jb SET (toaster = 'jsonb_toaster',
+	toaster_options = 'inline_budget=1000');
+CREATE TABLE near_plain (LIKE near INCLUDING COMPRESSION);
+INSERT INTO near SELECT n, l, near_doc(n, l)
+FROM generate_series(80, 100) n, (VALUES (false), (true)) v(l);
+INSERT INTO near_budget SELECT n, l, near_doc(n, l)
+FROM generate_series(80, 100) n, (VALUES (false), (true)) v(l);
+INSERT INTO near_plain SELECT n, l, near_doc(n, l)
+FROM generate_series(80, 100) n, (VALUES (false), (true)) v(l);
+-- of the documents stock keeps in the row: those the toaster keeps there
+-- (a skeleton in the row, or left to core), those it writes to TOAST
+SELECT t.lead, count(*) AS stock_in_row,
+	count(*) FILTER (WHERE s.chunks = 0) AS inline_skeletons,
+	count(*) FILTER (WHERE s.form = 'compressed') AS left_to_core,
+	count(*) FILTER (WHERE s.chunks > 0) AS in_toast,
+	count(*) FILTER (WHERE s.form = 'compressed') > 0 AS some_left,
+	count(*) FILTER (WHERE s.chunks > 0) > 0 AS some_in_toast,
+	bool_and(t.jb = p.jb AND t.jb::text = p.jb::text) AS equal
+FROM near t JOIN near_plain p USING (n, lead), jsonb_toaster_storage(t.jb) s
+WHERE pg_column_toast_chunk_id(p.jb) IS NULL AND pg_column_size(p.jb) > 1000
+GROUP BY 1 ORDER BY 1;
+-- left to core: exactly stock's bytes in the row
+SELECT count(*) AS left_to_core,
+	bool_and(pg_column_size(t.jb) = pg_column_size(p.jb)) AS stock_size
+FROM near t JOIN near_plain p USING (n, lead), jsonb_toaster_storage(t.jb) s
+WHERE s.form = 'compressed';
+-- kept in TOAST: "v" from the tree, "k" from the parts
+SELECT count(*) FILTER (WHERE t.jb -> 'v' = '1') AS v_read,
+	bool_and(t.jb -> 'k' = p.jb -> 'k') AS k_equal
+FROM near t JOIN near_plain p USING (n, lead), jsonb_toaster_storage(t.jb) s
+WHERE pg_column_toast_chunk_id(p.jb) IS NULL AND s.chunks > 0;
+-- a smaller inline budget: nothing left to core
+SELECT count(*) FILTER (WHERE s.form = 'compressed') AS left_to_core,
+	count(*) FILTER (WHERE s.chunks > 0) > 0 AS some_in_toast
+FROM near_budget t JOIN near_plain p USING (n, lead), jsonb_toaster_storage(t.jb) s
+WHERE pg_column_toast_chunk_id(p.jb) IS NULL AND pg_column_size(p.jb) > 1000;
+-- edits of documents left to core: ordinary values, changed as stock's
+UPDATE near SET jb = jsonb_set(jb, '{k,f0001}', '"changed"');
+UPDATE near_plain SET jb = jsonb_set(jb, '{k,f0001}', '"changed"');
+UPDATE near SET jb = jb || near_doc(120, false) WHERE n = 85;
+UPDATE near_plain SET jb = jb || near_doc(120, false) WHERE n = 85;
+SELECT count(*) AS documents, bool_and(t.jb::text = p.jb::text) AS equal
+FROM near t JOIN near_plain p USING (n, lead);
+
+DROP TABLE near, near_budget, near_plain;
+DROP FUNCTION fdoc(int, text), near_doc(int, boolean), rdoc(int), try(jsonb, text), tree_size(jsonb),
 	damaged(jsonb, int, bytea), le4(bigint), pointer_bytes(jsonb),
 	from_pointer_bytes(bytea);

@@ -72,7 +72,8 @@ CREATE TABLE t (id int PRIMARY KEY, other int DEFAULT 0, jb jsonb);
 ALTER TABLE t ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
 INSERT INTO t (id, jb) SELECT id, jb FROM ref;
 
--- storage forms
+-- storage forms (300 short fields, 201, whose skeleton would be a lone
+-- reference, fit in the row compressed: left to core, folded.sql)
 SELECT (jsonb_toaster_storage(jb)).form, count(*) FROM t GROUP BY 1 ORDER BY 1;
 SELECT id, (jsonb_toaster_storage(jb)).form FROM t WHERE id >= 400 ORDER BY id;
 

@@ -406,6 +406,8 @@ write_root(Builder *b, StringInfo tree)
 	JtEntryIter it;
 	JtNode		entry;
 	ListCell   *next_child = list_head(b->in_order);
+	uint32		first_value = jt_node_is_object(&n->node) ?
+		jt_node_count(&n->node) : 0;
 
 	jt_writer_begin(&w, tree, n->node.header);
 	jt_nav_iter_begin(&b->src, &n->node, &it);
@@ -427,9 +429,12 @@ write_root(Builder *b, StringInfo tree)
 			jt_writer_entry_end(&w);
 		}
 		else
+		{
 			jt_writer_entry(&w, jt_node_entry_type(&entry),
 							jt_source_read(&b->src, entry.offset, entry.length),
 							entry.length);
+			b->result->keeps_fields |= it.next - 1 >= first_value;
+		}
 	}
 	jt_writer_end(&w);
 }
@@ -442,6 +447,7 @@ write_tree(Builder *b)
 
 	resetStringInfo(tree);
 	b->result->nparts = 0;
+	b->result->keeps_fields = false;
 	appendStringInfoSpaces(tree, sizeof(uint32));
 	if (b->root.external)
 	{

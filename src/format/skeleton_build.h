@@ -34,6 +34,7 @@ typedef struct JtBuildResult
 	uint32		nparts;
 	uint32		maxparts;
 	uint32		version;		/* the format version written */
+	bool		keeps_fields;	/* a value of the root stays in the tree */
 } JtBuildResult;
 
 extern bool jt_build_skeleton(const struct varlena *doc, int32 target,

@@ -466,7 +466,8 @@ try_inline(JtBuildResult *res, const struct varlena *doc, char cmethod,
 /*
  * A pointer that keeps doc in the row (an inline skeleton, maybe folded),
  * if doc is small enough once compressed with cmethod to fit in target
- * bytes; res is the skeleton planned for TOAST.  Stock keeps such a
+ * bytes; res is the skeleton planned for TOAST.  *tried says whether doc
+ * looked close enough to fit for it to be compressed whole.  Stock keeps such a
  * document in the row compressed; stored as a skeleton, it would take a
  * TOAST value besides.  A document stock keeps there whose short fields
  * take much of the row is folded, so that it still stays there.
@@ -478,7 +479,8 @@ try_inline(JtBuildResult *res, const struct varlena *doc, char cmethod,
  */
 static struct varlena *
 inline_pointer(JtBuildResult *res, const struct varlena *doc, char cmethod,
-			   int32 target, Oid toastrelid, JtCompressedPart *sample)
+			   int32 target, Oid toastrelid, JtCompressedPart *sample,
+			   bool *tried)
 {
 	uint64		total = 0;
 	uint64		header = sizeof(JtSkeletonHeader);
@@ -486,6 +488,7 @@ inline_pointer(JtBuildResult *res, const struct varlena *doc, char cmethod,
 	bool		ranged = false;
 	JtBuildResult whole;
 
+	*tried = false;
 	for (uint32 i = 0; i < res->nparts; i++)
 	{
 		total += VARSIZE(res->parts[i].raw) - VARHDRSZ;
@@ -503,6 +506,7 @@ inline_pointer(JtBuildResult *res, const struct varlena *doc, char cmethod,
 		 !may_fit_inline(res, total, cmethod,
 						 target - header - res->tree.len, sample)))
 		return NULL;
+	*tried = true;
 
 	if (ranged &&
 		jt_build_skeleton(doc, target, PG_INT32_MAX, 0, res->version, &whole))
@@ -515,6 +519,33 @@ inline_pointer(JtBuildResult *res, const struct varlena *doc, char cmethod,
 	}
 	return try_inline(res, doc, cmethod, target, toastrelid, may_fold,
 					  sample);
+}
+
+/*
+ * Would standard TOAST keep doc in the row, compressed with cmethod, in
+ * room bytes?  As heap_toast_insert_or_update() decides it for a column of
+ * att's storage: it compresses the value as toast_compress_datum() does,
+ * and keeps it if the row then fits.  (Both the document and its
+ * compressed form have 4-byte headers, so the alignment room counted is
+ * the same.)
+ */
+static bool
+core_keeps_in_row(Form_pg_attribute att, const struct varlena *doc,
+				  char cmethod, int32 room)
+{
+	struct varlena *compressed;
+	bool		fits;
+
+	if (att->attstorage != TYPSTORAGE_EXTENDED &&
+		att->attstorage != TYPSTORAGE_MAIN)
+		return false;
+	compressed = (struct varlena *)
+		DatumGetPointer(toast_compress_datum(PointerGetDatum(doc), cmethod));
+	if (compressed == NULL)
+		return false;
+	fits = (int64) VARSIZE(compressed) <= (int64) room;
+	pfree(compressed);
+	return fits;
 }
 
 /*
@@ -574,6 +605,7 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	bool		tree_out;
 	JtPartEntry *shared;
 	JtCompressedPart sample = {0};
+	bool		tried_inline = false;
 	struct varlena *result;
 
 	/*
@@ -616,8 +648,20 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	if (jt_version_packs(res.version) &&
 		!parts_took_far_more(oldvalue, inline_room) &&
 		(result = inline_pointer(&res, doc, cmethod, inline_room, toastrelid,
-								 &sample)) != NULL)
+								 &sample, &tried_inline)) != NULL)
 		return result;
+
+	/*
+	 * A skeleton whose tree keeps no value of the document's root reads no
+	 * value faster than a compressed document in the row does, and takes a
+	 * TOAST value besides: leave such a document to core when core keeps it
+	 * in the row.  That happens just under the room, where the skeleton's
+	 * headers are what does not fit; a document that only may fit has been
+	 * compressed whole already.
+	 */
+	if (tried_inline && !res.keeps_fields &&
+		core_keeps_in_row(att, doc, cmethod, Min(budget, column_budget)))
+		return NULL;
 
 	old = NULL;
 	if (oldvalue != NULL && VARATT_IS_EXTERNAL_CUSTOM(oldvalue) &&
