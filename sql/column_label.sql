@@ -49,7 +49,7 @@ SECURITY LABEL FOR jsonb_toaster ON COLUMN cl.b IS 'jsonb_toaster';
 SELECT * FROM cl_state;
 -- documents written after the label are the toaster's
 INSERT INTO cl SELECT g, NULL, (SELECT jsonb_object_agg('k' || i, repeat(md5((g * i)::text), 20))
-	FROM generate_series(1, 40) i), g FROM generate_series(1, 3) g;
+	FROM generate_series(1, 60) i), g FROM generate_series(1, 3) g;
 SELECT id, (jsonb_toaster_storage(b)).form FROM cl ORDER BY id;
 SECURITY LABEL FOR jsonb_toaster ON COLUMN cl.b IS NULL;
 SELECT * FROM cl_state;
