@@ -656,8 +656,8 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	 * value faster than a compressed document in the row does, and takes a
 	 * TOAST value besides: leave such a document to core when core keeps it
 	 * in the row.  That happens just under the room, where the skeleton's
-	 * headers are what does not fit; a document that only may fit has been
-	 * compressed whole already.
+	 * headers are what does not fit.  Only a document the inline forms
+	 * found close enough to fit to compress is compressed again here.
 	 */
 	if (tried_inline && !res.keeps_fields &&
 		core_keeps_in_row(att, doc, cmethod, Min(budget, column_budget)))
