@@ -214,7 +214,12 @@ ALTER TABLE near ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
 CREATE TABLE near_budget (LIKE near INCLUDING COMPRESSION);
 ALTER TABLE near_budget ALTER COLUMN jb SET (toaster = 'jsonb_toaster',
 	toaster_options = 'inline_budget=1000');
+CREATE TABLE near_external (LIKE near INCLUDING COMPRESSION);
+ALTER TABLE near_external ALTER COLUMN jb SET STORAGE EXTERNAL;
+ALTER TABLE near_external ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
 CREATE TABLE near_plain (LIKE near INCLUDING COMPRESSION);
+INSERT INTO near_external SELECT n, l, near_doc(n, l)
+FROM generate_series(80, 100) n, (VALUES (false), (true)) v(l);
 INSERT INTO near SELECT n, l, near_doc(n, l)
 FROM generate_series(80, 100) n, (VALUES (false), (true)) v(l);
 INSERT INTO near_budget SELECT n, l, near_doc(n, l)
@@ -248,6 +253,11 @@ SELECT count(*) FILTER (WHERE s.form = 'compressed') AS left_to_core,
 	count(*) FILTER (WHERE s.chunks > 0) > 0 AS some_in_toast
 FROM near_budget t JOIN near_plain p USING (n, lead), jsonb_toaster_storage(t.jb) s
 WHERE pg_column_toast_chunk_id(p.jb) IS NULL AND pg_column_size(p.jb) > 1000;
+-- a column core would not compress (STORAGE EXTERNAL): nothing left to
+-- core, which would store such documents uncompressed in TOAST
+SELECT count(*) AS documents, count(*) FILTER (WHERE s.form = 'skeleton') AS skeletons,
+	bool_and(t.jb::text = p.jb::text) AS equal
+FROM near_external t JOIN near_plain p USING (n, lead), jsonb_toaster_storage(t.jb) s;
 -- edits of documents left to core: ordinary values, changed as stock's
 UPDATE near SET jb = jsonb_set(jb, '{k,f0001}', '"changed"');
 UPDATE near_plain SET jb = jsonb_set(jb, '{k,f0001}', '"changed"');
@@ -271,7 +281,7 @@ UPDATE near SET jb = near_doc(94, false) WHERE n = 99 AND NOT lead;
 SELECT (jsonb_toaster_storage(jb)).form, toast_rows_left('near') AS stray_toast_rows
 FROM near WHERE n = 99 AND NOT lead;
 
-DROP TABLE near, near_budget, near_plain;
+DROP TABLE near, near_budget, near_external, near_plain;
 DROP FUNCTION fdoc(int, text), near_doc(int, boolean), toast_rows_left(regclass), rdoc(int), try(jsonb, text), tree_size(jsonb),
 	damaged(jsonb, int, bytea), le4(bigint), pointer_bytes(jsonb),
 	from_pointer_bytes(bytea);

@@ -9,7 +9,8 @@ partial configurations store as stock does and are skipped), a table
   heap_bytes         pg_relation_size of the heap
   toast_bytes        pg_total_relation_size of the TOAST relation
   toast_values       TOAST values the relation holds (distinct chunk_id)
-  toasted_documents  documents stored in TOAST (external, or skeletons)
+  toasted_documents  documents stored in TOAST (external, or skeletons with
+                     chunks: an inline skeleton is in the row)
   other_column_update  WAL bytes per row of UPDATE .. SET id = id + 1, which
                      leaves the document alone (after a CHECKPOINT, so that
                      every configuration pays the same full-page images)
@@ -112,7 +113,7 @@ def measure(cfg, table):
         "toast_values": int(db.value(f"SELECT count(DISTINCT chunk_id) FROM {toast}")),
         "toasted_documents": int(db.value(
             f"SELECT count(*) FROM {table}, jsonb_toaster_storage(jb) s "
-            f"WHERE s.form IN ('external', 'skeleton')")),
+            f"WHERE s.form = 'external' OR (s.form = 'skeleton' AND s.chunks > 0)")),
     }
     db.execute("CHECKPOINT")
     before = db.value("SELECT pg_current_wal_insert_lsn()")
