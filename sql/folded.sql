@@ -267,21 +267,21 @@ SELECT count(*) AS documents, bool_and(t.jb::text = p.jb::text) AS equal
 FROM near t JOIN near_plain p USING (n, lead);
 -- a document of a skeleton in TOAST replaced by one left to core: the
 -- skeleton's TOAST value goes with the old row version
-CREATE FUNCTION toast_rows_left(rel regclass) RETURNS bigint LANGUAGE plpgsql AS $$
+CREATE FUNCTION toast_rows_left() RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE n bigint;
 BEGIN
 	EXECUTE format('SELECT count(*) FROM %s',
-				   (SELECT reltoastrelid::regclass FROM pg_class WHERE oid = rel))
+				   (SELECT reltoastrelid::regclass FROM pg_class WHERE oid = 'near'::regclass))
 		INTO n;
 	RETURN n - (SELECT coalesce(sum(s.chunks), 0) FROM near t, jsonb_toaster_storage(t.jb) s);
 END $$;
 SELECT (jsonb_toaster_storage(jb)).form, (jsonb_toaster_storage(jb)).chunks > 0 AS in_toast
 FROM near WHERE n = 99 AND NOT lead;
 UPDATE near SET jb = near_doc(94, false) WHERE n = 99 AND NOT lead;
-SELECT (jsonb_toaster_storage(jb)).form, toast_rows_left('near') AS stray_toast_rows
+SELECT (jsonb_toaster_storage(jb)).form, toast_rows_left() AS stray_toast_rows
 FROM near WHERE n = 99 AND NOT lead;
 
 DROP TABLE near, near_budget, near_external, near_plain;
-DROP FUNCTION fdoc(int, text), near_doc(int, boolean), toast_rows_left(regclass), rdoc(int), try(jsonb, text), tree_size(jsonb),
+DROP FUNCTION fdoc(int, text), near_doc(int, boolean), toast_rows_left(), rdoc(int), try(jsonb, text), tree_size(jsonb),
 	damaged(jsonb, int, bytea), le4(bigint), pointer_bytes(jsonb),
 	from_pointer_bytes(bytea);

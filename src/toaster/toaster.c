@@ -466,11 +466,12 @@ try_inline(JtBuildResult *res, const struct varlena *doc, char cmethod,
 /*
  * A pointer that keeps doc in the row (an inline skeleton, maybe folded),
  * if doc is small enough once compressed with cmethod to fit in target
- * bytes; res is the skeleton planned for TOAST.  *tried says whether doc
- * looked close enough to fit for it to be compressed whole.  Stock keeps such a
+ * bytes; res is the skeleton planned for TOAST.  Stock keeps such a
  * document in the row compressed; stored as a skeleton, it would take a
  * TOAST value besides.  A document stock keeps there whose short fields
- * take much of the row is folded, so that it still stays there.
+ * take much of the row is folded, so that it still stays there.  *tried
+ * says whether doc looked close enough to fit for it to be compressed
+ * whole.
  *
  * Parts in the row are read with the row: ranges would only lengthen the
  * tree by their directory entries, so the skeleton is planned again with
