@@ -70,13 +70,6 @@ typedef struct Builder
 #define REF_SIZE(version, nranges) \
 	(jt_entry_offset(0, nranges, version) + (nranges) + 3)
 
-/* The index of a container's first value: an object's keys come first. */
-static inline uint32
-first_value_index(const JtNode *container)
-{
-	return jt_node_is_object(container) ? jt_node_count(container) : 0;
-}
-
 /* Find the values of the root long enough to leave. */
 static void
 collect_candidates(Builder *b)
@@ -84,7 +77,7 @@ collect_candidates(Builder *b)
 	BuildNode  *root = &b->root;
 	JtEntryIter it;
 	JtNode		entry;
-	uint32		first_value = first_value_index(&root->node);
+	uint32		first_value = jt_node_first_value_index(&root->node);
 
 	jt_nav_iter_begin(&b->src, &root->node, &it);
 	jt_nav_iter_seek(&b->src, &it, first_value);	/* keys stay in the row */
@@ -412,7 +405,7 @@ write_root(Builder *b, StringInfo tree)
 	JtEntryIter it;
 	JtNode		entry;
 	ListCell   *next_child = list_head(b->in_order);
-	uint32		first_value = first_value_index(&n->node);
+	uint32		first_value = jt_node_first_value_index(&n->node);
 
 	jt_writer_begin(&w, tree, n->node.header);
 	jt_nav_iter_begin(&b->src, &n->node, &it);

@@ -146,6 +146,13 @@ jt_node_entry_count(const JtNode *node)
 		jt_node_count(node);
 }
 
+/* The entry index of a container's first value: an object's keys come first. */
+static inline uint32
+jt_node_first_value_index(const JtNode *node)
+{
+	return jt_node_is_object(node) ? jt_node_count(node) : 0;
+}
+
 /* True for arrays, including the 1-element array holding a raw scalar. */
 static inline bool
 jt_node_is_array(const JtNode *node)

@@ -72,7 +72,7 @@ jt_lay_out_part_root(JtSource *src, const JtNode *root, JtPartLayout *layout)
 	uint32		count = jt_node_count(root);
 
 	/* an array's elements are laid out as values, with no keys */
-	uint32		nkeys = jt_node_is_object(root) ? count : 0;
+	uint32		nkeys = jt_node_first_value_index(root);
 	ValueEnds	ends;
 
 	layout->count = count;
