@@ -53,6 +53,11 @@ typedef struct LoadedRef
 	struct varlena **raws;
 	bool	   *free_raws;
 	JtNode		scalar;			/* long scalars: the value */
+	/* the arrays above, for a reference of one part */
+	JtSource	src1;
+	JtNode		root1;
+	struct varlena *raw1;
+	bool		free_raw1;
 } LoadedRef;
 
 static void flatten_container(Flattener *f, JtSource *src, const JtNode *node);
@@ -180,10 +185,20 @@ load_ref(Flattener *f, const JtNode *node, LoadedRef *lr)
 	jt_skeleton_read_ref(f->skel, node, ref);
 	lr->toastrelid = f->skel->hdr.toastrelid;
 	lr->fetcher = f->fetcher;
-	lr->srcs = palloc(ref->nranges * sizeof(JtSource));
-	lr->roots = palloc(ref->nranges * sizeof(JtNode));
-	lr->raws = palloc(ref->nranges * sizeof(struct varlena *));
-	lr->free_raws = palloc(ref->nranges * sizeof(bool));
+	if (ref->nranges == 1)
+	{
+		lr->srcs = &lr->src1;
+		lr->roots = &lr->root1;
+		lr->raws = &lr->raw1;
+		lr->free_raws = &lr->free_raw1;
+	}
+	else
+	{
+		lr->srcs = palloc(ref->nranges * sizeof(JtSource));
+		lr->roots = palloc(ref->nranges * sizeof(JtNode));
+		lr->raws = palloc(ref->nranges * sizeof(struct varlena *));
+		lr->free_raws = palloc(ref->nranges * sizeof(bool));
+	}
 	if ((uint64) f->partno + ref->nranges > f->skel->hdr.nparts)
 		jt_nav_corrupt(&f->skel->src, "the tree refers to more parts than its header counts");
 	if (f->skel->hdr.inline_parts)
@@ -223,10 +238,13 @@ free_ref(LoadedRef *lr)
 	for (uint32 r = 0; r < lr->ref.nranges; r++)
 		if (lr->free_raws[r])
 			pfree(lr->raws[r]);
-	pfree(lr->free_raws);
-	pfree(lr->raws);
-	pfree(lr->roots);
-	pfree(lr->srcs);
+	if (lr->srcs != &lr->src1)
+	{
+		pfree(lr->free_raws);
+		pfree(lr->raws);
+		pfree(lr->roots);
+		pfree(lr->srcs);
+	}
 	pfree((void *) lr->ref.ranges);
 }
 
@@ -320,6 +338,38 @@ write_ref_value(Flattener *f, LoadedRef *lr)
 		pfree(scratch);
 }
 
+/*
+ * Does a container of the tree hold no reference, at any depth?  Its
+ * entries are checked as writing them would check them.  Such a container
+ * is its own flat form, byte for byte: the tree keeps containers in jsonb's
+ * layout, whose padding is relative to the container's start, 4-byte
+ * aligned in both.  Containers nested more than depth deep are not
+ * looked into (false), so that a reference deep in a chain of containers
+ * does not have the chain walked once for each of its levels.
+ */
+static bool
+container_is_plain(JtSource *src, const JtNode *node, int depth)
+{
+	JtEntryIter it;
+	JtNode		child;
+
+	if (depth <= 0)
+		return false;
+	jt_nav_iter_begin(src, node, &it);
+	while (jt_nav_iter_next(src, &it, &child))
+	{
+		if (child.kind == JT_NODE_REF)
+			return false;
+		if (child.kind == JT_NODE_CONTAINER &&
+			!container_is_plain(src, &child, depth - 1))
+			return false;
+	}
+	return true;
+}
+
+/* How deep container_is_plain() looks into a container of the tree. */
+#define JT_PLAIN_DEPTH	8
+
 /* Write a container of the tree, its references replaced by their values. */
 static void
 flatten_container(Flattener *f, JtSource *src, const JtNode *node)
@@ -343,6 +393,31 @@ flatten_container(Flattener *f, JtSource *src, const JtNode *node)
 			write_ref_value(f, &lr);
 			jt_writer_entry_end(&w);
 			free_ref(&lr);
+		}
+		else if (child.kind == JT_NODE_CONTAINER &&
+				 container_is_plain(src, &child, JT_PLAIN_DEPTH))
+		{
+			jt_writer_entry_begin(&w, JT_JENTRY_CONTAINER);
+			appendBinaryStringInfo(&f->buf,
+								   jt_source_read(src, child.offset, child.length),
+								   child.length);
+#ifdef USE_ASSERT_CHECKING
+			{
+				/* what writing it entry by entry gives */
+				Flattener	g = *f;
+				int			at = f->buf.len - child.length;
+
+				initStringInfo(&g.buf);
+				appendStringInfoSpaces(&g.buf, at % 4);
+				flatten_container(&g, src, &child);
+				Assert(g.buf.len - at % 4 == (int) child.length);
+				Assert(memcmp(g.buf.data + at % 4, f->buf.data + at,
+							  child.length) == 0);
+				Assert(g.partno == f->partno);
+				pfree(g.buf.data);
+			}
+#endif
+			jt_writer_entry_end(&w);
 		}
 		else if (child.kind == JT_NODE_CONTAINER)
 		{
