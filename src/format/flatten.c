@@ -397,10 +397,9 @@ flatten_container(Flattener *f, JtSource *src, const JtNode *node)
 		else if (child.kind == JT_NODE_CONTAINER &&
 				 container_is_plain(src, &child, JT_PLAIN_DEPTH))
 		{
-			jt_writer_entry_begin(&w, JT_JENTRY_CONTAINER);
-			appendBinaryStringInfo(&f->buf,
-								   jt_source_read(src, child.offset, child.length),
-								   child.length);
+			jt_writer_entry(&w, JT_JENTRY_CONTAINER,
+							jt_source_read(src, child.offset, child.length),
+							child.length);
 #ifdef USE_ASSERT_CHECKING
 			{
 				/* what writing it entry by entry gives */
@@ -417,7 +416,6 @@ flatten_container(Flattener *f, JtSource *src, const JtNode *node)
 				pfree(g.buf.data);
 			}
 #endif
-			jt_writer_entry_end(&w);
 		}
 		else if (child.kind == JT_NODE_CONTAINER)
 		{
