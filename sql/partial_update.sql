@@ -439,7 +439,25 @@ INSERT INTO rcases (expr) VALUES
 	($$jsonb_insert(jb, '{added}', '{"x": [1, 2]}')$$),
 	($$jsonb_insert(jb, '{added}', '"after"', true)$$),
 	($$jsonb_insert(jb, '{status}', '"exists"')$$),
-	($$jsonb_insert(jb, '{big}', '1')$$);
+	($$jsonb_insert(jb, '{big}', '1')$$),
+	-- paths into a value kept in the tree, or into a missing key: the
+	-- builtin on that value alone, the tree changed
+	($$jsonb_set(jb, '{meta,b}', '[1, {"c": 2}]')$$),
+	($$jsonb_set(jb, '{meta,b}', '1', false)$$),
+	($$jsonb_set(jb, '{meta,a}', '"x"', false)$$),
+	($$jsonb_set(jb, '{meta,b,c}', '1')$$),
+	($$jsonb_set(jb, '{meta,a,c}', '1')$$),
+	($$jsonb_set(jb, '{meta,1}', '1')$$),
+	($$jsonb_set(jb, '{zz,y}', '1')$$),
+	($$jsonb_set(jb, '{status,0}', '1')$$),
+	($$jsonb_set(jb, '{n,x}', '1')$$),
+	($$jsonb_insert(jb, '{meta,b}', '1')$$),
+	($$jsonb_insert(jb, '{meta,a}', '1')$$),
+	($$jsonb_insert(jb, '{zz,y}', '1')$$),
+	($$jb #- '{meta,zz}'$$),
+	($$jb #- '{zz,y}'$$),
+	($$jb #- '{id,0}'$$),
+	($$jb #- '{meta,a,b}'$$);
 SET client_min_messages = debug1;
 SELECT n, expr, compare(expr, 'r', 'rplain') AS same FROM rcases ORDER BY n;
 RESET client_min_messages;
@@ -450,6 +468,11 @@ UPDATE r SET jb = jb || '{"added": {"x": [1, 2]}}' WHERE id = 2;
 UPDATE r SET jb = jb || '{"n": 7, "id": 1, "zz": "s"}' WHERE id = 1;
 UPDATE r SET jb = jb - '{n,zz}'::text[] WHERE id = 1;
 UPDATE r SET jb = jsonb_insert(jb, '{inserted}', '[true]') WHERE id = 2;
+UPDATE r SET jb['meta']['a'] = '5' WHERE id = 1;
+UPDATE r SET jb['meta']['l'][2] = '"padded"' WHERE id = 2;
+UPDATE r SET jb['new']['x'] = '{"y": 1}' WHERE id = 1;
+UPDATE r SET jb = jsonb_set(jb, '{meta,b}', '[1]') WHERE id = 2;
+UPDATE r SET jb = jb #- '{meta,a}' WHERE id = 2;
 RESET client_min_messages;
 SELECT r.id, count(*) FILTER (WHERE (p.value_id, p.value_offset) IN (SELECT value_id, value_offset FROM rparts_before b WHERE b.id = r.id)) AS kept,
 	count(*) FILTER (WHERE (p.value_id, p.value_offset) NOT IN (SELECT value_id, value_offset FROM rparts_before b WHERE b.id = r.id)) AS new
@@ -463,6 +486,11 @@ UPDATE rplain SET jb = jb || '{"added": {"x": [1, 2]}}' WHERE id = 2;
 UPDATE rplain SET jb = jb || '{"n": 7, "id": 1, "zz": "s"}' WHERE id = 1;
 UPDATE rplain SET jb = jb - '{n,zz}'::text[] WHERE id = 1;
 UPDATE rplain SET jb = jsonb_insert(jb, '{inserted}', '[true]') WHERE id = 2;
+UPDATE rplain SET jb['meta']['a'] = '5' WHERE id = 1;
+UPDATE rplain SET jb['meta']['l'][2] = '"padded"' WHERE id = 2;
+UPDATE rplain SET jb['new']['x'] = '{"y": 1}' WHERE id = 1;
+UPDATE rplain SET jb = jsonb_set(jb, '{meta,b}', '[1]') WHERE id = 2;
+UPDATE rplain SET jb = jb #- '{meta,a}' WHERE id = 2;
 UPDATE rplain SET jb = jsonb_set(jb, '{status}', to_jsonb(repeat('y', 5000))) WHERE id = 2;
 SELECT r.id, jt_test_flat_bytes(r.jb) = jt_test_flat_bytes(p.jb) AS same,
 	(SELECT count(*) FROM jsonb_toaster_parts(r.jb)) AS parts

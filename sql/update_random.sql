@@ -109,20 +109,30 @@ BEGIN
 	RETURN coalesce(k, 'k0');
 END $$;
 
--- a path of one or two steps into doc
+-- the value doc has at step, if any
+CREATE FUNCTION ru_at(doc jsonb, step text) RETURNS jsonb LANGUAGE sql AS $$
+	SELECT CASE jsonb_typeof(doc)
+		WHEN 'object' THEN doc -> step
+		WHEN 'array' THEN doc -> step::int
+	END
+$$;
+
+-- a path of one, two or three steps into doc
 CREATE FUNCTION ru_path(doc jsonb) RETURNS text[] LANGUAGE plpgsql AS $$
 DECLARE
-	first text := ru_step(doc);
-	inner_doc jsonb;
+	p text[] := ARRAY[ru_step(doc)];
+	inner_doc jsonb := doc;
 BEGIN
 	IF random() < 0.5 THEN
-		RETURN ARRAY[first];
+		RETURN p;
 	END IF;
-	inner_doc := CASE jsonb_typeof(doc)
-		WHEN 'object' THEN doc -> first
-		WHEN 'array' THEN doc -> first::int
-	END;
-	RETURN ARRAY[first, ru_step(coalesce(inner_doc, '{}'))];
+	inner_doc := ru_at(inner_doc, p[1]);
+	p := p || ru_step(coalesce(inner_doc, '{}'));
+	IF random() < 0.7 THEN
+		RETURN p;
+	END IF;
+	inner_doc := ru_at(inner_doc, p[2]);
+	RETURN p || ru_step(coalesce(inner_doc, '{}'));
 END $$;
 
 -- the SET clause of a random UPDATE of a row holding doc
@@ -151,7 +161,12 @@ BEGIN
 			RETURN format('jb = jb || %L', jsonb_build_object(k, v, ru_step(doc), ru_scalar(),
 															  'k' || (random() * 700)::int, ru_scalar()));
 		WHEN 8 THEN
-			RETURN format('jb[%L] = %L', k, v);
+			IF random() < 0.5 THEN
+				RETURN format('jb[%L] = %L', k, v);
+			END IF;
+			RETURN format('jb%s = %L',
+						  (SELECT string_agg(format('[%L]', s), '' ORDER BY n)
+						   FROM unnest(p) WITH ORDINALITY u(s, n)), v);
 		WHEN 9 THEN
 			-- the whole document sent back, one value changed (the ORM pattern)
 			BEGIN
@@ -306,6 +321,6 @@ SELECT ru_toast_ok();
 DROP TABLE ru, ru_plain, ru_log;
 DROP FUNCTION ru_run(int, int, int, int), ru_apply(text, int, text, bool),
 	ru_reads(text, int, text[]),
-	ru_change(jsonb), ru_path(jsonb), ru_step(jsonb), ru_doc(), ru_big(),
+	ru_change(jsonb), ru_path(jsonb), ru_at(jsonb, text), ru_step(jsonb), ru_doc(), ru_big(),
 	ru_value(int, int), ru_scalar(), ru_toast_ok();
 DROP EXTENSION jsonb_toaster_test;

@@ -370,6 +370,17 @@ container_is_plain(JtSource *src, const JtNode *node, int depth)
 /* How deep container_is_plain() looks into a container of the tree. */
 #define JT_PLAIN_DEPTH	8
 
+/*
+ * Is a container of skel's tree its own flat form, holding no reference
+ * (see container_is_plain())?  Then its bytes in the tree are its value.
+ */
+bool
+jt_tree_container_is_plain(JtSkeleton *skel, const JtNode *node)
+{
+	Assert(node->kind == JT_NODE_CONTAINER);
+	return container_is_plain(&skel->src, node, JT_PLAIN_DEPTH);
+}
+
 /* Write a container of the tree, its references replaced by their values. */
 static void
 flatten_container(Flattener *f, JtSource *src, const JtNode *node)

@@ -42,5 +42,6 @@ extern struct varlena *jt_skeleton_flatten(JtSkeleton *skel,
 extern struct varlena *jt_skeleton_flatten_node(JtSkeleton *skel,
 												const JtNode *node,
 												const JtPartFetcher *fetcher);
+extern bool jt_tree_container_is_plain(JtSkeleton *skel, const JtNode *node);
 
 #endif							/* JSONB_TOASTER_FLATTEN_H */

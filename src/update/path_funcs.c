@@ -31,7 +31,9 @@
  *
  * In a root object kept in the tree, a path of two steps or more whose
  * first key names a value kept in parts runs the builtin on the part that
- * holds its second step, as a longer path does on a split root.
+ * holds its second step, as a longer path does on a split root; one whose
+ * first key names a value kept in the tree (or no value) runs it on that
+ * value alone, and sets the key in the tree to the result.
  *
  * Anything else is left to the builtin: a root that is neither, a path
  * with NULLs, a changed part that is empty or whose first key is no
@@ -53,6 +55,7 @@
 #include "utils/fmgrprotos.h"
 #include "utils/jsonb.h"
 
+#include "format/flatten.h"
 #include "format/pointer.h"
 #include "jsonb/jsonb_writer.h"
 #include "update/part_change.h"
@@ -195,23 +198,22 @@ part_for_step(const JtRef *ref, text *step, bool in_range_only, uint32 *r,
 
 /*
  * jsonb_set() or #- along a path of two steps or more in a root object
- * kept in the tree, whose first key's value is kept in parts: the builtin
- * on the part holding the second step, wrapped as the only value of an
- * object under the first key so that the builtin sees the path (and
- * reports its errors) as on the whole document, with an array index
- * renumbered for the part.  NULL when the builtin should do it on the
- * document.
+ * kept in the tree, whose first key's value (value, the i-th key) is kept
+ * in parts: the builtin on the part holding the second step, wrapped as
+ * the only value of an object under the first key so that the builtin
+ * sees the path (and reports its errors) as on the whole document, with
+ * an array index renumbered for the part.  NULL when the builtin should do
+ * it on the document.
  */
 static struct varlena *
 change_below_ref(FunctionCallInfo fcinfo, PGFunction builtin, PathChange how,
-				 struct varlena *pointer, JtSkeleton *skel, Datum *elems,
-				 int npath)
+				 struct varlena *pointer, JtSkeleton *skel,
+				 const JtNode *refnode, uint32 i, Datum *elems, int npath)
 {
 	bool		deleting = how == PATH_DELETE;
 	text	   *first = DatumGetTextPP(elems[0]);
 	text	   *step = DatumGetTextPP(elems[1]);
 	uint32		n = jt_node_count(&skel->root);
-	uint32		i;
 	JtNode		value;
 	JtRef		ref;
 	JtRefSite	site;
@@ -227,20 +229,14 @@ change_below_ref(FunctionCallInfo fcinfo, PGFunction builtin, PathChange how,
 	JtNode		root;
 	struct varlena *newpart;
 
-	if (!jt_nav_object_find(&skel->src, &skel->root, VARDATA_ANY(first),
-							VARSIZE_ANY_EXHDR(first), &i))
-		return NULL;
-	jt_nav_entry(&skel->src, &skel->root, n + i, &value);
-	if (value.kind != JT_NODE_REF)
-		return NULL;
-	jt_skeleton_read_ref(skel, &value, &ref);
+	jt_skeleton_read_ref(skel, refnode, &ref);
 	if ((ref.header & JT_CONTAINER_SCALAR) || ref.layouts == NULL ||
 		!part_for_step(&ref, step, how == PATH_SUBSCRIPT, &r, &local))
 		return NULL;
 
 	/* the parts of the values before it are flattened first */
 	site.is_root = false;
-	site.offset = value.offset;
+	site.offset = refnode->offset;
 	site.parts_before = 0;
 	for (uint32 k = 0; k < i; k++)
 	{
@@ -284,6 +280,95 @@ change_below_ref(FunctionCallInfo fcinfo, PGFunction builtin, PathChange how,
 	memcpy(VARDATA(newpart), jt_source_read(&src, value.offset, value.length),
 		   value.length);
 	return jt_apply_patch(pointer, skel, &ref, &site, r, &old, newpart, NULL);
+}
+
+/*
+ * jsonb_set() and the like along a path of two steps or more in a root
+ * object kept in the tree, whose first key is missing (value NULL) or has
+ * a value kept in the tree holding no reference: the builtin on that value
+ * alone, wrapped as the only value of an object under the first key (an
+ * empty object if it is missing), so that the builtin sees the path, and
+ * reports its errors, as on the whole document; then the first key set to
+ * what the builtin leaves under it, in the tree.  No part is read, and
+ * every part is kept.  NULL when the builtin should do it on the document.
+ */
+static struct varlena *
+change_in_tree_value(FunctionCallInfo fcinfo, PGFunction builtin,
+					 bool deleting, struct varlena *pointer, JtSkeleton *skel,
+					 JtRef *ref, text *first, const JtNode *value)
+{
+	StringInfoData buf;
+	JtWriter	w;
+	Jsonb	   *changed;
+	JtSource	src;
+	JtNode		root;
+	JtNode		newvalue;
+
+	if (value != NULL && value->kind == JT_NODE_CONTAINER &&
+		!jt_tree_container_is_plain(skel, value))
+		return NULL;
+	initStringInfo(&buf);
+	appendStringInfoSpaces(&buf, VARHDRSZ);
+	jt_writer_begin(&w, &buf, JT_CONTAINER_OBJECT | (value ? 1 : 0));
+	if (value != NULL)
+	{
+		jt_writer_entry(&w, JT_JENTRY_STRING, VARDATA_ANY(first),
+						VARSIZE_ANY_EXHDR(first));
+		jt_writer_entry(&w, jt_node_entry_type(value),
+						jt_source_read(&skel->src, value->offset,
+									   value->length),
+						value->length);
+	}
+	jt_writer_end(&w);
+	SET_VARSIZE(buf.data, buf.len);
+	changed = (Jsonb *) builtin_on(fcinfo, builtin, deleting,
+								   (struct varlena *) buf.data,
+								   PG_GETARG_DATUM(1));
+
+	/* what the builtin left under the first key, if anything */
+	jt_memory_source(&src, VARDATA(changed), VARSIZE(changed) - VARHDRSZ,
+					 false);
+	jt_nav_root(&src, &root);
+	if (!jt_node_is_object(&root) || jt_node_count(&root) > 1)
+		return NULL;
+	if (jt_node_count(&root) == 0)
+	{
+		/* a missing first key stays missing: the document is unchanged */
+		if (value != NULL)
+			return NULL;
+		return jt_copy_of_pointer(pointer);
+	}
+	jt_nav_entry(&src, &root, 1, &newvalue);
+	return jt_change_key(pointer, SHAPE_TREE_ROOT, skel, ref,
+						 VARDATA_ANY(first), VARSIZE_ANY_EXHDR(first), &src,
+						 &newvalue, true);
+}
+
+/*
+ * jsonb_set() and the like along a path of two steps or more in a root
+ * object kept in the tree: below its first key's value, kept in parts or
+ * in the tree.  NULL when the builtin should do it on the document.
+ */
+static struct varlena *
+change_below_root_key(FunctionCallInfo fcinfo, PGFunction builtin,
+					  PathChange how, struct varlena *pointer,
+					  JtSkeleton *skel, JtRef *ref, Datum *elems, int npath)
+{
+	text	   *first = DatumGetTextPP(elems[0]);
+	uint32		i;
+	JtNode		value;
+
+	if (!jt_nav_object_find(&skel->src, &skel->root, VARDATA_ANY(first),
+							VARSIZE_ANY_EXHDR(first), &i))
+		return change_in_tree_value(fcinfo, builtin, how == PATH_DELETE,
+									pointer, skel, ref, first, NULL);
+	jt_nav_entry(&skel->src, &skel->root, jt_node_count(&skel->root) + i,
+				 &value);
+	if (value.kind == JT_NODE_REF)
+		return change_below_ref(fcinfo, builtin, how, pointer, skel, &value,
+								i, elems, npath);
+	return change_in_tree_value(fcinfo, builtin, how == PATH_DELETE, pointer,
+								skel, ref, first, &value);
 }
 
 /* Is key a key of the root object kept in skel's tree? */
@@ -368,8 +453,8 @@ change_path(FunctionCallInfo fcinfo, PGFunction builtin, PathChange how)
 								NULL);
 	}
 	else if (npath > 1)
-		result = change_below_ref(fcinfo, builtin, how, pointer, &skel,
-								  elems, npath);
+		result = change_below_root_key(fcinfo, builtin, how, pointer, &skel,
+									   &ref, elems, npath);
 	else
 		result = NULL;			/* jsonb_insert() of a key of the tree */
 	if (result == NULL)
