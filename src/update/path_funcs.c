@@ -197,9 +197,9 @@ part_for_step(const JtRef *ref, text *step, bool in_range_only, uint32 *r,
 }
 
 /*
- * jsonb_set() or #- along a path of two steps or more in a root object
- * kept in the tree, whose first key's value (value, the i-th key) is kept
- * in parts: the builtin on the part holding the second step, wrapped as
+ * jsonb_set() and the like along a path of two steps or more in a root
+ * object kept in the tree, whose first key's value (refnode, the i-th key)
+ * is kept in parts: the builtin on the part holding the second step, wrapped as
  * the only value of an object under the first key so that the builtin
  * sees the path (and reports its errors) as on the whole document, with
  * an array index renumbered for the part.  NULL when the builtin should do
@@ -336,9 +336,21 @@ change_in_tree_value(FunctionCallInfo fcinfo, PGFunction builtin,
 		/* a missing first key stays missing: the document is unchanged */
 		if (value != NULL)
 			return NULL;
+		elog(DEBUG1, "jsonb_toaster: the skeleton's tree unchanged");
 		return jt_copy_of_pointer(pointer);
 	}
 	jt_nav_entry(&src, &root, 1, &newvalue);
+	if (value != NULL &&
+		jt_node_entry_type(&newvalue) == jt_node_entry_type(value) &&
+		newvalue.length == value->length &&
+		memcmp(jt_source_read(&src, newvalue.offset, newvalue.length),
+			   jt_source_read(&skel->src, value->offset, value->length),
+			   value->length) == 0)
+	{
+		/* nothing changed under it (a path that names nothing) */
+		elog(DEBUG1, "jsonb_toaster: the skeleton's tree unchanged");
+		return jt_copy_of_pointer(pointer);
+	}
 	return jt_change_key(pointer, SHAPE_TREE_ROOT, skel, ref,
 						 VARDATA_ANY(first), VARSIZE_ANY_EXHDR(first), &src,
 						 &newvalue, true);
@@ -382,9 +394,9 @@ key_in_tree(JtSkeleton *skel, const char *key, uint32 keylen)
 
 /*
  * jsonb_set(jsonb, text[], jsonb, boolean), jsonb #- text[] and
- * jsonb_insert(jsonb, text[], jsonb, boolean): the path's first key names
- * the part of a split root, or the value kept in parts below a root kept
- * in the tree.
+ * jsonb_insert(jsonb, text[], jsonb, boolean), and subscript assignment:
+ * the path's first key names the part of a split root, or a key of a root
+ * kept in the tree, whose value is kept in parts or in the tree.
  */
 static Datum
 change_path(FunctionCallInfo fcinfo, PGFunction builtin, PathChange how)

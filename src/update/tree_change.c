@@ -13,7 +13,8 @@
  * bytes give the document's size (not for a reference written before
  * format version 3), the document when no part is left.  (A path of two
  * steps or more whose first key names a value kept in parts changes that
- * value's part instead: path_funcs.c.)
+ * value's part instead; one whose first key names a value of the tree sets
+ * that key here to what the builtin makes of the value: path_funcs.c.)
  *
  * Copyright (c) 2026, jsonb_toaster developers
  *
