@@ -197,13 +197,54 @@ part_for_step(const JtRef *ref, text *step, bool in_range_only, uint32 *r,
 }
 
 /*
+ * The builtin of change_path() on a one-key object, {first: the value of
+ * entry type type, len bytes at bytes} (an empty object if bytes is NULL),
+ * along path: the object stands for the document, which the builtin then
+ * sees the path in, and reports its errors on, as on the whole.  Returns
+ * how many keys the builtin's result has, at most one, that key's value
+ * being *value in *src; -1 for any other result.
+ */
+static int
+builtin_on_wrapped(FunctionCallInfo fcinfo, PGFunction builtin,
+				   bool deleting, text *first, uint32 type, const char *bytes,
+				   uint32 len, Datum path, JtSource *src, JtNode *value)
+{
+	StringInfoData buf;
+	JtWriter	w;
+	Jsonb	   *changed;
+	JtNode		root;
+
+	initStringInfo(&buf);
+	appendStringInfoSpaces(&buf, VARHDRSZ);
+	jt_writer_begin(&w, &buf, JT_CONTAINER_OBJECT | (bytes ? 1 : 0));
+	if (bytes != NULL)
+	{
+		jt_writer_entry(&w, JT_JENTRY_STRING, VARDATA_ANY(first),
+						VARSIZE_ANY_EXHDR(first));
+		jt_writer_entry(&w, type, bytes, len);
+	}
+	jt_writer_end(&w);
+	SET_VARSIZE(buf.data, buf.len);
+	changed = (Jsonb *) builtin_on(fcinfo, builtin, deleting,
+								   (struct varlena *) buf.data, path);
+
+	jt_memory_source(src, VARDATA(changed), VARSIZE(changed) - VARHDRSZ,
+					 false);
+	jt_nav_root(src, &root);
+	if (!jt_node_is_object(&root) || jt_node_count(&root) > 1)
+		return -1;
+	if (jt_node_count(&root) == 1)
+		jt_nav_entry(src, &root, 1, value);
+	return (int) jt_node_count(&root);
+}
+
+/*
  * jsonb_set() and the like along a path of two steps or more in a root
  * object kept in the tree, whose first key's value (refnode, the i-th key)
- * is kept in parts: the builtin on the part holding the second step, wrapped as
- * the only value of an object under the first key so that the builtin
- * sees the path (and reports its errors) as on the whole document, with
- * an array index renumbered for the part.  NULL when the builtin should do
- * it on the document.
+ * is kept in parts: the builtin on the part holding the second step,
+ * wrapped under the first key (builtin_on_wrapped()), with an array index
+ * renumbered for the part.  NULL when the builtin should do it on the
+ * document.
  */
 static struct varlena *
 change_below_ref(FunctionCallInfo fcinfo, PGFunction builtin, PathChange how,
@@ -220,13 +261,9 @@ change_below_ref(FunctionCallInfo fcinfo, PGFunction builtin, PathChange how,
 	uint32		r;
 	int32		local = 0;
 	JtFetchedPart old;
-	StringInfoData buf;
-	JtWriter	w;
 	Datum	   *steps;
 	Datum		newpath;
-	Jsonb	   *changed;
 	JtSource	src;
-	JtNode		root;
 	struct varlena *newpart;
 
 	jt_skeleton_read_ref(skel, refnode, &ref);
@@ -248,32 +285,18 @@ change_below_ref(FunctionCallInfo fcinfo, PGFunction builtin, PathChange how,
 	}
 
 	jt_fetch_part(skel, &ref, r, true, &old);
-	initStringInfo(&buf);
-	appendStringInfoSpaces(&buf, VARHDRSZ);
-	jt_writer_begin(&w, &buf, JT_CONTAINER_OBJECT | 1);
-	jt_writer_entry(&w, JT_JENTRY_STRING, VARDATA_ANY(first),
-					VARSIZE_ANY_EXHDR(first));
-	jt_writer_entry(&w, JT_JENTRY_CONTAINER, VARDATA(old.content),
-					VARSIZE(old.content) - VARHDRSZ);
-	jt_writer_end(&w);
-	SET_VARSIZE(buf.data, buf.len);
-
 	steps = palloc(npath * sizeof(Datum));
 	memcpy(steps, elems, npath * sizeof(Datum));
 	if (!(ref.header & JT_CONTAINER_OBJECT))
 		steps[1] = CStringGetTextDatum(psprintf("%d", local));
 	newpath = PointerGetDatum(construct_array_builtin(steps, npath, TEXTOID));
-	changed = (Jsonb *) builtin_on(fcinfo, builtin, deleting,
-								   (struct varlena *) buf.data, newpath);
 
 	/* the changed part: the wrapper's value, a container of the same kind */
-	jt_memory_source(&src, VARDATA(changed), VARSIZE(changed) - VARHDRSZ,
-					 false);
-	jt_nav_root(&src, &root);
-	if (!jt_node_is_object(&root) || jt_node_count(&root) != 1)
-		return NULL;
-	jt_nav_entry(&src, &root, 1, &value);
-	if (value.kind != JT_NODE_CONTAINER)
+	if (builtin_on_wrapped(fcinfo, builtin, deleting, first,
+						   JT_JENTRY_CONTAINER, VARDATA(old.content),
+						   VARSIZE(old.content) - VARHDRSZ, newpath, &src,
+						   &value) != 1 ||
+		value.kind != JT_NODE_CONTAINER)
 		return NULL;
 	newpart = palloc(VARHDRSZ + value.length);
 	SET_VARSIZE(newpart, VARHDRSZ + value.length);
@@ -286,66 +309,48 @@ change_below_ref(FunctionCallInfo fcinfo, PGFunction builtin, PathChange how,
  * jsonb_set() and the like along a path of two steps or more in a root
  * object kept in the tree, whose first key is missing (value NULL) or has
  * a value kept in the tree holding no reference: the builtin on that value
- * alone, wrapped as the only value of an object under the first key (an
- * empty object if it is missing), so that the builtin sees the path, and
- * reports its errors, as on the whole document; then the first key set to
- * what the builtin leaves under it, in the tree.  No part is read, and
- * every part is kept.  NULL when the builtin should do it on the document.
+ * alone, wrapped under the first key (builtin_on_wrapped()), then the
+ * first key set to what the builtin leaves under it, in the tree.  No part
+ * is read, and every part is kept.  NULL when the builtin should do it on
+ * the document.
  */
 static struct varlena *
 change_in_tree_value(FunctionCallInfo fcinfo, PGFunction builtin,
 					 bool deleting, struct varlena *pointer, JtSkeleton *skel,
 					 JtRef *ref, text *first, const JtNode *value)
 {
-	StringInfoData buf;
-	JtWriter	w;
-	Jsonb	   *changed;
 	JtSource	src;
-	JtNode		root;
 	JtNode		newvalue;
+	const char *bytes = NULL;
+	uint32		type = 0;
+	uint32		len = 0;
 
-	if (value != NULL && value->kind == JT_NODE_CONTAINER &&
-		!jt_tree_container_is_plain(skel, value))
-		return NULL;
-	initStringInfo(&buf);
-	appendStringInfoSpaces(&buf, VARHDRSZ);
-	jt_writer_begin(&w, &buf, JT_CONTAINER_OBJECT | (value ? 1 : 0));
 	if (value != NULL)
 	{
-		jt_writer_entry(&w, JT_JENTRY_STRING, VARDATA_ANY(first),
-						VARSIZE_ANY_EXHDR(first));
-		jt_writer_entry(&w, jt_node_entry_type(value),
-						jt_source_read(&skel->src, value->offset,
-									   value->length),
-						value->length);
-	}
-	jt_writer_end(&w);
-	SET_VARSIZE(buf.data, buf.len);
-	changed = (Jsonb *) builtin_on(fcinfo, builtin, deleting,
-								   (struct varlena *) buf.data,
-								   PG_GETARG_DATUM(1));
-
-	/* what the builtin left under the first key, if anything */
-	jt_memory_source(&src, VARDATA(changed), VARSIZE(changed) - VARHDRSZ,
-					 false);
-	jt_nav_root(&src, &root);
-	if (!jt_node_is_object(&root) || jt_node_count(&root) > 1)
-		return NULL;
-	if (jt_node_count(&root) == 0)
-	{
-		/* a missing first key stays missing: the document is unchanged */
-		if (value != NULL)
+		if (value->kind == JT_NODE_CONTAINER &&
+			!jt_tree_container_is_plain(skel, value))
 			return NULL;
-		elog(DEBUG1, "jsonb_toaster: the skeleton's tree unchanged");
-		return jt_copy_of_pointer(pointer);
+		type = jt_node_entry_type(value);
+		len = value->length;
+		bytes = jt_source_read(&skel->src, value->offset, len);
 	}
-	jt_nav_entry(&src, &root, 1, &newvalue);
-	if (value != NULL &&
-		jt_node_entry_type(&newvalue) == jt_node_entry_type(value) &&
-		newvalue.length == value->length &&
-		memcmp(jt_source_read(&src, newvalue.offset, newvalue.length),
-			   jt_source_read(&skel->src, value->offset, value->length),
-			   value->length) == 0)
+	switch (builtin_on_wrapped(fcinfo, builtin, deleting, first, type, bytes,
+							   len, PG_GETARG_DATUM(1), &src, &newvalue))
+	{
+		case 0:
+			/* a missing first key stays missing: the document is unchanged */
+			if (value != NULL)
+				return NULL;
+			elog(DEBUG1, "jsonb_toaster: the skeleton's tree unchanged");
+			return jt_copy_of_pointer(pointer);
+		case 1:
+			break;
+		default:
+			return NULL;
+	}
+	if (bytes != NULL && jt_node_entry_type(&newvalue) == type &&
+		newvalue.length == len &&
+		memcmp(jt_source_read(&src, newvalue.offset, len), bytes, len) == 0)
 	{
 		/* nothing changed under it (a path that names nothing) */
 		elog(DEBUG1, "jsonb_toaster: the skeleton's tree unchanged");
