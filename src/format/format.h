@@ -133,7 +133,8 @@ jt_version_has_units(uint32 version)
 /*
  * May a pointer of format version version keep its tree outside the row?
  * From version 7, a skeleton whose tree is one reference (a root that left
- * whole, as a wide object of short fields does) may store that tree as one
+ * whole, as a wide object of short fields does), or holds a directory no
+ * row should carry (JT_ROW_MAX_RANGES), may store that tree as one
  * more part of the TOAST value its new parts go to, and keep in the row
  * only that part's directory entry: an UPDATE of another column then
  * writes a row about as long as stock's pointer, where it wrote the
@@ -147,6 +148,15 @@ jt_version_has_tree_outside(uint32 version)
 {
 	return version >= JT_SKELETON_VERSION_TREE_OUTSIDE;
 }
+
+/*
+ * A reference of more ranges than this never stays in the row: a tree
+ * holding one lies outside it (format version 7).  Only the containers of
+ * many megabytes are cut into that many (skeleton_build.c); the tree, a
+ * directory of kilobytes then, is fetched as one part, as a one-reference
+ * tree is.
+ */
+#define JT_ROW_MAX_RANGES		64
 
 /*
  * May an inline skeleton of format version version be folded?  From

@@ -267,6 +267,16 @@ jt_pointer_version(const struct varlena *pointer)
 	return header.va_version;
 }
 
+/* Does one of our pointers keep its tree outside the row? */
+bool
+jt_pointer_tree_outside(const struct varlena *pointer)
+{
+	JtSkeletonInfo info;
+
+	jt_payload_read_info(VARDATA_CUSTOM(pointer), &info);
+	return info.tree_outside;
+}
+
 /* The TOAST relation holding the parts of one of our pointers. */
 Oid
 jt_pointer_toastrelid(const struct varlena *pointer)

@@ -43,6 +43,7 @@ extern const char *jt_pointer_payload(const struct varlena *pointer,
 									  uint32 *len);
 extern Oid	jt_pointer_toastrelid(const struct varlena *pointer);
 extern uint32 jt_pointer_version(const struct varlena *pointer);
+extern bool jt_pointer_tree_outside(const struct varlena *pointer);
 extern struct varlena *jt_make_pointer(const JtSkeletonInfo *hdr,
 									   const char *tree, const char *deltas,
 									   uint32 deltas_len, int32 rawsize,

@@ -393,6 +393,19 @@ take_own_value(JtSkeleton *skel, char *at, JtPartEntry *entry)
 	jt_entry_write(at, skel->version, entry);
 }
 
+/* A reference's range count, from its header. */
+static uint32
+ref_nranges(JtSource *src, const JtNode *node)
+{
+	JtRefHeader rh;
+
+	if (node->length < sizeof(JtRefHeader))
+		jt_nav_corrupt(src, "a reference is shorter than its header");
+	memcpy(&rh, jt_source_read(src, node->offset, sizeof(JtRefHeader)),
+		   sizeof(JtRefHeader));
+	return rh.nranges & ~JT_REF_HAS_LAYOUTS;
+}
+
 /*
  * Check a reference found in the tree and describe it.  The ranges are
  * copied to aligned memory.  Their key bytes must lie inside the
@@ -746,6 +759,46 @@ jt_skeleton_walk_below(JtSkeleton *skel, const JtNode *node,
 	}
 	else if (node->kind == JT_NODE_CONTAINER)
 		walk_container(skel, node, NIL, visit, arg);
+}
+
+/*
+ * The most ranges a reference of a tree (tree_size bytes, as built or as a
+ * parsed skeleton holds it) has, among the root and the root's values: the
+ * widest directory, which decides whether the tree may stay in the row
+ * (JT_ROW_MAX_RANGES).  References lie at those places only.
+ */
+uint32
+jt_tree_widest_directory(const char *tree, uint32 tree_size)
+{
+	JtSource	src;
+	JtNode		root;
+	JtEntryIter it;
+	JtNode		child;
+	uint32		root_entry;
+	uint32		widest = 0;
+
+	if (tree_size < 2 * sizeof(uint32))
+		return 0;
+	memcpy(&root_entry, tree, sizeof(uint32));
+	jt_memory_source(&src, tree, tree_size, true);
+	root.offset = sizeof(uint32);
+	root.length = tree_size - sizeof(uint32);
+	memcpy(&root.header, tree + sizeof(uint32), sizeof(uint32));
+	if ((root_entry & JT_JENTRY_TYPE_MASK) == JT_JENTRY_REF)
+	{
+		root.kind = JT_NODE_REF;
+		return ref_nranges(&src, &root);
+	}
+	if ((root_entry & JT_JENTRY_TYPE_MASK) != JT_JENTRY_CONTAINER ||
+		!jt_root_header_ok(root.header))
+		jt_nav_corrupt(&src, "the root is neither a container nor a reference");
+	root.kind = JT_NODE_CONTAINER;
+	jt_nav_iter_begin(&src, &root, &it);
+	jt_nav_iter_seek(&src, &it, jt_node_first_value_index(&root));
+	while (jt_nav_iter_next(&src, &it, &child))
+		if (child.kind == JT_NODE_REF)
+			widest = Max(widest, ref_nranges(&src, &child));
+	return widest;
 }
 
 static void

@@ -19,9 +19,11 @@
  * directory costs jt_entry_size() per range in the skeleton, so a
  * container is cut into JT_MAX_RANGES ranges at most (longer ones get
  * longer ranges), and when the wanted range size would make the skeleton
- * outgrow its target the ranges grow instead.  Boundaries depend on the
- * entries' contents (see ends_range()), so that an edit moves only the
- * boundaries near it.
+ * outgrow its target the ranges grow instead.  A container of many
+ * megabytes is the exception, where the skeleton's tree may leave the row
+ * (large_container_range_size()).  Boundaries depend on the entries'
+ * contents (see ends_range()), so that an edit moves only the boundaries
+ * near it.
  *
  * Nothing is written here: the result is a tree and a list of parts, in
  * document order, whose stored locations the caller fills in after
@@ -63,6 +65,8 @@ typedef struct Builder
 	List	   *candidates;		/* the same, longest first */
 	bool		some_leave;		/* a candidate leaves the skeleton */
 	uint32		whole_up_to;	/* containers this long stay one range */
+	bool		large_dirs;		/* the tree may leave the row (format.h) */
+	uint32		range_size;		/* the range size wanted */
 	JtBuildResult *result;
 } Builder;
 
@@ -179,6 +183,45 @@ expected_ranges(uint32 len, uint32 range_size)
  */
 #define JT_MAX_RANGES	16
 
+/*
+ * A container of at least this many range sizes is large: sixteen ranges
+ * of it would each be a large document of their own.
+ */
+#define JT_LARGE_CONTAINER_RANGES	2048
+
+/*
+ * Ranges of a large container hold about sqrt(JT_LARGE_BALANCE * length)
+ * bytes: a read of one element fetches the tree and decodes a range, and
+ * the tree's directory and the range then grow alike with the length (a
+ * range of 128 kB for 240 MB).
+ */
+#define JT_LARGE_BALANCE	256
+
+/*
+ * The range size for a large container n when the tree may leave the row:
+ * the power of two below the balance, at least the wanted range size, if
+ * the container is then cut into so many ranges (twice JT_ROW_MAX_RANGES
+ * on average) that its directory leaves the row with the tree; 0 for any
+ * other container, whose ranges' directory must fit the row.  It depends
+ * on the container's length alone, as container_range_size() does.
+ */
+static uint32
+large_container_range_size(const Builder *b, const BuildNode *n)
+{
+	uint64		len = n->node.length;
+	uint32		range_size = b->range_size;
+	uint64		size = range_size;
+
+	if (!b->large_dirs || len / range_size < JT_LARGE_CONTAINER_RANGES)
+		return 0;
+	while (size * 2 <= PG_INT32_MAX / 2 &&
+		   (size * 2) * (size * 2) <= len * JT_LARGE_BALANCE)
+		size *= 2;
+	if (len / size < 2 * JT_ROW_MAX_RANGES)
+		return 0;
+	return (uint32) size;
+}
+
 static uint32
 container_range_size(const BuildNode *n, uint32 range_size)
 {
@@ -202,11 +245,11 @@ stays_one_range(const Builder *b, const BuildNode *n, uint32 range_size)
 }
 
 /*
- * Split an external container into ranges of about range_size bytes of
+ * Cut an external container into ranges of about range_size bytes of
  * entries each (key and value together for objects).
  */
 static void
-plan_ranges(Builder *b, BuildNode *n, uint32 range_size)
+cut_ranges(Builder *b, BuildNode *n, uint32 range_size)
 {
 	uint32		count;
 	JtEntryIter it;
@@ -216,11 +259,7 @@ plan_ranges(Builder *b, BuildNode *n, uint32 range_size)
 
 	if (n->range_starts != NULL)
 		pfree(n->range_starts);
-	n->range_starts = NULL;
 	n->nranges = 1;
-	if (stays_one_range(b, n, range_size))
-		return;
-	range_size = container_range_size(n, range_size);
 	count = jt_node_count(&n->node);
 	maxranges = Min(count, n->node.length / Max(JT_RANGE_MIN(range_size), 1) + 1);
 	n->range_starts = palloc(maxranges * sizeof(uint32));
@@ -267,6 +306,38 @@ plan_ranges(Builder *b, BuildNode *n, uint32 range_size)
 						   entry.length, entry.kind, size, range_size);
 		}
 	}
+}
+
+/*
+ * Plan the ranges of an external value, range_size wanted for those whose
+ * directory is to fit the row (plan_ranges_to_fit() doubles it).  A large
+ * container is cut with the range size its length gives, halved until its
+ * directory leaves the row with the tree: the content may leave ranges
+ * longer than their size, and a directory of a few ranges must fit.
+ */
+static void
+plan_ranges(Builder *b, BuildNode *n, uint32 range_size)
+{
+	uint32		large = large_container_range_size(b, n);
+
+	if (n->range_starts != NULL)
+		pfree(n->range_starts);
+	n->range_starts = NULL;
+	n->nranges = 1;
+	if (large > 0)
+	{
+		for (;;)
+		{
+			cut_ranges(b, n, large);
+			if (n->nranges > JT_ROW_MAX_RANGES || large / 2 < b->range_size)
+				break;
+			large /= 2;
+		}
+		return;
+	}
+	if (stays_one_range(b, n, range_size))
+		return;
+	cut_ranges(b, n, container_range_size(n, range_size));
 }
 
 /* A jsonb datum (4-byte header) from a buffer that started with one. */
@@ -464,14 +535,16 @@ write_tree(Builder *b)
 /*
  * Bytes the directories of the planned ranges add to the tree, over the
  * one-range references the estimate counted: the entries, and the first
- * key of every object range but the first.
+ * key of every object range but the first.  None for a directory that
+ * takes the tree out of the row (JT_ROW_MAX_RANGES): the target bounds
+ * what the row would hold.
  */
 static int64
 directory_growth(Builder *b, BuildNode *n)
 {
 	int64		growth;
 
-	if (!n->external || n->nranges <= 1)
+	if (!n->external || n->nranges <= 1 || n->nranges > JT_ROW_MAX_RANGES)
 		return 0;
 	growth = (int64) REF_SIZE(b->result->version, n->nranges) -
 		(int64) REF_SIZE(b->result->version, 1);
@@ -578,7 +651,8 @@ expected_ref_size(const Builder *b, const BuildNode *n, uint32 range_size)
 {
 	int64		nranges;
 
-	if (stays_one_range(b, n, range_size))
+	if (stays_one_range(b, n, range_size) ||
+		large_container_range_size(b, n) > 0)
 		return REF_SIZE(b->result->version, 1);
 	nranges = expected_ranges(n->node.length,
 							  container_range_size(n, range_size));
@@ -593,12 +667,15 @@ expected_ref_size(const Builder *b, const BuildNode *n, uint32 range_size)
  * one range: its ranges would be compressed as one unit, which a reader of
  * one of them decodes from its start up to it (half the unit on average,
  * against the whole of it now), and their directory entries would widen
- * every version of the row.  Returns false if the document is not worth a
- * skeleton (a raw scalar, or nothing long enough to leave).
+ * every version of the row.  With large_dirs, the tree may leave the row
+ * (format.h), and containers of many megabytes are cut into many ranges
+ * (large_container_range_size()).  Returns false if the document is not
+ * worth a skeleton (a raw scalar, or nothing long enough to leave).
  */
 bool
 jt_build_skeleton(const struct varlena *doc, int32 target, uint32 range_size,
-				  uint32 whole_up_to, uint32 version, JtBuildResult *result)
+				  uint32 whole_up_to, bool large_dirs, uint32 version,
+				  JtBuildResult *result)
 {
 	Builder		b;
 	int64		est;
@@ -611,6 +688,8 @@ jt_build_skeleton(const struct varlena *doc, int32 target, uint32 range_size,
 	result->version = version;
 	b.result = result;
 	b.whole_up_to = whole_up_to;
+	b.large_dirs = large_dirs;
+	b.range_size = range_size;
 	jt_memory_source(&b.src, VARDATA(doc), VARSIZE(doc) - VARHDRSZ, false);
 	jt_nav_root(&b.src, &b.root.node);
 	if (jt_node_is_scalar_root(&b.root.node))

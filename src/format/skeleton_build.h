@@ -39,7 +39,8 @@ typedef struct JtBuildResult
 
 extern bool jt_build_skeleton(const struct varlena *doc, int32 target,
 							  uint32 range_size, uint32 whole_up_to,
-							  uint32 version, JtBuildResult *result);
+							  bool large_dirs, uint32 version,
+							  JtBuildResult *result);
 extern void jt_build_set_stored(JtBuildResult *result, uint32 i,
 								const JtPartEntry *stored);
 extern void jt_build_entry(const JtBuildResult *result, uint32 i,

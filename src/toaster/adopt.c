@@ -149,8 +149,10 @@ write_replaced_parts(Relation rel, Form_pg_attribute att, struct varlena *value,
 	if (jt_version_has_tree_outside(skel->version) &&
 		jt_tree_may_leave_row(tree, hdr.tree_size))
 	{
+		bool		must = jt_tree_must_leave_row(tree, hdr.tree_size);
+
 		/* the tree names the parts as they are placed (format.h) */
-		jt_part_writer_seal(&writer);
+		jt_part_writer_seal(&writer, must ? hdr.tree_size : 0);
 		for (uint32 i = 0; i < skel->ndeltas; i++)
 		{
 			JtPartEntry placed;
@@ -273,6 +275,7 @@ adopted_pointer(Relation rel, Form_pg_attribute att, struct varlena *value,
 	ReplacedRanges rr;
 	uint64		size = VARSIZE_EXTERNAL(value);
 	uint32		nreplaced = 0;
+	bool		tree_must;
 
 	jt_parse_pointer(value, &skel);
 	for (uint32 i = 0; i < skel.ndeltas; i++)
@@ -281,6 +284,12 @@ adopted_pointer(Relation rel, Form_pg_attribute att, struct varlena *value,
 			nreplaced++;
 			size -= jt_delta_record_size(&skel.deltas[i]);
 		}
+	/* a tree no row takes is stored outside it, the row keeping its entry */
+	tree_must = !skel.tree_missing &&
+		jt_version_has_tree_outside(skel.version) &&
+		jt_tree_must_leave_row(skel.tree, skel.hdr.tree_size);
+	if (tree_must)
+		size -= skel.hdr.tree_size - jt_entry_size(skel.version);
 	if (!fits_in_place(rel, att->attnum, size,
 					   size - VARHDRSZ_CUSTOM - JT_PAYLOAD_TREE_OFFSET, oldvalue))
 		return NULL;
@@ -289,7 +298,9 @@ adopted_pointer(Relation rel, Form_pg_attribute att, struct varlena *value,
 		/* nothing to write: the old tree part with edits, if it had one */
 		struct varlena *edited = jt_tree_edited_pointer(rel, value, oldvalue);
 
-		return edited != NULL ? edited : value;
+		if (edited != NULL || !tree_must)
+			return edited != NULL ? edited : value;
+		/* else the tree alone, written below */
 	}
 	/* parts to write lie in a tree in memory, never in one read from TOAST */
 	if (skel.tree_missing)
@@ -356,10 +367,7 @@ jt_adopt(Relation rel, int attnum, struct varlena *value,
 static uint32
 tree_parts(struct varlena *pointer)
 {
-	JtSkeletonInfo hdr;
-
-	jt_payload_read_info(jt_pointer_payload(pointer, NULL), &hdr);
-	return hdr.tree_outside ? 1 : 0;
+	return jt_pointer_tree_outside(pointer) ? 1 : 0;
 }
 
 /*

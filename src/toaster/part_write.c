@@ -340,12 +340,17 @@ jt_part_writer_bytes(JtPartWriter *w)
 
 /*
  * Store the compression unit being gathered, if any: every part added has
- * its place then (jt_part_writer_placed()).
+ * its place then (jt_part_writer_placed()).  If the value not written yet
+ * has no room for room more bytes, write it, so that a part of at most
+ * room raw bytes added last (jt_part_writer_add_last()) finds room.
  */
 void
-jt_part_writer_seal(JtPartWriter *w)
+jt_part_writer_seal(JtPartWriter *w, uint32 room)
 {
 	flush_unit(w);
+	if (room > 0 && w->npending > 0 &&
+		(uint64) w->pending.len + room > JT_PACKED_VALUE_MAX)
+		write_pending(w);
 }
 
 /*

@@ -70,7 +70,7 @@ extern void jt_part_writer_reuse(JtPartWriter *w,
 extern uint32 jt_part_writer_add(JtPartWriter *w, const struct varlena *raw,
 								 bool compress);
 extern uint64 jt_part_writer_bytes(JtPartWriter *w);
-extern void jt_part_writer_seal(JtPartWriter *w);
+extern void jt_part_writer_seal(JtPartWriter *w, uint32 room);
 extern void jt_part_writer_placed(const JtPartWriter *w, uint32 part,
 								  JtPartEntry *entry);
 extern uint32 jt_part_writer_add_last(JtPartWriter *w,

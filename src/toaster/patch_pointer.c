@@ -20,6 +20,7 @@
 #include "format/skeleton_build.h"
 #include "toaster/patch_pointer.h"
 #include "toaster/settings.h"
+#include "toaster/tree_outside.h"
 
 /*
  * The delta area of a patch that keeps the changed part's old stored part
@@ -102,7 +103,8 @@ jt_tree_patch_pointer(const char *payload, uint32 payload_len,
 	struct varlena *result;
 
 	jt_payload_read_info(payload, &hdr);
-	if (!jt_patch_may_be_taken(payload_len - JT_PAYLOAD_TREE_OFFSET, 0, 0))
+	if (!jt_patch_may_be_taken(jt_payload_bytes_in_row(payload, payload_len) -
+							   JT_PAYLOAD_TREE_OFFSET, 0, 0))
 		return NULL;
 	result = jt_pointer_over_fewer(old_pointer, &hdr,
 								   payload + JT_PAYLOAD_TREE_OFFSET,
@@ -149,6 +151,14 @@ jt_patch_may_be_taken(uint32 skeleton_size, uint32 part_size,
 	return part_size == 0 || !part_outgrown(part_size, largest_sibling);
 }
 
+/* The bytes the tree of a patch (hdr its header) will take in the row. */
+static uint32
+tree_bytes_in_row(const JtPatch *patch, const JtSkeletonInfo *hdr)
+{
+	return jt_tree_bytes_in_row(patch->payload + JT_PAYLOAD_TREE_OFFSET,
+								hdr->tree_size);
+}
+
 /*
  * The pointer of a patch whose changed part is kept as a delta of what the
  * old value stores for it (patch->base), for a document of rawsize bytes:
@@ -166,7 +176,8 @@ patch_as_delta(const JtPatch *patch, int32 rawsize, int32 target)
 	delta = keep_as_delta(patch,
 						  patch->payload + JT_PAYLOAD_TREE_OFFSET + hdr.tree_size,
 						  patch->payload_len - JT_PAYLOAD_TREE_OFFSET - hdr.tree_size,
-						  (int64) target - hdr.tree_size + patch->carried_len);
+						  (int64) target - tree_bytes_in_row(patch, &hdr) +
+						  patch->carried_len);
 	if (delta == NULL)
 		return NULL;
 	return pointer_at_base(patch, VARDATA(delta), VARSIZE(delta) - VARHDRSZ,
@@ -189,7 +200,8 @@ patch_as_replacement(const JtPatch *patch, int32 rawsize, int32 target)
 
 	jt_payload_read_info(patch->payload, &hdr);
 	deltas_len = patch->payload_len - JT_PAYLOAD_TREE_OFFSET - hdr.tree_size;
-	if ((int64) hdr.tree_size + deltas_len - patch->carried_len > target)
+	if ((int64) tree_bytes_in_row(patch, &hdr) + deltas_len -
+		patch->carried_len > target)
 		return NULL;
 
 	initStringInfo(&area);

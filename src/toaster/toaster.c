@@ -510,7 +510,8 @@ inline_pointer(JtBuildResult *res, const struct varlena *doc, char cmethod,
 	*tried = true;
 
 	if (ranged &&
-		jt_build_skeleton(doc, target, PG_INT32_MAX, 0, res->version, &whole))
+		jt_build_skeleton(doc, target, PG_INT32_MAX, 0, false, res->version,
+						  &whole))
 	{
 		if (skeleton_gives_back(&whole, doc, toastrelid))
 			return try_inline(&whole, doc, cmethod, target, toastrelid,
@@ -553,17 +554,14 @@ core_keeps_in_row(Form_pg_attribute att, const struct varlena *doc,
  * Add res's tree to the value writer gathers, as one more part of it: its
  * entries name the parts written[] gives as they lie (value id and size 0
  * for those of that value, format.h).  The tree part's number, or
- * UINT32_MAX if that value had no room, or if no part is written (the
- * tree would take a TOAST value of its own; the old value's tree part
- * with edits may do, tree_outside.c).
+ * UINT32_MAX if that value had no room; a tree that must leave the row
+ * finds room.
  */
 static uint32
 write_tree_outside(JtPartWriter *writer, JtBuildResult *res,
-				   const uint32 *written)
+				   const uint32 *written, bool must)
 {
-	if (writer->nparts == 0)
-		return UINT32_MAX;
-	jt_part_writer_seal(writer);
+	jt_part_writer_seal(writer, must ? res->tree.len : 0);
 	for (uint32 i = 0; i < res->nparts; i++)
 	{
 		JtPartEntry placed;
@@ -604,6 +602,7 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	uint32	   *written;
 	uint32		tree_part;
 	bool		tree_out;
+	bool		tree_must;
 	JtPartEntry *shared;
 	JtCompressedPart sample = {0};
 	bool		tried_inline = false;
@@ -624,7 +623,9 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	/* version 7 only for a tree outside the row (write_tree_outside()) */
 	version = (uint32) Min(jt_format_version, JT_SKELETON_VERSION_UNITS);
 	if (!jt_build_skeleton(doc, target, (uint32) jt_range_size,
-						   jt_whole_container_size(version), version, &res))
+						   jt_whole_container_size(version),
+						   jt_format_version >= JT_SKELETON_VERSION_TREE_OUTSIDE,
+						   version, &res))
 		return NULL;
 	if (!skeleton_gives_back(&res, doc, toastrelid))
 	{
@@ -752,11 +753,16 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 		nkept = ndeltas = 0;
 	}
 
-	/* the new parts, packed into one TOAST value (the tree too, maybe) */
+	/*
+	 * The new parts, packed into one TOAST value, the tree too, maybe: not
+	 * when no part is written, for the tree would take a value of its own
+	 * (the old value's tree part with edits may do, tree_outside.c).
+	 */
 	tree_part = UINT32_MAX;
 	tree_out = jt_tree_may_leave_row(res.tree.data, res.tree.len);
-	if (tree_out)
-		tree_part = write_tree_outside(&writer, &res, written);
+	tree_must = tree_out && jt_tree_must_leave_row(res.tree.data, res.tree.len);
+	if (tree_out && writer.nparts > 0)
+		tree_part = write_tree_outside(&writer, &res, written, tree_must);
 	jt_part_writer_finish(&writer);
 	for (uint32 i = 0; i < res.nparts; i++)
 	{
@@ -799,6 +805,18 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 
 			if (edited != NULL)
 				result = edited;
+		}
+
+		/* no row takes this tree: a TOAST value of its own, then */
+		if (tree_must && !jt_pointer_tree_outside(result))
+		{
+			tree_part = write_tree_outside(&writer, &res, written, true);
+			jt_part_writer_finish(&writer);
+			Assert(tree_part != UINT32_MAX);
+			result = jt_tree_part_pointer(&hdr, &writer, tree_part,
+										  res.tree.data, deltas.data,
+										  deltas.len, VARSIZE(doc),
+										  stored_outside);
 		}
 	}
 	if (RelationIsLogicallyLogged(rel))

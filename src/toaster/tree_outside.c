@@ -11,7 +11,9 @@
  * through anyway; in the row, every new row version would carry it, an
  * UPDATE of another column included, where stock keeps an 18-byte
  * pointer.  Written alone, it would take a TOAST value of its own at
- * every UPDATE whose change is kept as a delta.
+ * every UPDATE whose change is kept as a delta.  A tree holding the
+ * directory of a container of many megabytes leaves the row whatever else
+ * it holds: no row has room for it.
  *
  * Copyright (c) 2026, jsonb_toaster developers
  *
@@ -25,6 +27,7 @@
 
 #include "format/part.h"
 #include "format/pointer.h"
+#include "format/skeleton.h"
 #include "format/tree_edits.h"
 #include "toast/pointer_open.h"
 #include "toaster/settings.h"
@@ -37,21 +40,62 @@
 #define JT_TREE_OUTSIDE_MIN		160
 
 /*
- * May a tree of tree_size bytes lie outside the row?  Only a tree that is
- * one reference, whose reads fetch a part anyway.  (Logical decoding, which
- * cannot read TOAST, cuts it from the values the decoded transaction holds:
- * the toaster logs those it shares in logically logged tables.)
+ * Must a tree of tree_size bytes lie outside the row?  One holding a
+ * directory no row should carry (JT_ROW_MAX_RANGES), which only a builder
+ * allowed to write format version 7 makes, and what is made of it keeps.
+ */
+bool
+jt_tree_must_leave_row(const char *tree, uint32 tree_size)
+{
+	return jt_tree_widest_directory(tree, tree_size) > JT_ROW_MAX_RANGES;
+}
+
+/*
+ * May a tree of tree_size bytes lie outside the row?  A tree that must, and
+ * a tree that is one reference, whose reads fetch a part anyway.  (Logical
+ * decoding, which cannot read TOAST, cuts it from the values the decoded
+ * transaction holds: the toaster logs those it shares in logically logged
+ * tables.)
  */
 bool
 jt_tree_may_leave_row(const char *tree, uint32 tree_size)
 {
 	uint32		root_entry;
 
+	if (jt_tree_must_leave_row(tree, tree_size))
+		return true;
 	if (jt_format_version < JT_SKELETON_VERSION_TREE_OUTSIDE ||
 		tree_size < JT_TREE_OUTSIDE_MIN)
 		return false;
 	memcpy(&root_entry, tree, sizeof(uint32));
 	return (root_entry & JT_JENTRY_TYPE_MASK) == JT_JENTRY_REF;
+}
+
+/*
+ * The bytes a tree of tree_size bytes takes in the row: its own, or, for a
+ * tree that must leave it, the directory entry of the part holding it.
+ */
+uint32
+jt_tree_bytes_in_row(const char *tree, uint32 tree_size)
+{
+	return jt_tree_must_leave_row(tree, tree_size) ?
+		jt_entry_size(JT_SKELETON_VERSION_TREE_OUTSIDE) : tree_size;
+}
+
+/*
+ * The bytes of payload_len that a payload holding its tree (header, tree,
+ * what follows) takes in the row once stored.
+ */
+uint32
+jt_payload_bytes_in_row(const char *payload, uint32 payload_len)
+{
+	JtSkeletonInfo hdr;
+
+	jt_payload_read_info(payload, &hdr);
+	if (hdr.tree_outside || hdr.tree_folded)
+		return payload_len;
+	return payload_len - hdr.tree_size +
+		jt_tree_bytes_in_row(payload + JT_PAYLOAD_TREE_OFFSET, hdr.tree_size);
 }
 
 /*

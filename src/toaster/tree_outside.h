@@ -18,7 +18,11 @@
 #include "format/format.h"
 #include "toaster/part_write.h"
 
+extern bool jt_tree_must_leave_row(const char *tree, uint32 tree_size);
 extern bool jt_tree_may_leave_row(const char *tree, uint32 tree_size);
+extern uint32 jt_tree_bytes_in_row(const char *tree, uint32 tree_size);
+extern uint32 jt_payload_bytes_in_row(const char *payload,
+									  uint32 payload_len);
 extern uint32 jt_tree_add_part(JtPartWriter *writer, const char *tree,
 							   uint32 tree_size);
 extern struct varlena *jt_tree_part_pointer(const JtSkeletonInfo *hdr,

@@ -59,6 +59,7 @@
 #include "toast/part_fetch.h"
 #include "toaster/part_cache.h"
 #include "toaster/patch_pointer.h"
+#include "toaster/tree_outside.h"
 #include "update/document_size.h"
 #include "update/part_change.h"
 
@@ -385,8 +386,9 @@ jt_apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	jt_skeleton_parse(&patched, payload, payload_len, skel->version);
 	for (uint32 q = 0; q < ref->nranges; q++)
 		largest = Max(largest, (uint32) ref->ranges[q].rawsize);
-	taken = jt_patch_may_be_taken(payload_len - JT_PAYLOAD_TREE_OFFSET -
-								  carried_len, VARSIZE(newpart), largest);
+	taken = jt_patch_may_be_taken(jt_payload_bytes_in_row(payload, payload_len) -
+								  JT_PAYLOAD_TREE_OFFSET - carried_len,
+								  VARSIZE(newpart), largest);
 	try_pointer = taken && base != NULL;
 	if (try_pointer)
 	{

@@ -27,6 +27,7 @@
 #include "format/delta.h"
 #include "toaster/part_cache.h"
 #include "toaster/patch_pointer.h"
+#include "toaster/tree_outside.h"
 #include "update/part_change.h"
 #include "update/tree_change.h"
 
@@ -185,7 +186,9 @@ jt_apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, uint32 n,
 	 * builtin at once (the toaster would not keep that tree anyway).
 	 */
 	if (vnodes && n > 1 &&
-		!jt_patch_may_be_taken((uint32) Min(skel->hdr.tree_size + growth +
+		!jt_patch_may_be_taken((uint32) Min(jt_tree_bytes_in_row(skel->tree,
+																 skel->hdr.tree_size) +
+											growth +
 											2 * sizeof(uint32) * (int64) n,
 											PG_UINT32_MAX),
 							   0, 0))
@@ -269,8 +272,8 @@ jt_apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, uint32 n,
 	 * The stored parts read are kept for the general path (part_cache.c) when
 	 * the change is too large for a pointer.
 	 */
-	taken = jt_patch_may_be_taken(payload_len - JT_PAYLOAD_TREE_OFFSET,
-								  0, 0);
+	taken = jt_patch_may_be_taken(jt_payload_bytes_in_row(payload, payload_len) -
+								  JT_PAYLOAD_TREE_OFFSET, 0, 0);
 	document = jt_flatten_changed(pointer, skel, 0, NULL, !taken);
 	if (try_pointer && !known)
 	{
