@@ -190,35 +190,28 @@ expected_ranges(uint32 len, uint32 range_size)
 #define JT_LARGE_CONTAINER_RANGES	2048
 
 /*
- * Ranges of a large container hold about sqrt(JT_LARGE_BALANCE * length)
- * bytes: a read of one element fetches the tree and decodes a range, and
- * the tree's directory and the range then grow alike with the length (a
- * range of 128 kB for 240 MB).
- */
-#define JT_LARGE_BALANCE	256
-
-/*
- * The range size for a large container n when the tree may leave the row:
- * the power of two below the balance, at least the wanted range size, if
- * the container is then cut into so many ranges (twice JT_ROW_MAX_RANGES
- * on average) that its directory leaves the row with the tree; 0 for any
- * other container, whose ranges' directory must fit the row.  It depends
- * on the container's length alone, as container_range_size() does.
+ * The range size for a large container n when the tree may leave the row;
+ * 0 for any other container, whose ranges' directory must fit the row.
+ * A read of one element fetches the tree and decodes a range: ranges of
+ * the power of two below sqrt(length * range_size / 8) bytes (128 kB for
+ * 240 MB with the default range size) make the directory and the range
+ * grow alike with the length, and cut a large container into at least
+ * 2 * JT_ROW_MAX_RANGES ranges on average, whose directory leaves the row
+ * with the tree.  It depends on the container's length alone, as
+ * container_range_size() does.
  */
 static uint32
 large_container_range_size(const Builder *b, const BuildNode *n)
 {
 	uint64		len = n->node.length;
-	uint32		range_size = b->range_size;
-	uint64		size = range_size;
+	uint64		size = b->range_size;
 
-	if (!b->large_dirs || len / range_size < JT_LARGE_CONTAINER_RANGES)
+	if (!b->large_dirs || len / size < JT_LARGE_CONTAINER_RANGES)
 		return 0;
 	while (size * 2 <= PG_INT32_MAX / 2 &&
-		   (size * 2) * (size * 2) <= len * JT_LARGE_BALANCE)
+		   (size * 2) * (size * 2) * 8 <= len * b->range_size)
 		size *= 2;
-	if (len / size < 2 * JT_ROW_MAX_RANGES)
-		return 0;
+	Assert(len / size >= 2 * JT_ROW_MAX_RANGES);
 	return (uint32) size;
 }
 

@@ -296,7 +296,9 @@ adopted_pointer(Relation rel, Form_pg_attribute att, struct varlena *value,
 	if (nreplaced == 0)
 	{
 		/* nothing to write: the old tree part with edits, if it had one */
-		struct varlena *edited = jt_tree_edited_pointer(rel, value, oldvalue);
+		struct varlena *edited =
+			jt_tree_edited_pointer(rel, value, oldvalue,
+								   jt_column_inline_budget(rel, att->attnum));
 
 		if (edited != NULL || !tree_must)
 			return edited != NULL ? edited : value;

@@ -801,7 +801,7 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 		if (tree_out && old != NULL && writer.nparts == 0)
 		{
 			struct varlena *edited = jt_tree_edited_pointer(rel, result,
-															oldvalue);
+															oldvalue, target);
 
 			if (edited != NULL)
 				result = edited;

@@ -145,11 +145,13 @@ jt_tree_part_pointer(const JtSkeletonInfo *hdr, const JtPartWriter *writer,
  * of oldvalue, with its tree outside: oldvalue's tree part and the edits
  * that make pointer's tree of it.  NULL when oldvalue's tree is in the
  * row, or of another size, or the edits would take more than half the
- * tree's bytes, or pointer's tree may not leave the row.
+ * tree's bytes, or with the entry and the delta area more than target
+ * bytes (a tree that must leave the row may be far larger than the row's
+ * budget), or pointer's tree may not leave the row.
  */
 struct varlena *
 jt_tree_edited_pointer(Relation rel, struct varlena *pointer,
-					   struct varlena *oldvalue)
+					   struct varlena *oldvalue, int32 target)
 {
 	JtSkeleton	stored;
 	JtSkeleton	opened;
@@ -178,9 +180,14 @@ jt_tree_edited_pointer(Relation rel, struct varlena *pointer,
 		stored.hdr.toastrelid != hdr.toastrelid)
 		return NULL;
 
-	/* the entry, the edits and their length word in at most half the tree */
-	max_len = (int64) hdr.tree_size / 2 - (int64) sizeof(JtRefRangeUnits) -
-		(int64) sizeof(uint32);
+	/*
+	 * The entry, the edits and their length word in at most half the tree,
+	 * and in the target with the delta area
+	 */
+	max_len = Min((int64) hdr.tree_size / 2,
+				  (int64) target - (payload_len - JT_PAYLOAD_TREE_OFFSET -
+									hdr.tree_size)) -
+		(int64) sizeof(JtRefRangeUnits) - (int64) sizeof(uint32);
 	if (max_len <= 0)
 		return NULL;
 	old_tree = jt_pointer_payload(jt_open_pointer(oldvalue, &opened), NULL) +

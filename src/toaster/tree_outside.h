@@ -35,6 +35,7 @@ extern struct varlena *jt_tree_part_pointer(const JtSkeletonInfo *hdr,
 											uint64 stored_outside);
 extern struct varlena *jt_tree_edited_pointer(Relation rel,
 											  struct varlena *pointer,
-											  struct varlena *oldvalue);
+											  struct varlena *oldvalue,
+											  int32 target);
 
 #endif							/* JSONB_TOASTER_TREE_OUTSIDE_H */
