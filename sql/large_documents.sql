@@ -91,7 +91,7 @@ SELECT differ();
 
 -- reading one element fetches the tree and the range holding it: a few
 -- of the thousands of chunks the document takes
-CREATE FUNCTION chunks_fetched(q text) RETURNS bigint LANGUAGE plpgsql AS $$
+CREATE FUNCTION read_chunks(q text) RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
 	idx oid := (SELECT indexrelid FROM pg_index WHERE indrelid =
 				(SELECT reltoastrelid FROM pg_class WHERE relname = 't'));
@@ -100,10 +100,10 @@ BEGIN
 	EXECUTE q;
 	RETURN pg_stat_get_xact_tuples_fetched(idx) - before;
 END $$;
-SELECT chunks_fetched($$SELECT jb #> '{items,3000}', jb #>> '{dict,key003000}' FROM t WHERE id = 2$$)
+SELECT read_chunks($$SELECT jb #> '{items,3000}', jb #>> '{dict,key003000}' FROM t WHERE id = 2$$)
 		<= sum(chunks) FILTER (WHERE kind = 'tree') + 2 * max(chunks) FILTER (WHERE kind <> 'tree')
 	AS two_ranges,
-	chunks_fetched($$SELECT jb #> '{items,3000}' FROM t WHERE id = 2$$) * 20 < sum(chunks)
+	read_chunks($$SELECT jb #> '{items,3000}' FROM t WHERE id = 2$$) * 20 < sum(chunks)
 	AS a_few_chunks
 FROM t, jsonb_toaster_parts(jb) WHERE id = 2;
 
@@ -209,6 +209,6 @@ SELECT differ();
 
 DROP VIEW layout;
 DROP TABLE t, plain, seen;
-DROP FUNCTION big(int, int), toast_ok(regclass), differ(), chunks_fetched(text),
+DROP FUNCTION big(int, int), toast_ok(regclass), differ(), read_chunks(text),
 	note(int);
 RESET jsonb_toaster.range_size;
