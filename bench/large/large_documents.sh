@@ -35,10 +35,12 @@ INSERT INTO large_sn SELECT 1, jsonb_build_object('meta', jsonb_build_object('v'
 INSERT INTO large_tn SELECT * FROM large_sn;
 VACUUM ANALYZE large_s, large_t, large_sn, large_tn;
 SQL
-psql -X -c "SELECT 'large_t' AS tab, path, range, count, raw_size, stored_size
-	FROM jsonb_toaster_parts((SELECT jb FROM large_t))
-	UNION ALL SELECT 'large_tn', path, range, count, raw_size, stored_size
-	FROM jsonb_toaster_parts((SELECT jb FROM large_tn)) ORDER BY 1, 3"
+psql -X -c "SELECT 'large_t' AS tab, coalesce(path::text, '(tree)') AS part,
+	count(*) AS ranges, min(raw_size) AS min_raw, max(raw_size) AS max_raw,
+	sum(stored_size) AS stored FROM jsonb_toaster_parts((SELECT jb FROM large_t)) GROUP BY 1, 2
+	UNION ALL SELECT 'large_tn', coalesce(path::text, '(tree)'), count(*), min(raw_size),
+	max(raw_size), sum(stored_size) FROM jsonb_toaster_parts((SELECT jb FROM large_tn))
+	GROUP BY 1, 2 ORDER BY 1, 2"
 
 # fastest of three runs of statement $2 (with TAB for the table) on $1
 fastest() {
@@ -55,7 +57,7 @@ run() {
 	echo "$stmt | $(fastest large_t$suffix "$stmt") | $(fastest large_s$suffix "$stmt")" \
 		"| $(fastest large_s$suffix "$stmt" '-c jsonb_toaster.override_builtins=off')"
 }
-for q in "{items,10}" "{items,1000000}" "{items,1499990}"; do
+for q in "{meta}" "{items,10}" "{items,1000000}" "{items,1499990}"; do
 	run "" "SELECT length((jb #> '$q')::text) FROM TAB"
 done
 for p in "{meta,v}" "{items,700000,name}"; do
