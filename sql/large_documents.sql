@@ -199,6 +199,28 @@ VACUUM t;
 SELECT differ(), toast_ok('t');
 SELECT id, tree_state, tree_parts FROM layout ORDER BY id;
 
+-- a large container of a few long entries is planned as any other, its
+-- directory fitted to the row
+CREATE FUNCTION files(id int) RETURNS jsonb LANGUAGE sql AS $$
+	SELECT jsonb_build_object('id', id, 'files',
+		(SELECT jsonb_object_agg(lpad(i::text, 100, 'f'),
+			(SELECT string_agg(md5((id * i)::text || j::text), '') FROM generate_series(1, 160) j))
+		 FROM generate_series(1, 60) i))
+$$;
+INSERT INTO t SELECT 6, NULL, files(6);
+INSERT INTO plain SELECT 6, NULL, files(6);
+SELECT id, tree_state, inline_size <= 2000 AS fits FROM layout WHERE id = 6;
+-- a long value set in a document whose tree lies outside the row leaves
+-- the tree as a part, as it would in a document stored whole
+UPDATE t SET jb['blob'] = to_jsonb((SELECT string_agg(md5(j::text), '') FROM generate_series(1, 3000) j))
+WHERE id = 2;
+UPDATE plain SET jb['blob'] = to_jsonb((SELECT string_agg(md5(j::text), '') FROM generate_series(1, 3000) j))
+WHERE id = 2;
+SELECT id, tree_state, (SELECT raw_size < 20000 FROM jsonb_toaster_parts(jb) WHERE kind = 'tree') AS small_tree,
+	(SELECT count(*) FROM jsonb_toaster_parts(jb) WHERE path = '{blob}') AS blob_parts
+FROM t JOIN layout USING (id) WHERE id = 2;
+SELECT differ();
+
 -- format version 6 writes no tree outside the row: sixteen ranges at most
 SET jsonb_toaster.format_version = 6;
 INSERT INTO t SELECT 5, NULL, big(5, 6000);
@@ -209,6 +231,6 @@ SELECT differ();
 
 DROP VIEW layout;
 DROP TABLE t, plain, seen;
-DROP FUNCTION big(int, int), toast_ok(regclass), differ(), read_chunks(text),
+DROP FUNCTION big(int, int), files(int), toast_ok(regclass), differ(), read_chunks(text),
 	note(int);
 RESET jsonb_toaster.range_size;

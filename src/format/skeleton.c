@@ -762,21 +762,24 @@ jt_skeleton_walk_below(JtSkeleton *skel, const JtNode *node,
 }
 
 /*
- * The most ranges a reference of a tree (tree_size bytes, as built or as a
- * parsed skeleton holds it) has, among the root and the root's values: the
- * widest directory, which decides whether the tree may stay in the row
- * (JT_ROW_MAX_RANGES).  References lie at those places only.
+ * The references of a tree (tree_size bytes, as built or as a parsed
+ * skeleton holds it) of more than max_ranges ranges, among the root and the
+ * root's values (references lie there only): their number, and in *bytes
+ * the bytes they take in the tree.  Directories that wide decide that the
+ * tree leaves the row (JT_ROW_MAX_RANGES).
  */
 uint32
-jt_tree_widest_directory(const char *tree, uint32 tree_size)
+jt_tree_directories_over(const char *tree, uint32 tree_size,
+						 uint32 max_ranges, uint64 *bytes)
 {
 	JtSource	src;
 	JtNode		root;
 	JtEntryIter it;
 	JtNode		child;
 	uint32		root_entry;
-	uint32		widest = 0;
+	uint32		n = 0;
 
+	*bytes = 0;
 	if (tree_size < 2 * sizeof(uint32))
 		return 0;
 	memcpy(&root_entry, tree, sizeof(uint32));
@@ -787,7 +790,10 @@ jt_tree_widest_directory(const char *tree, uint32 tree_size)
 	if ((root_entry & JT_JENTRY_TYPE_MASK) == JT_JENTRY_REF)
 	{
 		root.kind = JT_NODE_REF;
-		return ref_nranges(&src, &root);
+		if (ref_nranges(&src, &root) <= max_ranges)
+			return 0;
+		*bytes = root.length;
+		return 1;
 	}
 	if ((root_entry & JT_JENTRY_TYPE_MASK) != JT_JENTRY_CONTAINER ||
 		!jt_root_header_ok(root.header))
@@ -796,9 +802,12 @@ jt_tree_widest_directory(const char *tree, uint32 tree_size)
 	jt_nav_iter_begin(&src, &root, &it);
 	jt_nav_iter_seek(&src, &it, jt_node_first_value_index(&root));
 	while (jt_nav_iter_next(&src, &it, &child))
-		if (child.kind == JT_NODE_REF)
-			widest = Max(widest, ref_nranges(&src, &child));
-	return widest;
+		if (child.kind == JT_NODE_REF && ref_nranges(&src, &child) > max_ranges)
+		{
+			*bytes += child.length;
+			n++;
+		}
+	return n;
 }
 
 static void

@@ -43,6 +43,7 @@ extern struct varlena *jt_skeleton_inline_part(const JtSkeleton *skel,
 											   const JtPartEntry *range);
 extern void jt_skeleton_release(JtSkeleton *skel);
 extern uint32 jt_distinct_values(JtPartEntry *ranges, uint32 n);
-extern uint32 jt_tree_widest_directory(const char *tree, uint32 tree_size);
+extern uint32 jt_tree_directories_over(const char *tree, uint32 tree_size,
+									   uint32 max_ranges, uint64 *bytes);
 
 #endif							/* JSONB_TOASTER_SKELETON_H */

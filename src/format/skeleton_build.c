@@ -206,7 +206,8 @@ large_container_range_size(const Builder *b, const BuildNode *n)
 	uint64		len = n->node.length;
 	uint64		size = b->range_size;
 
-	if (!b->large_dirs || len / size < JT_LARGE_CONTAINER_RANGES)
+	if (!b->large_dirs || len / size < JT_LARGE_CONTAINER_RANGES ||
+		jt_node_count(&n->node) <= JT_ROW_MAX_RANGES)
 		return 0;
 	while (size * 2 <= PG_INT32_MAX / 2 &&
 		   (size * 2) * (size * 2) * 8 <= len * b->range_size)
@@ -304,9 +305,11 @@ cut_ranges(Builder *b, BuildNode *n, uint32 range_size)
 /*
  * Plan the ranges of an external value, range_size wanted for those whose
  * directory is to fit the row (plan_ranges_to_fit() doubles it).  A large
- * container is cut with the range size its length gives, halved until its
- * directory leaves the row with the tree: the content may leave ranges
- * longer than their size, and a directory of a few ranges must fit.
+ * container is cut with the range size its length gives, halved while its
+ * directory would stay in the row (entries longer than their ranges make
+ * fewer ranges); one of a few long entries that no halving cuts into more
+ * than JT_ROW_MAX_RANGES ranges is planned as any other container, its
+ * directory fitted to the row.
  */
 static void
 plan_ranges(Builder *b, BuildNode *n, uint32 range_size)
@@ -317,19 +320,20 @@ plan_ranges(Builder *b, BuildNode *n, uint32 range_size)
 		pfree(n->range_starts);
 	n->range_starts = NULL;
 	n->nranges = 1;
-	if (large > 0)
+	for (; large > 0 && large >= b->range_size; large /= 2)
 	{
-		for (;;)
-		{
-			cut_ranges(b, n, large);
-			if (n->nranges > JT_ROW_MAX_RANGES || large / 2 < b->range_size)
-				break;
-			large /= 2;
-		}
-		return;
+		cut_ranges(b, n, large);
+		if (n->nranges > JT_ROW_MAX_RANGES)
+			return;
 	}
 	if (stays_one_range(b, n, range_size))
+	{
+		if (n->range_starts != NULL)
+			pfree(n->range_starts);
+		n->range_starts = NULL;
+		n->nranges = 1;
 		return;
+	}
 	cut_ranges(b, n, container_range_size(n, range_size));
 }
 

@@ -284,12 +284,16 @@ adopted_pointer(Relation rel, Form_pg_attribute att, struct varlena *value,
 			nreplaced++;
 			size -= jt_delta_record_size(&skel.deltas[i]);
 		}
-	/* a tree no row takes is stored outside it, the row keeping its entry */
+	/*
+	 * A tree no row takes is stored outside it, the row keeping its entry:
+	 * what it holds besides its wide directories counts as if in the row
+	 */
 	tree_must = !skel.tree_missing &&
 		jt_version_has_tree_outside(skel.version) &&
 		jt_tree_must_leave_row(skel.tree, skel.hdr.tree_size);
 	if (tree_must)
-		size -= skel.hdr.tree_size - jt_entry_size(skel.version);
+		size -= skel.hdr.tree_size -
+			jt_tree_budget_bytes(skel.tree, skel.hdr.tree_size);
 	if (!fits_in_place(rel, att->attnum, size,
 					   size - VARHDRSZ_CUSTOM - JT_PAYLOAD_TREE_OFFSET, oldvalue))
 		return NULL;

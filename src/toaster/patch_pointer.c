@@ -103,7 +103,7 @@ jt_tree_patch_pointer(const char *payload, uint32 payload_len,
 	struct varlena *result;
 
 	jt_payload_read_info(payload, &hdr);
-	if (!jt_patch_may_be_taken(jt_payload_bytes_in_row(payload, payload_len) -
+	if (!jt_patch_may_be_taken(jt_payload_budget_bytes(payload, payload_len) -
 							   JT_PAYLOAD_TREE_OFFSET, 0, 0))
 		return NULL;
 	result = jt_pointer_over_fewer(old_pointer, &hdr,
@@ -151,11 +151,11 @@ jt_patch_may_be_taken(uint32 skeleton_size, uint32 part_size,
 	return part_size == 0 || !part_outgrown(part_size, largest_sibling);
 }
 
-/* The bytes the tree of a patch (hdr its header) will take in the row. */
+/* The bytes of the tree of a patch (hdr its header) the row's budget counts. */
 static uint32
-tree_bytes_in_row(const JtPatch *patch, const JtSkeletonInfo *hdr)
+tree_budget_bytes(const JtPatch *patch, const JtSkeletonInfo *hdr)
 {
-	return jt_tree_bytes_in_row(patch->payload + JT_PAYLOAD_TREE_OFFSET,
+	return jt_tree_budget_bytes(patch->payload + JT_PAYLOAD_TREE_OFFSET,
 								hdr->tree_size);
 }
 
@@ -176,7 +176,7 @@ patch_as_delta(const JtPatch *patch, int32 rawsize, int32 target)
 	delta = keep_as_delta(patch,
 						  patch->payload + JT_PAYLOAD_TREE_OFFSET + hdr.tree_size,
 						  patch->payload_len - JT_PAYLOAD_TREE_OFFSET - hdr.tree_size,
-						  (int64) target - tree_bytes_in_row(patch, &hdr) +
+						  (int64) target - tree_budget_bytes(patch, &hdr) +
 						  patch->carried_len);
 	if (delta == NULL)
 		return NULL;
@@ -200,7 +200,7 @@ patch_as_replacement(const JtPatch *patch, int32 rawsize, int32 target)
 
 	jt_payload_read_info(patch->payload, &hdr);
 	deltas_len = patch->payload_len - JT_PAYLOAD_TREE_OFFSET - hdr.tree_size;
-	if ((int64) tree_bytes_in_row(patch, &hdr) + deltas_len -
+	if ((int64) tree_budget_bytes(patch, &hdr) + deltas_len -
 		patch->carried_len > target)
 		return NULL;
 

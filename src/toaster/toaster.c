@@ -603,6 +603,7 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	uint32		tree_part;
 	bool		tree_out;
 	bool		tree_must;
+	uint32		tree_budget;
 	JtPartEntry *shared;
 	JtCompressedPart sample = {0};
 	bool		tried_inline = false;
@@ -687,6 +688,8 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 						 jt_version_packs(res.version),
 						 jt_version_has_units(res.version) ? jt_unit_size : 0);
 	jt_part_writer_reuse(&writer, &sample);
+	/* a tree's directories that take it out of the row take no room */
+	tree_budget = jt_tree_budget_bytes(res.tree.data, res.tree.len);
 	written = palloc(Max(res.nparts, 1) * sizeof(uint32));
 	shared = palloc(Max(res.nparts, 1) * sizeof(JtPartEntry));
 	for (uint32 i = 0; i < res.nparts; i++)
@@ -711,7 +714,7 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 		}
 
 		/* a small edit of an old part, if the row has room for it */
-		room = (int64) target - res.tree.len - deltas.len -
+		room = (int64) target - tree_budget - deltas.len -
 			(int64) JT_DELTA_RECORD_OVERHEAD;
 		if (old != NULL && room > 0 &&
 			jt_old_parts_take_as_delta(old, raw,

@@ -47,7 +47,10 @@
 bool
 jt_tree_must_leave_row(const char *tree, uint32 tree_size)
 {
-	return jt_tree_widest_directory(tree, tree_size) > JT_ROW_MAX_RANGES;
+	uint64		bytes;
+
+	return jt_tree_directories_over(tree, tree_size, JT_ROW_MAX_RANGES,
+									&bytes) > 0;
 }
 
 /*
@@ -72,22 +75,31 @@ jt_tree_may_leave_row(const char *tree, uint32 tree_size)
 }
 
 /*
- * The bytes a tree of tree_size bytes takes in the row: its own, or, for a
- * tree that must leave it, the directory entry of the part holding it.
+ * The bytes of a tree of tree_size bytes that count against the row's
+ * budget: all of them, but for directories so wide that the tree must
+ * leave the row, which count as the directory entry of the part holding
+ * it.  The rest is bounded as if it stayed in the row, as the builder
+ * bounds it (what the tree keeps besides such directories is read with
+ * every one of them).
  */
 uint32
-jt_tree_bytes_in_row(const char *tree, uint32 tree_size)
+jt_tree_budget_bytes(const char *tree, uint32 tree_size)
 {
-	return jt_tree_must_leave_row(tree, tree_size) ?
-		jt_entry_size(JT_SKELETON_VERSION_TREE_OUTSIDE) : tree_size;
+	uint64		bytes;
+
+	if (jt_tree_directories_over(tree, tree_size, JT_ROW_MAX_RANGES,
+								 &bytes) == 0)
+		return tree_size;
+	return (uint32) (tree_size - bytes) +
+		jt_entry_size(JT_SKELETON_VERSION_TREE_OUTSIDE);
 }
 
 /*
- * The bytes of payload_len that a payload holding its tree (header, tree,
- * what follows) takes in the row once stored.
+ * The bytes of payload_len, a payload holding its tree (header, tree,
+ * what follows), that count against the row's budget.
  */
 uint32
-jt_payload_bytes_in_row(const char *payload, uint32 payload_len)
+jt_payload_budget_bytes(const char *payload, uint32 payload_len)
 {
 	JtSkeletonInfo hdr;
 
@@ -95,7 +107,7 @@ jt_payload_bytes_in_row(const char *payload, uint32 payload_len)
 	if (hdr.tree_outside || hdr.tree_folded)
 		return payload_len;
 	return payload_len - hdr.tree_size +
-		jt_tree_bytes_in_row(payload + JT_PAYLOAD_TREE_OFFSET, hdr.tree_size);
+		jt_tree_budget_bytes(payload + JT_PAYLOAD_TREE_OFFSET, hdr.tree_size);
 }
 
 /*

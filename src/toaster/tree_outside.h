@@ -20,8 +20,8 @@
 
 extern bool jt_tree_must_leave_row(const char *tree, uint32 tree_size);
 extern bool jt_tree_may_leave_row(const char *tree, uint32 tree_size);
-extern uint32 jt_tree_bytes_in_row(const char *tree, uint32 tree_size);
-extern uint32 jt_payload_bytes_in_row(const char *payload,
+extern uint32 jt_tree_budget_bytes(const char *tree, uint32 tree_size);
+extern uint32 jt_payload_budget_bytes(const char *payload,
 									  uint32 payload_len);
 extern uint32 jt_tree_add_part(JtPartWriter *writer, const char *tree,
 							   uint32 tree_size);

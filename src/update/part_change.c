@@ -386,7 +386,7 @@ jt_apply_patch(struct varlena *pointer, JtSkeleton *skel, const JtRef *ref,
 	jt_skeleton_parse(&patched, payload, payload_len, skel->version);
 	for (uint32 q = 0; q < ref->nranges; q++)
 		largest = Max(largest, (uint32) ref->ranges[q].rawsize);
-	taken = jt_patch_may_be_taken(jt_payload_bytes_in_row(payload, payload_len) -
+	taken = jt_patch_may_be_taken(jt_payload_budget_bytes(payload, payload_len) -
 								  JT_PAYLOAD_TREE_OFFSET - carried_len,
 								  VARSIZE(newpart), largest);
 	try_pointer = taken && base != NULL;

@@ -186,7 +186,7 @@ jt_apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, uint32 n,
 	 * builtin at once (the toaster would not keep that tree anyway).
 	 */
 	if (vnodes && n > 1 &&
-		!jt_patch_may_be_taken((uint32) Min(jt_tree_bytes_in_row(skel->tree,
+		!jt_patch_may_be_taken((uint32) Min(jt_tree_budget_bytes(skel->tree,
 																 skel->hdr.tree_size) +
 											growth +
 											2 * sizeof(uint32) * (int64) n,
@@ -272,7 +272,7 @@ jt_apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, uint32 n,
 	 * The stored parts read are kept for the general path (part_cache.c) when
 	 * the change is too large for a pointer.
 	 */
-	taken = jt_patch_may_be_taken(jt_payload_bytes_in_row(payload, payload_len) -
+	taken = jt_patch_may_be_taken(jt_payload_budget_bytes(payload, payload_len) -
 								  JT_PAYLOAD_TREE_OFFSET, 0, 0);
 	document = jt_flatten_changed(pointer, skel, 0, NULL, !taken);
 	if (try_pointer && !known)
