@@ -10,15 +10,15 @@
 CREATE EXTENSION IF NOT EXISTS jsonb_toaster;
 CREATE EXTENSION IF NOT EXISTS jsonb_toaster_test;
 
--- containers of 256 kB are large with ranges of 128 bytes
-SET jsonb_toaster.range_size = 128;
--- items: an array of about 430 kB; dict: an object of about 330 kB
+-- containers of 512 kB are large with ranges of 64 bytes
+SET jsonb_toaster.range_size = 64;
+-- items: an array of about 650 kB; dict: an object of about 900 kB
 CREATE FUNCTION big(id int, n int) RETURNS jsonb LANGUAGE sql AS $$
 	SELECT jsonb_build_object('meta', jsonb_build_object('v', id, 'w', 'x'),
 		'note', 'short',
 		'items', (SELECT jsonb_agg(jsonb_build_object('k', i, 'name', md5((id * 100000 + i)::text)))
 				  FROM generate_series(1, n) i),
-		'dict', (SELECT jsonb_object_agg('key' || lpad(i::text, 6, '0'), md5((id + i)::text))
+		'dict', (SELECT jsonb_object_agg('key' || lpad(i::text, 6, '0'), md5((id + i)::text) || md5(i::text))
 				 FROM generate_series(1, n) i))
 $$;
 CREATE FUNCTION toast_ok(rel regclass) RETURNS text LANGUAGE plpgsql AS $$
@@ -36,7 +36,7 @@ BEGIN
 END $$;
 
 CREATE TABLE plain (id int PRIMARY KEY, note text, jb jsonb);
-INSERT INTO plain SELECT i, NULL, big(i, 6000) FROM generate_series(1, 3) i;
+INSERT INTO plain SELECT i, NULL, big(i, 9000) FROM generate_series(1, 3) i;
 INSERT INTO plain VALUES (4, NULL, big(4, 300));
 CREATE TABLE t (id int PRIMARY KEY, note text, jb jsonb);
 ALTER TABLE t ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
@@ -199,12 +199,12 @@ VACUUM t;
 SELECT differ(), toast_ok('t');
 SELECT id, tree_state, tree_parts FROM layout ORDER BY id;
 
--- a large container of a few long entries is planned as any other, its
--- directory fitted to the row
+-- a large container of a few long entries (64 at most) is planned as any
+-- other, its directory fitted to the row
 CREATE FUNCTION files(id int) RETURNS jsonb LANGUAGE sql AS $$
 	SELECT jsonb_build_object('id', id, 'files',
 		(SELECT jsonb_object_agg(lpad(i::text, 100, 'f'),
-			(SELECT string_agg(md5((id * i)::text || j::text), '') FROM generate_series(1, 160) j))
+			(SELECT string_agg(md5((id * i)::text || j::text), '') FROM generate_series(1, 320) j))
 		 FROM generate_series(1, 60) i))
 $$;
 INSERT INTO t SELECT 6, NULL, files(6);
@@ -216,15 +216,15 @@ UPDATE t SET jb['blob'] = to_jsonb((SELECT string_agg(md5(j::text), '') FROM gen
 WHERE id = 2;
 UPDATE plain SET jb['blob'] = to_jsonb((SELECT string_agg(md5(j::text), '') FROM generate_series(1, 3000) j))
 WHERE id = 2;
-SELECT id, tree_state, (SELECT raw_size < 20000 FROM jsonb_toaster_parts(jb) WHERE kind = 'tree') AS small_tree,
+SELECT id, tree_state, (SELECT raw_size < 40000 FROM jsonb_toaster_parts(jb) WHERE kind = 'tree') AS small_tree,
 	(SELECT count(*) FROM jsonb_toaster_parts(jb) WHERE path = '{blob}') AS blob_parts
 FROM t JOIN layout USING (id) WHERE id = 2;
 SELECT differ();
 
 -- format version 6 writes no tree outside the row: sixteen ranges at most
 SET jsonb_toaster.format_version = 6;
-INSERT INTO t SELECT 5, NULL, big(5, 6000);
-INSERT INTO plain SELECT 5, NULL, big(5, 6000);
+INSERT INTO t SELECT 5, NULL, big(5, 9000);
+INSERT INTO plain SELECT 5, NULL, big(5, 9000);
 RESET jsonb_toaster.format_version;
 SELECT id, version, tree_state, items_ranges <= 64 AS row_directory FROM layout WHERE id = 5;
 SELECT differ();

@@ -194,11 +194,11 @@ FROM t_outside}),
 # element changed (a delta), a short field changed (edits of the tree), a
 # key added (a tree of another size, written alone), sent whole by the
 # client, left alone by an UPDATE of another column
-my $large = "SET jsonb_toaster.range_size = 128;\n";
+my $large = "SET jsonb_toaster.range_size = 64;\n";
 $pub->safe_psql('postgres', $large . both(q{
 INSERT INTO %1$s (id, jb) SELECT i, jsonb_build_object('meta', jsonb_build_object('v', i),
 	'items', (SELECT jsonb_agg(jsonb_build_object('k', j, 'name', md5((i * 100000 + j)::text)))
-			  FROM generate_series(1, 6000) j)) FROM generate_series(301, 303) i;}));
+			  FROM generate_series(1, 9000) j)) FROM generate_series(301, 303) i;}));
 $pub->safe_psql('postgres', $large . both(q{
 UPDATE %1$s SET jb = jsonb_set(jb, '{items,3000,name}', '"changed"') WHERE id = 301;
 UPDATE %1$s SET jb = jsonb_set(jb, '{meta,v}', '0') WHERE id = 302;}));

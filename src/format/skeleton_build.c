@@ -185,15 +185,16 @@ expected_ranges(uint32 len, uint32 range_size)
 
 /*
  * A container of at least this many range sizes is large: sixteen ranges
- * of it would each be a large document of their own.
+ * of it would each be a large document of their own.  Smaller ones keep
+ * fewer, longer ranges, which compress better.
  */
-#define JT_LARGE_CONTAINER_RANGES	2048
+#define JT_LARGE_CONTAINER_RANGES	8192
 
 /*
  * The range size for a large container n when the tree may leave the row;
  * 0 for any other container, whose ranges' directory must fit the row.
  * A read of one element fetches the tree and decodes a range: ranges of
- * the power of two below sqrt(length * range_size / 8) bytes (128 kB for
+ * the power of two below sqrt(length * range_size / 2) bytes (256 kB for
  * 240 MB with the default range size) make the directory and the range
  * grow alike with the length, and cut a large container into at least
  * 2 * JT_ROW_MAX_RANGES ranges on average, whose directory leaves the row
@@ -210,7 +211,7 @@ large_container_range_size(const Builder *b, const BuildNode *n)
 		jt_node_count(&n->node) <= JT_ROW_MAX_RANGES)
 		return 0;
 	while (size * 2 <= PG_INT32_MAX / 2 &&
-		   (size * 2) * (size * 2) * 8 <= len * b->range_size)
+		   (size * 2) * (size * 2) * 2 <= len * b->range_size)
 		size *= 2;
 	Assert(len / size >= 2 * JT_ROW_MAX_RANGES);
 	return (uint32) size;
