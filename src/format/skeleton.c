@@ -268,44 +268,54 @@ jt_skeleton_attach_tree(JtSkeleton *skel, char *tree, uint32 len)
 	}
 }
 
-/* Check the tree's root and describe it. */
+/*
+ * Check the root of a tree of tree_size bytes (at least two words), which
+ * src reads, and describe it.
+ */
 static void
-parse_tree(JtSkeleton *skel)
+describe_root(JtSource *src, const char *tree, uint32 tree_size,
+			  JtNode *root)
 {
 	uint32		root_entry;
 	uint32		root_len;
 
-	jt_memory_source(&skel->src, skel->tree, skel->hdr.tree_size, true);
-
-	memcpy(&root_entry, skel->tree, sizeof(uint32));
+	memcpy(&root_entry, tree, sizeof(uint32));
 	root_len = root_entry & JT_JENTRY_OFFLEN_MASK;
-	if (root_len != skel->hdr.tree_size - sizeof(uint32))
-		jt_nav_corrupt(&skel->src, "the root's length does not match the tree size");
+	if (root_len != tree_size - sizeof(uint32))
+		jt_nav_corrupt(src, "the root's length does not match the tree size");
 
-	skel->root.offset = sizeof(uint32);
-	skel->root.length = root_len;
-	skel->root.header = 0;
+	root->offset = sizeof(uint32);
+	root->length = root_len;
+	root->header = 0;
 	switch (root_entry & JT_JENTRY_TYPE_MASK)
 	{
 		case JT_JENTRY_CONTAINER:
-			skel->root.kind = JT_NODE_CONTAINER;
-			memcpy(&skel->root.header, skel->tree + sizeof(uint32), sizeof(uint32));
-			if (!jt_root_header_ok(skel->root.header) ||
-				(skel->root.header & JT_CONTAINER_SCALAR))
-				jt_nav_corrupt(&skel->src, "the root container has a bad header");
+			root->kind = JT_NODE_CONTAINER;
+			memcpy(&root->header, tree + sizeof(uint32), sizeof(uint32));
+			if (!jt_root_header_ok(root->header) ||
+				(root->header & JT_CONTAINER_SCALAR))
+				jt_nav_corrupt(src, "the root container has a bad header");
 			break;
 		case JT_JENTRY_REF:
-			skel->root.kind = JT_NODE_REF;
+			root->kind = JT_NODE_REF;
 			if (root_len < 2 * sizeof(uint32))
-				jt_nav_corrupt(&skel->src, "the root reference is shorter than its header");
-			memcpy(&skel->root.header, skel->tree + sizeof(uint32), sizeof(uint32));
-			if (!jt_root_header_ok(skel->root.header) ||
-				(skel->root.header & JT_CONTAINER_SCALAR))
-				jt_nav_corrupt(&skel->src, "the root reference has a bad header");
+				jt_nav_corrupt(src, "the root reference is shorter than its header");
+			memcpy(&root->header, tree + sizeof(uint32), sizeof(uint32));
+			if (!jt_root_header_ok(root->header) ||
+				(root->header & JT_CONTAINER_SCALAR))
+				jt_nav_corrupt(src, "the root reference has a bad header");
 			break;
 		default:
-			jt_nav_corrupt(&skel->src, "the root is neither a container nor a reference");
+			jt_nav_corrupt(src, "the root is neither a container nor a reference");
 	}
+}
+
+/* Check the tree's root and describe it. */
+static void
+parse_tree(JtSkeleton *skel)
+{
+	jt_memory_source(&skel->src, skel->tree, skel->hdr.tree_size, true);
+	describe_root(&skel->src, skel->tree, skel->hdr.tree_size, &skel->root);
 }
 
 /*
@@ -776,29 +786,20 @@ jt_tree_directories_over(const char *tree, uint32 tree_size,
 	JtNode		root;
 	JtEntryIter it;
 	JtNode		child;
-	uint32		root_entry;
 	uint32		n = 0;
 
 	*bytes = 0;
 	if (tree_size < 2 * sizeof(uint32))
 		return 0;
-	memcpy(&root_entry, tree, sizeof(uint32));
 	jt_memory_source(&src, tree, tree_size, true);
-	root.offset = sizeof(uint32);
-	root.length = tree_size - sizeof(uint32);
-	memcpy(&root.header, tree + sizeof(uint32), sizeof(uint32));
-	if ((root_entry & JT_JENTRY_TYPE_MASK) == JT_JENTRY_REF)
+	describe_root(&src, tree, tree_size, &root);
+	if (root.kind == JT_NODE_REF)
 	{
-		root.kind = JT_NODE_REF;
 		if (ref_nranges(&src, &root) <= max_ranges)
 			return 0;
 		*bytes = root.length;
 		return 1;
 	}
-	if ((root_entry & JT_JENTRY_TYPE_MASK) != JT_JENTRY_CONTAINER ||
-		!jt_root_header_ok(root.header))
-		jt_nav_corrupt(&src, "the root is neither a container nor a reference");
-	root.kind = JT_NODE_CONTAINER;
 	jt_nav_iter_begin(&src, &root, &it);
 	jt_nav_iter_seek(&src, &it, jt_node_first_value_index(&root));
 	while (jt_nav_iter_next(&src, &it, &child))

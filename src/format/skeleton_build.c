@@ -239,6 +239,16 @@ stays_one_range(const Builder *b, const BuildNode *n, uint32 range_size)
 		n->node.length <= Max(range_size, b->whole_up_to);
 }
 
+/* Plan value n as one range. */
+static void
+one_range(BuildNode *n)
+{
+	if (n->range_starts != NULL)
+		pfree(n->range_starts);
+	n->range_starts = NULL;
+	n->nranges = 1;
+}
+
 /*
  * Cut an external container into ranges of about range_size bytes of
  * entries each (key and value together for objects).
@@ -252,9 +262,7 @@ cut_ranges(Builder *b, BuildNode *n, uint32 range_size)
 	uint64		acc = 0;
 	uint32		maxranges;
 
-	if (n->range_starts != NULL)
-		pfree(n->range_starts);
-	n->nranges = 1;
+	one_range(n);
 	count = jt_node_count(&n->node);
 	maxranges = Min(count, n->node.length / Max(JT_RANGE_MIN(range_size), 1) + 1);
 	n->range_starts = palloc(maxranges * sizeof(uint32));
@@ -315,27 +323,20 @@ cut_ranges(Builder *b, BuildNode *n, uint32 range_size)
 static void
 plan_ranges(Builder *b, BuildNode *n, uint32 range_size)
 {
-	uint32		large = large_container_range_size(b, n);
+	uint32		large;
 
-	if (n->range_starts != NULL)
-		pfree(n->range_starts);
-	n->range_starts = NULL;
-	n->nranges = 1;
-	for (; large > 0 && large >= b->range_size; large /= 2)
+	/* 0 for a container that is not large: no cut here */
+	for (large = large_container_range_size(b, n); large >= b->range_size;
+		 large /= 2)
 	{
 		cut_ranges(b, n, large);
 		if (n->nranges > JT_ROW_MAX_RANGES)
 			return;
 	}
 	if (stays_one_range(b, n, range_size))
-	{
-		if (n->range_starts != NULL)
-			pfree(n->range_starts);
-		n->range_starts = NULL;
-		n->nranges = 1;
-		return;
-	}
-	cut_ranges(b, n, container_range_size(n, range_size));
+		one_range(n);
+	else
+		cut_ranges(b, n, container_range_size(n, range_size));
 }
 
 /* A jsonb datum (4-byte header) from a buffer that started with one. */
