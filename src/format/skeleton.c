@@ -772,11 +772,39 @@ jt_skeleton_walk_below(JtSkeleton *skel, const JtNode *node,
 }
 
 /*
+ * Count the references of more than max_ranges ranges among the values of
+ * container node (a container of the tree in src), at any depth, adding
+ * the bytes they take to *bytes.
+ */
+static uint32
+directories_over_below(JtSource *src, const JtNode *node, uint32 max_ranges,
+					   uint64 *bytes)
+{
+	JtEntryIter it;
+	JtNode		child;
+	uint32		n = 0;
+
+	check_stack_depth();
+	jt_nav_iter_begin(src, node, &it);
+	jt_nav_iter_seek(src, &it, jt_node_first_value_index(node));
+	while (jt_nav_iter_next(src, &it, &child))
+	{
+		if (child.kind == JT_NODE_REF && ref_nranges(src, &child) > max_ranges)
+		{
+			*bytes += child.length;
+			n++;
+		}
+		else if (child.kind == JT_NODE_CONTAINER)
+			n += directories_over_below(src, &child, max_ranges, bytes);
+	}
+	return n;
+}
+
+/*
  * The references of a tree (tree_size bytes, as built or as a parsed
- * skeleton holds it) of more than max_ranges ranges, among the root and the
- * root's values (references lie there only): their number, and in *bytes
- * the bytes they take in the tree.  Directories that wide decide that the
- * tree leaves the row (JT_ROW_MAX_RANGES).
+ * skeleton holds it) of more than max_ranges ranges: their number, and in
+ * *bytes the bytes they take in the tree.  Directories that wide decide
+ * that the tree leaves the row (JT_ROW_MAX_RANGES).
  */
 uint32
 jt_tree_directories_over(const char *tree, uint32 tree_size,
@@ -784,9 +812,6 @@ jt_tree_directories_over(const char *tree, uint32 tree_size,
 {
 	JtSource	src;
 	JtNode		root;
-	JtEntryIter it;
-	JtNode		child;
-	uint32		n = 0;
 
 	*bytes = 0;
 	if (tree_size < 2 * sizeof(uint32))
@@ -800,15 +825,7 @@ jt_tree_directories_over(const char *tree, uint32 tree_size,
 		*bytes = root.length;
 		return 1;
 	}
-	jt_nav_iter_begin(&src, &root, &it);
-	jt_nav_iter_seek(&src, &it, jt_node_first_value_index(&root));
-	while (jt_nav_iter_next(&src, &it, &child))
-		if (child.kind == JT_NODE_REF && ref_nranges(&src, &child) > max_ranges)
-		{
-			*bytes += child.length;
-			n++;
-		}
-	return n;
+	return directories_over_below(&src, &root, max_ranges, bytes);
 }
 
 static void

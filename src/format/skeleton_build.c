@@ -13,6 +13,12 @@
  * every candidate is not enough (an object of many short fields), the
  * whole root leaves and the skeleton is a single reference.
  *
+ * The exception is a long value of the root that is mostly one container,
+ * as {"data": {"items": [...], "n": 5}}: left whole, that container would
+ * lie in one range of it, however long.  Such a value is opened: it stays
+ * in the tree, as the root does, and its own values are candidates in its
+ * place (should_open()).
+ *
  * A container that leaves and is larger than the range size is split into
  * ranges of consecutive entries, each stored as a jsonb of its own, so
  * that a reader fetches one range instead of the whole container.  The
@@ -39,6 +45,7 @@
 
 #include "common/hashfn.h"
 #include "lib/stringinfo.h"
+#include "miscadmin.h"
 #include "nodes/pg_list.h"
 
 #include "format/skeleton.h"
@@ -46,12 +53,18 @@
 #include "jsonb/jsonb_writer.h"
 #include "support/compat.h"
 
-/* The root of the document, or a value of it that may leave the skeleton. */
+/*
+ * The root of the document, or a value of it that may leave the skeleton,
+ * or a value opened (should_open()).
+ */
 typedef struct BuildNode
 {
-	uint32		index;			/* entry index in the root */
+	uint32		index;			/* entry index in its container */
 	JtNode		node;			/* where it is in the document */
 	bool		external;		/* leaves the skeleton */
+	/* the root and opened values: their long values, in document order */
+	List	   *children;
+	bool		opened;
 	/* external containers: entry index where each range starts */
 	uint32	   *range_starts;
 	uint32		nranges;
@@ -61,11 +74,12 @@ typedef struct Builder
 {
 	JtSource	src;			/* the document */
 	BuildNode	root;
-	List	   *in_order;		/* the candidates: the root's long values */
-	List	   *candidates;		/* the same, longest first */
+	List	   *candidates;		/* the values that may leave, longest first */
 	bool		some_leave;		/* a candidate leaves the skeleton */
+	int32		target;			/* the size the tree should not exceed */
 	uint32		whole_up_to;	/* containers this long stay one range */
 	bool		large_dirs;		/* the tree may leave the row (format.h) */
+	bool		open_values;	/* values may be opened (format.h) */
 	uint32		range_size;		/* the range size wanted */
 	JtBuildResult *result;
 } Builder;
@@ -74,17 +88,57 @@ typedef struct Builder
 #define REF_SIZE(version, nranges) \
 	(jt_entry_offset(0, nranges, version) + (nranges) + 3)
 
-/* Find the values of the root long enough to leave. */
-static void
-collect_candidates(Builder *b)
+/*
+ * A value of at least this many range sizes may be opened: left whole, its
+ * largest container would make one range of it of at least half that.
+ */
+#define JT_OPEN_RANGES	512
+
+/* Values are opened this deep at most (the root's values are depth 1). */
+#define JT_OPEN_MAX_DEPTH	8
+
+/*
+ * Is value n (of a container depth deep) opened?  When it is long
+ * (JT_OPEN_RANGES), and one container holds at least half of it, and the rest of it would not crowd the tree: what is
+ * left of it in the tree when its long values leave is bounded by that
+ * rest, at most a quarter of the target, so opening it never makes the
+ * whole document leave in one reference.  It depends on the value's own
+ * bytes and the target alone, so an UPDATE elsewhere leaves it as it was.
+ */
+static bool
+should_open(Builder *b, const JtNode *n, int depth)
 {
-	BuildNode  *root = &b->root;
 	JtEntryIter it;
 	JtNode		entry;
-	uint32		first_value = jt_node_first_value_index(&root->node);
 
-	jt_nav_iter_begin(&b->src, &root->node, &it);
-	jt_nav_iter_seek(&b->src, &it, first_value);	/* keys stay in the row */
+	if (!b->open_values || depth > JT_OPEN_MAX_DEPTH ||
+		n->kind != JT_NODE_CONTAINER ||
+		n->length / JT_OPEN_RANGES < b->range_size)
+		return false;
+	jt_nav_iter_begin(&b->src, n, &it);
+	jt_nav_iter_seek(&b->src, &it, jt_node_first_value_index(n));
+	while (jt_nav_iter_next_long(&b->src, &it, n->length / 2, &entry))
+	{
+		if (entry.kind == JT_NODE_CONTAINER && entry.length >= n->length / 2)
+			return n->length - entry.length <= (uint64) Max(b->target, 0) / 4;
+	}
+	return false;
+}
+
+/*
+ * Find the values of container parent (the root, or an opened value, depth
+ * deep) long enough to leave: they are its children, and candidates unless
+ * opened, when their own values are found in turn.
+ */
+static void
+collect_candidates(Builder *b, BuildNode *parent, int depth)
+{
+	JtEntryIter it;
+	JtNode		entry;
+
+	jt_nav_iter_begin(&b->src, &parent->node, &it);
+	/* keys stay in the row */
+	jt_nav_iter_seek(&b->src, &it, jt_node_first_value_index(&parent->node));
 	while (jt_nav_iter_next_long(&b->src, &it, JT_MIN_PART_SIZE, &entry))
 	{
 		BuildNode  *child;
@@ -95,7 +149,14 @@ collect_candidates(Builder *b)
 		child = palloc0(sizeof(BuildNode));
 		child->index = it.next - 1;
 		child->node = entry;
-		b->in_order = lappend(b->in_order, child);
+		parent->children = lappend(parent->children, child);
+		if (should_open(b, &entry, depth + 1))
+		{
+			child->opened = true;
+			collect_candidates(b, child, depth + 1);
+		}
+		else
+			b->candidates = lappend(b->candidates, child);
 	}
 }
 
@@ -466,17 +527,20 @@ write_ref(Builder *b, StringInfo tree, BuildNode *n)
 	pfree(layouts);
 }
 
-/* Write the root container of the tree: verbatim entries and references. */
+/*
+ * Write container n (the root, or an opened value) into the tree: verbatim
+ * entries, references, and opened values written alike.
+ */
 static void
-write_root(Builder *b, StringInfo tree)
+write_container(Builder *b, StringInfo tree, BuildNode *n)
 {
-	BuildNode  *n = &b->root;
 	JtWriter	w;
 	JtEntryIter it;
 	JtNode		entry;
-	ListCell   *next_child = list_head(b->in_order);
+	ListCell   *next_child = list_head(n->children);
 	uint32		first_value = jt_node_first_value_index(&n->node);
 
+	check_stack_depth();
 	jt_writer_begin(&w, tree, n->node.header);
 	jt_nav_iter_begin(&b->src, &n->node, &it);
 	while (jt_nav_iter_next(&b->src, &it, &entry))
@@ -487,7 +551,7 @@ write_root(Builder *b, StringInfo tree)
 			((BuildNode *) lfirst(next_child))->index == it.next - 1)
 		{
 			child = lfirst(next_child);
-			next_child = lnext(b->in_order, next_child);
+			next_child = lnext(n->children, next_child);
 		}
 
 		if (child && child->external)
@@ -496,12 +560,19 @@ write_root(Builder *b, StringInfo tree)
 			write_ref(b, tree, child);
 			jt_writer_entry_end(&w);
 		}
+		else if (child && child->opened)
+		{
+			jt_writer_entry_begin(&w, JT_JENTRY_CONTAINER);
+			write_container(b, tree, child);
+			jt_writer_entry_end(&w);
+			b->result->keeps_fields = true;
+		}
 		else
 		{
 			jt_writer_entry(&w, jt_node_entry_type(&entry),
 							jt_source_read(&b->src, entry.offset, entry.length),
 							entry.length);
-			b->result->keeps_fields |= it.next - 1 >= first_value;
+			b->result->keeps_fields |= n == &b->root && it.next - 1 >= first_value;
 		}
 	}
 	jt_writer_end(&w);
@@ -524,7 +595,7 @@ write_tree(Builder *b)
 	}
 	else
 	{
-		write_root(b, tree);
+		write_container(b, tree, &b->root);
 		root_entry = JT_JENTRY_CONTAINER;
 	}
 	root_entry |= tree->len - sizeof(uint32);
@@ -661,41 +732,43 @@ expected_ref_size(const Builder *b, const BuildNode *n, uint32 range_size)
 
 /*
  * Plan the skeleton of a document (a flat jsonb datum with a 4-byte
- * header): target is the size the tree should not exceed, range_size the
- * wanted size of a range.  A container no longer than whole_up_to stays
- * one range: its ranges would be compressed as one unit, which a reader of
- * one of them decodes from its start up to it (half the unit on average,
- * against the whole of it now), and their directory entries would widen
- * every version of the row.  With large_dirs, the tree may leave the row
- * (format.h), and containers of many megabytes are cut into many ranges
- * (large_container_range_size()).  Returns false if the document is not
- * worth a skeleton (a raw scalar, or nothing long enough to leave).
+ * header), as opts says (skeleton_build.h).  A container no longer than
+ * whole_up_to stays one range: its ranges would be compressed as one unit,
+ * which a reader of one of them decodes from its start up to it (half the
+ * unit on average, against the whole of it now), and their directory
+ * entries would widen every version of the row.  With large_dirs, the tree
+ * may leave the row (format.h), and containers of many megabytes are cut
+ * into many ranges (large_container_range_size()).  Returns false if the
+ * document is not worth a skeleton (a raw scalar, or nothing long enough
+ * to leave).
  */
 bool
-jt_build_skeleton(const struct varlena *doc, int32 target, uint32 range_size,
-				  uint32 whole_up_to, bool large_dirs, uint32 version,
+jt_build_skeleton(const struct varlena *doc, const JtBuildOptions *opts,
 				  JtBuildResult *result)
 {
 	Builder		b;
 	int64		est;
 	int64		with_dirs;
+	int32		target = opts->target;
+	uint32		range_size = opts->range_size;
 	ListCell   *lc;
 
 	memset(&b, 0, sizeof(Builder));
 	memset(result, 0, sizeof(JtBuildResult));
 	initStringInfo(&result->tree);
-	result->version = version;
+	result->version = opts->version;
 	b.result = result;
-	b.whole_up_to = whole_up_to;
-	b.large_dirs = large_dirs;
+	b.target = target;
+	b.whole_up_to = opts->whole_up_to;
+	b.large_dirs = opts->large_dirs;
+	b.open_values = opts->open_values;
 	b.range_size = range_size;
 	jt_memory_source(&b.src, VARDATA(doc), VARSIZE(doc) - VARHDRSZ, false);
 	jt_nav_root(&b.src, &b.root.node);
 	if (jt_node_is_scalar_root(&b.root.node))
 		return false;
 
-	collect_candidates(&b);
-	b.candidates = list_copy(b.in_order);
+	collect_candidates(&b, &b.root, 0);
 	list_sort(b.candidates, candidate_cmp);
 
 	/*
@@ -722,7 +795,7 @@ jt_build_skeleton(const struct varlena *doc, int32 target, uint32 range_size,
 		foreach(lc, b.candidates)
 			((BuildNode *) lfirst(lc))->external = false;
 		b.root.external = true;
-		est = sizeof(uint32) + REF_SIZE(version, 1);
+		est = sizeof(uint32) + REF_SIZE(opts->version, 1);
 	}
 	else if (!b.some_leave)
 		return false;

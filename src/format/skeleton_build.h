@@ -37,9 +37,20 @@ typedef struct JtBuildResult
 	bool		keeps_fields;	/* a value of the root stays in the tree */
 } JtBuildResult;
 
-extern bool jt_build_skeleton(const struct varlena *doc, int32 target,
-							  uint32 range_size, uint32 whole_up_to,
-							  bool large_dirs, uint32 version,
+/* How jt_build_skeleton() cuts a document. */
+typedef struct JtBuildOptions
+{
+	int32		target;			/* the size the tree should not exceed */
+	uint32		range_size;		/* the size of a range wanted */
+	uint32		whole_up_to;	/* containers this long stay one range */
+	bool		large_dirs;		/* large containers' directories may take
+								 * the tree out of the row */
+	bool		open_values;	/* values of the root may be opened */
+	uint32		version;		/* the format version written */
+} JtBuildOptions;
+
+extern bool jt_build_skeleton(const struct varlena *doc,
+							  const JtBuildOptions *opts,
 							  JtBuildResult *result);
 extern void jt_build_set_stored(JtBuildResult *result, uint32 i,
 								const JtPartEntry *stored);

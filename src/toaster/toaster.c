@@ -487,6 +487,7 @@ inline_pointer(JtBuildResult *res, const struct varlena *doc, char cmethod,
 	uint64		header = sizeof(JtSkeletonHeader);
 	bool		may_fold = jt_version_may_fold((uint32) jt_format_version);
 	bool		ranged = false;
+	JtBuildOptions opts = {0};
 	JtBuildResult whole;
 
 	*tried = false;
@@ -509,9 +510,10 @@ inline_pointer(JtBuildResult *res, const struct varlena *doc, char cmethod,
 		return NULL;
 	*tried = true;
 
-	if (ranged &&
-		jt_build_skeleton(doc, target, PG_INT32_MAX, 0, false, res->version,
-						  &whole))
+	opts.target = target;
+	opts.range_size = PG_INT32_MAX;
+	opts.version = res->version;
+	if (ranged && jt_build_skeleton(doc, &opts, &whole))
 	{
 		if (skeleton_gives_back(&whole, doc, toastrelid))
 			return try_inline(&whole, doc, cmethod, target, toastrelid,
@@ -586,6 +588,7 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	char		cmethod = jt_column_compression(att);
 	struct varlena *doc;
 	JtBuildResult res;
+	JtBuildOptions opts;
 	uint32		version;
 	int32		column_budget;
 	int32		target;
@@ -623,10 +626,13 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	doc = detoast_attr(value);
 	/* version 7 only for a tree outside the row (write_tree_outside()) */
 	version = (uint32) Min(jt_format_version, JT_SKELETON_VERSION_UNITS);
-	if (!jt_build_skeleton(doc, target, (uint32) jt_range_size,
-						   jt_whole_container_size(version),
-						   jt_format_version >= JT_SKELETON_VERSION_TREE_OUTSIDE,
-						   version, &res))
+	opts.target = target;
+	opts.range_size = (uint32) jt_range_size;
+	opts.whole_up_to = jt_whole_container_size(version);
+	opts.large_dirs = jt_format_version >= JT_SKELETON_VERSION_TREE_OUTSIDE;
+	opts.open_values = jt_format_version >= JT_SKELETON_VERSION_FOLDED;
+	opts.version = version;
+	if (!jt_build_skeleton(doc, &opts, &res))
 		return NULL;
 	if (!skeleton_gives_back(&res, doc, toastrelid))
 	{

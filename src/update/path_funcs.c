@@ -50,6 +50,7 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/fmgrprotos.h"
@@ -197,64 +198,118 @@ part_for_step(const JtRef *ref, text *step, bool in_range_only, uint32 *r,
 }
 
 /*
- * The builtin of change_path() on a one-key object, {first: the value of
- * entry type type, len bytes at bytes} (an empty object if bytes is NULL),
- * along path: the object stands for the document, which the builtin then
- * sees the path in, and reports its errors on, as on the whole.  Returns
- * how many keys the builtin's result has, at most one, that key's value
- * being *value in *src; -1 for any other result.
+ * Write {keys[0]: {keys[1]: ... {keys[nkeys - 1]: the value}}} into buf,
+ * the value being of entry type type, len bytes at bytes.
+ */
+static void
+write_wrapper(StringInfo buf, const Datum *keys, int nkeys, uint32 type,
+			  const char *bytes, uint32 len)
+{
+	text	   *key = DatumGetTextPP(keys[0]);
+	JtWriter	w;
+
+	check_stack_depth();
+	jt_writer_begin(&w, buf, JT_CONTAINER_OBJECT | 1);
+	jt_writer_entry(&w, JT_JENTRY_STRING, VARDATA_ANY(key),
+					VARSIZE_ANY_EXHDR(key));
+	if (nkeys == 1)
+		jt_writer_entry(&w, type, bytes, len);
+	else
+	{
+		jt_writer_entry_begin(&w, JT_JENTRY_CONTAINER);
+		write_wrapper(buf, keys + 1, nkeys - 1, type, bytes, len);
+		jt_writer_entry_end(&w);
+	}
+	jt_writer_end(&w);
+}
+
+/*
+ * The builtin of change_path() on nested one-key objects, {keys[0]:
+ * {keys[1]: ... {keys[nkeys - 1]: the value of entry type type, len bytes
+ * at bytes}}} (an empty object if bytes is NULL, with nkeys 1), along
+ * path: the objects stand for the document, which the builtin then sees the
+ * path in, and reports its errors on, as on the whole.  Returns how many
+ * keys the innermost object of the builtin's result has, at most one, that
+ * key's value being *value in *src; -1 for any other result.
  */
 static int
 builtin_on_wrapped(FunctionCallInfo fcinfo, PGFunction builtin,
-				   bool deleting, text *first, uint32 type, const char *bytes,
-				   uint32 len, Datum path, JtSource *src, JtNode *value)
+				   bool deleting, const Datum *keys, int nkeys, uint32 type,
+				   const char *bytes, uint32 len, Datum path, JtSource *src,
+				   JtNode *value)
 {
 	StringInfoData buf;
-	JtWriter	w;
 	Jsonb	   *changed;
-	JtNode		root;
+	JtNode		node;
 
+	Assert(nkeys >= 1 && (bytes != NULL || nkeys == 1));
 	initStringInfo(&buf);
 	appendStringInfoSpaces(&buf, VARHDRSZ);
-	jt_writer_begin(&w, &buf, JT_CONTAINER_OBJECT | (bytes ? 1 : 0));
 	if (bytes != NULL)
+		write_wrapper(&buf, keys, nkeys, type, bytes, len);
+	else
 	{
-		jt_writer_entry(&w, JT_JENTRY_STRING, VARDATA_ANY(first),
-						VARSIZE_ANY_EXHDR(first));
-		jt_writer_entry(&w, type, bytes, len);
+		JtWriter	w;
+
+		jt_writer_begin(&w, &buf, JT_CONTAINER_OBJECT);
+		jt_writer_end(&w);
 	}
-	jt_writer_end(&w);
 	SET_VARSIZE(buf.data, buf.len);
 	changed = (Jsonb *) builtin_on(fcinfo, builtin, deleting,
 								   (struct varlena *) buf.data, path);
 
 	jt_memory_source(src, VARDATA(changed), VARSIZE(changed) - VARHDRSZ,
 					 false);
-	jt_nav_root(src, &root);
-	if (!jt_node_is_object(&root) || jt_node_count(&root) > 1)
+	jt_nav_root(src, &node);
+	for (int k = 1; k < nkeys; k++)
+	{
+		/* the wrappers above the innermost keep their one key */
+		if (node.kind != JT_NODE_CONTAINER || !jt_node_is_object(&node) ||
+			jt_node_count(&node) != 1)
+			return -1;
+		jt_nav_entry(src, &node, 1, &node);
+	}
+	if (node.kind != JT_NODE_CONTAINER || !jt_node_is_object(&node) ||
+		jt_node_count(&node) > 1)
 		return -1;
-	if (jt_node_count(&root) == 1)
-		jt_nav_entry(src, &root, 1, value);
-	return (int) jt_node_count(&root);
+	if (jt_node_count(&node) == 1)
+		jt_nav_entry(src, &node, 1, value);
+	return (int) jt_node_count(&node);
+}
+
+/* The parts of the values before the i-th of container, a node of skel's tree. */
+static uint32
+parts_before_value(JtSkeleton *skel, const JtNode *container, uint32 i)
+{
+	uint32		first = jt_node_first_value_index(container);
+	uint32		parts = 0;
+
+	for (uint32 k = 0; k < i; k++)
+	{
+		JtNode		before;
+
+		jt_nav_entry(&skel->src, container, first + k, &before);
+		jt_skeleton_walk_below(skel, &before, count_ref_parts, &parts);
+	}
+	return parts;
 }
 
 /*
- * jsonb_set() and the like along a path of two steps or more in a root
- * object kept in the tree, whose first key's value (refnode, the i-th key)
- * is kept in parts: the builtin on the part holding the second step,
- * wrapped under the first key (builtin_on_wrapped()), with an array index
- * renumbered for the part.  NULL when the builtin should do it on the
- * document.
+ * jsonb_set() and the like along a path through objects of the tree, its
+ * first depth + 1 steps, to a value kept in parts (refnode), and on into
+ * it: the builtin on the part holding step depth + 1, wrapped under the
+ * steps before it (builtin_on_wrapped()), with an array index renumbered
+ * for the part.  parts_before: the parts flattened before the value's.
+ * NULL when the builtin should do it on the document.
  */
 static struct varlena *
 change_below_ref(FunctionCallInfo fcinfo, PGFunction builtin, PathChange how,
 				 struct varlena *pointer, JtSkeleton *skel,
-				 const JtNode *refnode, uint32 i, Datum *elems, int npath)
+				 const JtNode *refnode, uint32 parts_before, int depth,
+				 Datum *elems, int npath)
 {
 	bool		deleting = how == PATH_DELETE;
-	text	   *first = DatumGetTextPP(elems[0]);
-	text	   *step = DatumGetTextPP(elems[1]);
-	uint32		n = jt_node_count(&skel->root);
+	text	   *step = DatumGetTextPP(elems[depth + 1]);
 	JtNode		value;
 	JtRef		ref;
 	JtRefSite	site;
@@ -266,33 +321,25 @@ change_below_ref(FunctionCallInfo fcinfo, PGFunction builtin, PathChange how,
 	JtSource	src;
 	struct varlena *newpart;
 
+	Assert(depth + 1 < npath);
 	jt_skeleton_read_ref(skel, refnode, &ref);
 	if ((ref.header & JT_CONTAINER_SCALAR) || ref.layouts == NULL ||
 		!part_for_step(&ref, step, how == PATH_SUBSCRIPT, &r, &local))
 		return NULL;
 
-	/* the parts of the values before it are flattened first */
 	site.is_root = false;
 	site.offset = refnode->offset;
-	site.parts_before = 0;
-	for (uint32 k = 0; k < i; k++)
-	{
-		JtNode		before;
-
-		jt_nav_entry(&skel->src, &skel->root, n + k, &before);
-		jt_skeleton_walk_below(skel, &before, count_ref_parts,
-							   &site.parts_before);
-	}
+	site.parts_before = parts_before;
 
 	jt_fetch_part(skel, &ref, r, true, &old);
 	steps = palloc(npath * sizeof(Datum));
 	memcpy(steps, elems, npath * sizeof(Datum));
 	if (!(ref.header & JT_CONTAINER_OBJECT))
-		steps[1] = CStringGetTextDatum(psprintf("%d", local));
+		steps[depth + 1] = CStringGetTextDatum(psprintf("%d", local));
 	newpath = PointerGetDatum(construct_array_builtin(steps, npath, TEXTOID));
 
-	/* the changed part: the wrapper's value, a container of the same kind */
-	if (builtin_on_wrapped(fcinfo, builtin, deleting, first,
+	/* the changed part: the innermost wrapper's value, of the same kind */
+	if (builtin_on_wrapped(fcinfo, builtin, deleting, elems, depth + 1,
 						   JT_JENTRY_CONTAINER, VARDATA(old.content),
 						   VARSIZE(old.content) - VARHDRSZ, newpath, &src,
 						   &value) != 1 ||
@@ -319,6 +366,7 @@ change_in_tree_value(FunctionCallInfo fcinfo, PGFunction builtin,
 					 bool deleting, struct varlena *pointer, JtSkeleton *skel,
 					 JtRef *ref, text *first, const JtNode *value)
 {
+	Datum		firstkey = PointerGetDatum(first);
 	JtSource	src;
 	JtNode		newvalue;
 	const char *bytes = NULL;
@@ -334,8 +382,8 @@ change_in_tree_value(FunctionCallInfo fcinfo, PGFunction builtin,
 		len = value->length;
 		bytes = jt_source_read(&skel->src, value->offset, len);
 	}
-	switch (builtin_on_wrapped(fcinfo, builtin, deleting, first, type, bytes,
-							   len, PG_GETARG_DATUM(1), &src, &newvalue))
+	switch (builtin_on_wrapped(fcinfo, builtin, deleting, &firstkey, 1, type,
+							   bytes, len, PG_GETARG_DATUM(1), &src, &newvalue))
 	{
 		case 0:
 			/* a missing first key stays missing: the document is unchanged */
@@ -364,7 +412,9 @@ change_in_tree_value(FunctionCallInfo fcinfo, PGFunction builtin,
 /*
  * jsonb_set() and the like along a path of two steps or more in a root
  * object kept in the tree: below its first key's value, kept in parts or
- * in the tree.  NULL when the builtin should do it on the document.
+ * in the tree; or, through objects of the tree holding references (values
+ * the builder opened), below a value kept in parts deeper down.  NULL when
+ * the builtin should do it on the document.
  */
 static struct varlena *
 change_below_root_key(FunctionCallInfo fcinfo, PGFunction builtin,
@@ -372,8 +422,11 @@ change_below_root_key(FunctionCallInfo fcinfo, PGFunction builtin,
 					  JtSkeleton *skel, JtRef *ref, Datum *elems, int npath)
 {
 	text	   *first = DatumGetTextPP(elems[0]);
+	JtNode		container = skel->root;
+	uint32		parts_before;
 	uint32		i;
 	JtNode		value;
+	int			depth = 0;
 
 	if (!jt_nav_object_find(&skel->src, &skel->root, VARDATA_ANY(first),
 							VARSIZE_ANY_EXHDR(first), &i))
@@ -381,11 +434,32 @@ change_below_root_key(FunctionCallInfo fcinfo, PGFunction builtin,
 									pointer, skel, ref, first, NULL);
 	jt_nav_entry(&skel->src, &skel->root, jt_node_count(&skel->root) + i,
 				 &value);
-	if (value.kind == JT_NODE_REF)
-		return change_below_ref(fcinfo, builtin, how, pointer, skel, &value,
-								i, elems, npath);
-	return change_in_tree_value(fcinfo, builtin, how == PATH_DELETE, pointer,
-								skel, ref, first, &value);
+	if (value.kind != JT_NODE_REF &&
+		(value.kind != JT_NODE_CONTAINER ||
+		 jt_tree_container_is_plain(skel, &value)))
+		return change_in_tree_value(fcinfo, builtin, how == PATH_DELETE,
+									pointer, skel, ref, first, &value);
+	parts_before = parts_before_value(skel, &container, i);
+
+	/* down objects of the tree holding references, to one */
+	while (value.kind == JT_NODE_CONTAINER && jt_node_is_object(&value) &&
+		   depth + 2 < npath)
+	{
+		text	   *key = DatumGetTextPP(elems[depth + 1]);
+
+		container = value;
+		if (!jt_nav_object_find(&skel->src, &container, VARDATA_ANY(key),
+								VARSIZE_ANY_EXHDR(key), &i))
+			return NULL;
+		parts_before += parts_before_value(skel, &container, i);
+		jt_nav_entry(&skel->src, &container, jt_node_count(&container) + i,
+					 &value);
+		depth++;
+	}
+	if (value.kind != JT_NODE_REF || depth + 1 >= npath)
+		return NULL;
+	return change_below_ref(fcinfo, builtin, how, pointer, skel, &value,
+							parts_before, depth, elems, npath);
 }
 
 /* Is key a key of the root object kept in skel's tree? */
