@@ -206,11 +206,22 @@ $pub->safe_psql('postgres', $large . both(q{
 UPDATE %1$s SET jb = jb || '{"added": 1}' WHERE id IN (301, 302);
 UPDATE %1$s SET jb = jsonb_set(jb::text::jsonb, '{items,10}', '1') WHERE id = 303;
 UPDATE %1$s SET other = 3 WHERE id = 303;}));
+# the same array below a value of the root (opened, format version 8): an
+# element changed through the path, a field of the opened value changed
+$pub->safe_psql('postgres', $large . both(q{
+INSERT INTO %1$s (id, jb) SELECT 304, jsonb_build_object('meta', jsonb_build_object('v', 4),
+	'data', jsonb_build_object('n', 1, 'items', (SELECT jsonb_agg(jsonb_build_object('k', j,
+		'name', md5(j::text))) FROM generate_series(1, 9000) j)));}));
+$pub->safe_psql('postgres', $large . both(q{
+UPDATE %1$s SET jb = jsonb_set(jb, '{data,items,4000,name}', '"nested"') WHERE id = 304;
+UPDATE %1$s SET jb['data']['items'][8999]['k'] = '0' WHERE id = 304;
+UPDATE %1$s SET jb = jsonb_set(jb, '{data,n}', '2') WHERE id = 304;}));
 is( $pub->safe_psql('postgres', q{
 SELECT string_agg(id || ':' || (SELECT count(*) FROM jsonb_toaster_parts(jb) WHERE kind = 'tree')
-	|| ':' || ((SELECT count(*) FROM jsonb_toaster_parts(jb) WHERE path = '{items}') > 64), ' ' ORDER BY id)
+	|| ':' || ((SELECT count(*) FROM jsonb_toaster_parts(jb) WHERE path IN ('{items}', '{data,items}')) > 64),
+	' ' ORDER BY id)
 FROM t_toaster WHERE id > 300}),
-	'301:1:true 302:1:true 303:1:true',
+	'301:1:true 302:1:true 303:1:true 304:1:true',
 	'large documents keep their trees outside the row under wal_level = logical');
 
 # the parts shared were logged both ways: as their stored chunks (a value
@@ -237,7 +248,7 @@ is($pub->safe_psql('postgres', sprintf($rows, 't_toaster')),
 is( $pub->safe_psql('postgres', q{
 SELECT count(*) FILTER (WHERE (jsonb_toaster_storage(jb)).form = 'skeleton') || '/' || count(*)
 FROM t_toaster}),
-	'13/13', 'publisher: the toaster stores its documents as skeletons');
+	'14/14', 'publisher: the toaster stores its documents as skeletons');
 
 # Decode.  Parse test_decoding's lines into each table's changes, a value
 # shown unchanged replaced by the row's value before the change; the

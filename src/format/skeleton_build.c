@@ -99,11 +99,12 @@ typedef struct Builder
 
 /*
  * Is value n (of a container depth deep) opened?  When it is long
- * (JT_OPEN_RANGES), and one container holds at least half of it, and the rest of it would not crowd the tree: what is
- * left of it in the tree when its long values leave is bounded by that
- * rest, at most a quarter of the target, so opening it never makes the
- * whole document leave in one reference.  It depends on the value's own
- * bytes and the target alone, so an UPDATE elsewhere leaves it as it was.
+ * (JT_OPEN_RANGES), one container holds at least half of it, and the rest
+ * of it would not crowd the tree: what is left of it in the tree when its
+ * long values leave is bounded by that rest, at most a quarter of the
+ * target, so opening it never makes the whole document leave in one
+ * reference.  It depends on the value's own bytes and the target alone,
+ * so an UPDATE elsewhere leaves it as it was.
  */
 static bool
 should_open(Builder *b, const JtNode *n, int depth)

@@ -33,7 +33,10 @@
  * first key names a value kept in parts runs the builtin on the part that
  * holds its second step, as a longer path does on a split root; one whose
  * first key names a value kept in the tree (or no value) runs it on that
- * value alone, and sets the key in the tree to the result.
+ * value alone, and sets the key in the tree to the result.  Through
+ * objects of the tree that hold references (values the builder opened), a
+ * path goes on down to a value kept in parts, and the builtin runs on the
+ * part holding the step after it, wrapped under every step before.
  *
  * Anything else is left to the builtin: a root that is neither, a path
  * with NULLs, a changed part that is empty or whose first key is no
