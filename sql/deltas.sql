@@ -11,17 +11,6 @@ CREATE EXTENSION IF NOT EXISTS jsonb_toaster;
 CREATE EXTENSION IF NOT EXISTS jsonb_toaster_test;
 
 -- TOAST rows equal the chunks of the live values, each value counted once
-CREATE FUNCTION toast_ok(rel regclass) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE live bigint; stored bigint;
-BEGIN
-	EXECUTE format('SELECT coalesce(sum(chunks), 0) FROM (SELECT DISTINCT v.value_id, v.chunks FROM %s, jsonb_toaster_values(jb) v) v', rel)
-		INTO live;
-	EXECUTE format('SELECT count(*) FROM %s',
-				   (SELECT reltoastrelid::regclass FROM pg_class WHERE oid = rel))
-		INTO stored;
-	RETURN CASE WHEN stored = live THEN 'ok'
-		ELSE format('%s TOAST rows, %s live chunks', stored, live) END;
-END $$;
 
 -- a root object of 200 short keys: it leaves the row whole, in ranges
 SET jsonb_toaster.range_size = 512;
@@ -117,7 +106,7 @@ UPDATE plain SET jb = jsonb_set(jb, '{k021}', '21') WHERE id = 2;
 UPDATE plain SET jb = jb - 'k023' WHERE id = 2;
 SELECT * FROM check_rows();
 VACUUM d;
-SELECT toast_ok('d');
+SELECT jt_test_toast_ok('d');
 
 -- the value of a row with deltas in another table, and the whole
 -- document sent back by a client: the general path takes over the parts
@@ -132,7 +121,7 @@ FROM e JOIN plain p USING (id);
 UPDATE d SET jb = (SELECT p.jb::text::jsonb FROM plain p WHERE p.id = d.id) WHERE id = 1;
 SELECT * FROM check_rows();
 VACUUM d;
-SELECT toast_ok('d');
+SELECT jt_test_toast_ok('d');
 
 -- damaged delta records: an ERROR, never another document (row 4, a
 -- fresh copy of row 1's document with one value set: one delta)
@@ -219,18 +208,18 @@ COMMIT;
 UPDATE wplain SET jb = jsonb_set(jb, '{k152}', to_jsonb(repeat('c', 300))) WHERE id = 2;
 SELECT * FROM check_w();
 VACUUM w, e;
-SELECT toast_ok('w'), toast_ok('e');
+SELECT jt_test_toast_ok('w'), jt_test_toast_ok('e');
 DROP TABLE w, wplain, wbefore;
 DROP FUNCTION check_w();
 
 -- rewrites copy every part, bases included, under the same value ids
 VACUUM FULL d;
 SELECT * FROM check_rows();
-SELECT toast_ok('d');
+SELECT jt_test_toast_ok('d');
 CLUSTER d USING d_pkey;
 SELECT * FROM check_rows();
 SELECT * FROM check_reads();
-SELECT toast_ok('d');
+SELECT jt_test_toast_ok('d');
 
 -- pointers made first and stored after (a materialized CTE): the last
 -- one made is adopted at once (the toaster remembers it), the others by
@@ -249,7 +238,7 @@ FROM check_rows() c JOIN d USING (id), jsonb_toaster_parts(d.jb) q
 WHERE c.id <= 3 GROUP BY c.id, c.same ORDER BY c.id;
 DROP TABLE made_before;
 VACUUM d;
-SELECT toast_ok('d');
+SELECT jt_test_toast_ok('d');
 
 -- deletes take the bases with the rest
 UPDATE d SET jb = jsonb_set(jb, '{k030}', '30');
@@ -257,7 +246,7 @@ UPDATE d SET jb = jsonb_set(jb, '{k031}', '31');
 DELETE FROM d;
 DELETE FROM e;
 VACUUM d, e;
-SELECT toast_ok('d'), toast_ok('e');
+SELECT jt_test_toast_ok('d'), jt_test_toast_ok('e');
 
 -- values written before format version 4 hash their parts by hash_bytes()
 -- (version 3), those written now by CRC-32C: a one-part edit of an old
@@ -314,7 +303,7 @@ UPDATE v3 SET jb = (SELECT jb::text FROM v3_plain WHERE id = 2)::jsonb WHERE id 
 RESET client_min_messages;
 SELECT * FROM check_v3() WHERE id = 2;
 VACUUM v3;
-SELECT toast_ok('v3');
+SELECT jt_test_toast_ok('v3');
 DROP TABLE v3, v3_plain, v3_before;
 DROP FUNCTION check_v3();
 SET jsonb_toaster.inline_budget = 1080;
@@ -352,11 +341,11 @@ FROM cz JOIN cz_plain c USING (id), jsonb_toaster_parts(cz.jb) p
 WHERE (p.value_id, p.value_offset) NOT IN (SELECT value_id, value_offset FROM cz_before b WHERE b.id = cz.id)
 ORDER BY 1;
 VACUUM cz;
-SELECT toast_ok('cz');
+SELECT jt_test_toast_ok('cz');
 DROP TABLE cz, cz_plain, cz_before;
 
 DROP TABLE d, e, plain, before;
-DROP FUNCTION toast_ok(regclass), check_rows(), check_reads();
+DROP FUNCTION check_rows(), check_reads();
 DROP EXTENSION jsonb_toaster_test;
 RESET jsonb_toaster.range_size;
 RESET jsonb_toaster.inline_budget;

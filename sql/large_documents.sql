@@ -21,19 +21,6 @@ CREATE FUNCTION big(id int, n int) RETURNS jsonb LANGUAGE sql AS $$
 		'dict', (SELECT jsonb_object_agg('key' || lpad(i::text, 6, '0'), md5((id + i)::text) || md5(i::text))
 				 FROM generate_series(1, n) i))
 $$;
-CREATE FUNCTION toast_ok(rel regclass) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE live bigint; stored bigint; shared bigint;
-BEGIN
-	EXECUTE format('SELECT coalesce(sum(chunks), 0) FROM (SELECT DISTINCT v.value_id, v.chunks FROM %s, jsonb_toaster_values(jb) v) v', rel)
-		INTO live;
-	EXECUTE format('SELECT count(*) FROM %s',
-				   (SELECT reltoastrelid::regclass FROM pg_class WHERE oid = rel))
-		INTO stored;
-	EXECUTE format('SELECT count(*) FROM (SELECT v.value_id FROM %s, jsonb_toaster_values(jb) v GROUP BY 1 HAVING count(*) > 1) s', rel)
-		INTO shared;
-	RETURN CASE WHEN stored = live AND shared = 0 THEN 'ok'
-		ELSE format('%s TOAST rows, %s live chunks, %s values in two rows', stored, live, shared) END;
-END $$;
 
 CREATE TABLE plain (id int PRIMARY KEY, note text, jb jsonb);
 INSERT INTO plain SELECT i, NULL, big(i, 9000) FROM generate_series(1, 3) i;
@@ -58,7 +45,7 @@ FROM t;
 SELECT id, version, tree_state, tree_parts, items_ranges > 64 AS many_items,
 	dict_ranges > 64 AS many_dict, inline_size < 100 AS short_row
 FROM layout ORDER BY id;
-SELECT toast_ok('t');
+SELECT jt_test_toast_ok('t');
 
 -- reads: the builtins' answers
 CREATE FUNCTION differ() RETURNS bigint LANGUAGE sql AS $$
@@ -151,7 +138,7 @@ SELECT id, string_agg(state || '/' || tree_parts, ' ' ORDER BY step) AS states,
 FROM seen GROUP BY id ORDER BY id;
 SELECT differ();
 VACUUM t;
-SELECT toast_ok('t');
+SELECT jt_test_toast_ok('t');
 
 -- a document sent whole: the general path shares its unchanged parts
 -- with the old value, and writes the tree with the parts it writes
@@ -165,7 +152,7 @@ SELECT (SELECT count(*) FROM jsonb_toaster_parts(jb) p WHERE p.value_id IN
 FROM t JOIN layout USING (id) WHERE id = 2;
 SELECT differ();
 VACUUM t;
-SELECT toast_ok('t');
+SELECT jt_test_toast_ok('t');
 
 -- a transaction that reads the documents, changes them and rolls back
 BEGIN;
@@ -178,11 +165,11 @@ SELECT differ();
 
 -- rewrites keep every value, and the trees
 VACUUM FULL t;
-SELECT differ(), toast_ok('t');
+SELECT differ(), jt_test_toast_ok('t');
 CLUSTER t USING t_pkey;
-SELECT differ(), toast_ok('t');
+SELECT differ(), jt_test_toast_ok('t');
 ALTER TABLE t ALTER COLUMN note TYPE varchar(20);
-SELECT differ(), toast_ok('t');
+SELECT differ(), jt_test_toast_ok('t');
 SELECT id, version, tree_state, tree_parts FROM layout ORDER BY id;
 
 -- a document that shrinks below the threshold takes its tree back to the
@@ -196,7 +183,7 @@ WHERE id = 3;
 DELETE FROM t WHERE id = 1;
 DELETE FROM plain WHERE id = 1;
 VACUUM t;
-SELECT differ(), toast_ok('t');
+SELECT differ(), jt_test_toast_ok('t');
 SELECT id, tree_state, tree_parts FROM layout ORDER BY id;
 
 -- a large container of a few long entries (64 at most) is planned as any
@@ -231,6 +218,6 @@ SELECT differ();
 
 DROP VIEW layout;
 DROP TABLE t, plain, seen;
-DROP FUNCTION big(int, int), files(int), toast_ok(regclass), differ(), read_chunks(text),
+DROP FUNCTION big(int, int), files(int), differ(), read_chunks(text),
 	note(int);
 RESET jsonb_toaster.range_size;

@@ -27,19 +27,6 @@ CREATE FUNCTION nest(id int, n int) RETURNS jsonb LANGUAGE sql AS $$
 		'wide', (SELECT jsonb_object_agg('f' || i, i) FROM generate_series(1, 200) i) ||
 			jsonb_build_object('items', (SELECT jsonb_agg(md5(i::text)) FROM generate_series(1, n) i)))
 $$;
-CREATE FUNCTION toast_ok(rel regclass) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE live bigint; stored bigint; shared bigint;
-BEGIN
-	EXECUTE format('SELECT coalesce(sum(chunks), 0) FROM (SELECT DISTINCT v.value_id, v.chunks FROM %s, jsonb_toaster_values(jb) v) v', rel)
-		INTO live;
-	EXECUTE format('SELECT count(*) FROM %s',
-				   (SELECT reltoastrelid::regclass FROM pg_class WHERE oid = rel))
-		INTO stored;
-	EXECUTE format('SELECT count(*) FROM (SELECT v.value_id FROM %s, jsonb_toaster_values(jb) v GROUP BY 1 HAVING count(*) > 1) s', rel)
-		INTO shared;
-	RETURN CASE WHEN stored = live AND shared = 0 THEN 'ok'
-		ELSE format('%s TOAST rows, %s live chunks, %s values in two rows', stored, live, shared) END;
-END $$;
 
 CREATE TABLE plain (id int PRIMARY KEY, note text, jb jsonb);
 INSERT INTO plain SELECT i, NULL, nest(i, 1000) FROM generate_series(1, 3) i;
@@ -168,7 +155,7 @@ SELECT both_ways($$UPDATE %I SET jb = jb || '{"data": {"replaced": [1, 2]}}' WHE
 SELECT both_ways($$UPDATE %I SET jb = jsonb_set(jb, '{meta,v}', '0')$$);
 SELECT differ();
 VACUUM t;
-SELECT toast_ok('t');
+SELECT jt_test_toast_ok('t');
 
 -- a rollback, rewrites and a delete keep exactly what live rows name
 BEGIN;
@@ -177,16 +164,16 @@ DELETE FROM t WHERE id = 3;
 ROLLBACK;
 SELECT differ();
 VACUUM FULL t;
-SELECT differ(), toast_ok('t');
+SELECT differ(), jt_test_toast_ok('t');
 CLUSTER t USING t_pkey;
-SELECT differ(), toast_ok('t');
+SELECT differ(), jt_test_toast_ok('t');
 DELETE FROM t WHERE id = 3;
 DELETE FROM plain WHERE id = 3;
 VACUUM t;
-SELECT differ(), toast_ok('t');
+SELECT differ(), jt_test_toast_ok('t');
 
 DROP VIEW layout;
 DROP TABLE t, plain, parts_before;
-DROP FUNCTION nest(int, int), toast_ok(regclass), differ(), read_chunks(text),
+DROP FUNCTION nest(int, int), differ(), read_chunks(text),
 	both_ways(text);
 RESET jsonb_toaster.range_size;

@@ -20,19 +20,6 @@ CREATE FUNCTION pdoc(id int, edit int DEFAULT 0) RETURNS jsonb LANGUAGE sql AS $
 $$;
 -- TOAST rows against the chunks of the values live rows name, each once;
 -- and the values two rows name
-CREATE FUNCTION toast_ok(rel regclass) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE live bigint; stored bigint; shared bigint;
-BEGIN
-	EXECUTE format('SELECT coalesce(sum(chunks), 0) FROM (SELECT DISTINCT v.value_id, v.chunks FROM %s, jsonb_toaster_values(jb) v) v', rel)
-		INTO live;
-	EXECUTE format('SELECT count(*) FROM %s',
-				   (SELECT reltoastrelid::regclass FROM pg_class WHERE oid = rel))
-		INTO stored;
-	EXECUTE format('SELECT count(*) FROM (SELECT v.value_id FROM %s, jsonb_toaster_values(jb) v GROUP BY 1 HAVING count(*) > 1) s', rel)
-		INTO shared;
-	RETURN CASE WHEN stored = live AND shared = 0 THEN 'ok'
-		ELSE format('%s TOAST rows, %s live chunks, %s values in two rows', stored, live, shared) END;
-END $$;
 
 CREATE TABLE pk (id int PRIMARY KEY, jb jsonb);
 ALTER TABLE pk ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
@@ -54,7 +41,7 @@ SELECT count(*) AS gaps FROM (
 	SELECT value_offset, lag(value_offset + stored_size) OVER (PARTITION BY id ORDER BY value_offset) AS prev_end
 	FROM pk, jsonb_toaster_parts(jb)) s
 WHERE prev_end IS NOT NULL AND value_offset <> prev_end;
-SELECT toast_ok('pk');
+SELECT jt_test_toast_ok('pk');
 SELECT count(*) AS differ FROM pk JOIN pk_plain USING (id)
 WHERE jt_test_flat_bytes(pk.jb) <> jt_test_flat_bytes(pk_plain.jb);
 -- reads of one key, the first, the last, every key
@@ -72,7 +59,7 @@ SELECT (SELECT count(*) FROM jsonb_toaster_values(jb)) AS tvalues,
 	count(*) FILTER (WHERE (p.value_id, p.value_offset) NOT IN (SELECT value_id, value_offset FROM before WHERE id = 1)) AS written
 FROM pk, jsonb_toaster_parts(jb) p WHERE pk.id = 1 GROUP BY pk.jb;
 VACUUM pk;
-SELECT toast_ok('pk');
+SELECT jt_test_toast_ok('pk');
 
 -- the same row losing keys, five at a time: once the first value's dead
 -- bytes would outnumber the row's live ones, the UPDATE writes the parts
@@ -110,7 +97,7 @@ BEGIN
 END $$;
 SELECT count(*) AS too_many_dead FROM dead_over_live() WHERE dead > live;
 VACUUM pk;
-SELECT toast_ok('pk');
+SELECT jt_test_toast_ok('pk');
 SELECT count(*) AS differ FROM pk JOIN pk_plain USING (id)
 WHERE jt_test_flat_bytes(pk.jb) <> jt_test_flat_bytes(pk_plain.jb);
 
@@ -167,7 +154,7 @@ SELECT jt_test_format_version(jb) AS version,
 	(SELECT bool_and(value_offset = 0) FROM jsonb_toaster_parts(jb)) AS at_zero
 FROM pk WHERE id = 3;
 VACUUM pk;
-SELECT toast_ok('pk');
+SELECT jt_test_toast_ok('pk');
 SELECT count(*) AS differ FROM pk JOIN pk_plain USING (id)
 WHERE jt_test_flat_bytes(pk.jb) <> jt_test_flat_bytes(pk_plain.jb);
 SELECT count(*) FILTER (WHERE pk.jb -> k IS DISTINCT FROM pk_plain.jb -> k) AS differ
@@ -231,7 +218,7 @@ DROP FUNCTION zeros_doc();
 -- column, its headers included, so the row's other columns stay in it:
 -- documents whose short fields fill that room to a byte more each time,
 -- beside a 64-character text that does not compress (whose TOAST value
--- toast_ok() would count)
+-- jt_test_toast_ok() would count)
 CREATE TABLE pb (id int PRIMARY KEY, path text, jb jsonb);
 ALTER TABLE pb ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
 INSERT INTO pb SELECT n * 100 + z, md5(n::text) || md5(z::text),
@@ -242,7 +229,7 @@ SELECT count(*) AS rows,
 	count(*) FILTER (WHERE (jsonb_toaster_storage(jb)).form = 'skeleton' AND
 					 NOT EXISTS (SELECT FROM jsonb_toaster_values(jb))) > 100 AS many_inline,
 	max(pg_column_size(jb)) > 1900 AS some_near_the_room,
-	toast_ok('pb') AS toast_ok
+	jt_test_toast_ok('pb') AS toast_ok
 FROM pb;
 DROP TABLE pb;
 -- a part said to lie past the end of the parts kept in the pointer
@@ -256,7 +243,7 @@ SET jsonb_toaster.format_version = 6;
 SELECT jt_test_format_version(jb) AS version, (SELECT count(*) FROM jsonb_toaster_values(jb)) > 0 AS in_toast
 FROM pk WHERE id = 20;
 VACUUM pk;
-SELECT toast_ok('pk');
+SELECT jt_test_toast_ok('pk');
 
 -- the setting's bounds
 SET jsonb_toaster.format_version = 3;
@@ -264,16 +251,16 @@ SET jsonb_toaster.format_version = 9;
 
 -- rewrites copy each value once, whole
 VACUUM FULL pk;
-SELECT toast_ok('pk');
+SELECT jt_test_toast_ok('pk');
 CLUSTER pk USING pk_pkey;
-SELECT toast_ok('pk');
+SELECT jt_test_toast_ok('pk');
 SELECT count(*) AS differ FROM pk JOIN pk_plain USING (id)
 WHERE jt_test_flat_bytes(pk.jb) <> jt_test_flat_bytes(pk_plain.jb);
 -- DELETE takes every value
 DELETE FROM pk;
 VACUUM pk;
-SELECT toast_ok('pk');
+SELECT jt_test_toast_ok('pk');
 
 DROP TABLE pk, pk_plain;
-DROP FUNCTION pdoc(int, int), toast_ok(regclass), first_value_named(), dead_over_live();
+DROP FUNCTION pdoc(int, int), first_value_named(), dead_over_live();
 RESET jsonb_toaster.unit_size;

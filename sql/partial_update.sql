@@ -11,17 +11,6 @@ CREATE EXTENSION IF NOT EXISTS jsonb_toaster;
 CREATE EXTENSION IF NOT EXISTS jsonb_toaster_test;
 
 -- TOAST rows equal the chunks of the live values, each value counted once
-CREATE FUNCTION toast_ok(rel regclass) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE live bigint; stored bigint;
-BEGIN
-	EXECUTE format('SELECT coalesce(sum(chunks), 0) FROM (SELECT DISTINCT v.value_id, v.chunks FROM %s, jsonb_toaster_values(jb) v) v', rel)
-		INTO live;
-	EXECUTE format('SELECT count(*) FROM %s',
-				   (SELECT reltoastrelid::regclass FROM pg_class WHERE oid = rel))
-		INTO stored;
-	RETURN CASE WHEN stored = live THEN 'ok'
-		ELSE format('%s TOAST rows, %s live chunks', stored, live) END;
-END $$;
 -- 300 keys k001..k300 with values of every kind
 CREATE FUNCTION doc(id int) RETURNS jsonb LANGUAGE sql AS $$
 	SELECT jsonb_object_agg(format('k%s', lpad(i::text, 3, '0')),
@@ -268,10 +257,10 @@ DROP TABLE returned, plain_copy, copy_expected;
 
 -- nothing leaked, nothing lost
 VACUUM t;
-SELECT toast_ok('t');
+SELECT jt_test_toast_ok('t');
 DELETE FROM t;
 VACUUM t;
-SELECT toast_ok('t');
+SELECT jt_test_toast_ok('t');
 
 -- a sweep: edits at keys all along the document, so that a change falls
 -- at every position modulo 4, before values of every kind (short strings
@@ -333,7 +322,7 @@ SELECT s.id, jt_test_flat_bytes(s.jb) = jt_test_flat_bytes(p.jb) AS same,
 	(jsonb_toaster_storage(s.jb)).form
 FROM sweep s JOIN sweep_plain p USING (id) ORDER BY id;
 VACUUM sweep;
-SELECT toast_ok('sweep');
+SELECT jt_test_toast_ok('sweep');
 
 -- values written before format version 3 have no layout bytes: an edit
 -- that moves the values after it by other than a multiple of 4 then
@@ -356,7 +345,7 @@ SELECT sweep('sweep', 'sweep_plain');
 SELECT s.id, jt_test_flat_bytes(s.jb) = jt_test_flat_bytes(p.jb) AS same
 FROM sweep s JOIN sweep_plain p USING (id) ORDER BY id;
 VACUUM sweep;
-SELECT toast_ok('sweep');
+SELECT jt_test_toast_ok('sweep');
 
 -- layout bytes that are invalid, or do not agree with the parts' content
 -- or with the value's raw size: an ERROR, never a wrong size
@@ -496,7 +485,7 @@ SELECT r.id, jt_test_flat_bytes(r.jb) = jt_test_flat_bytes(p.jb) AS same,
 	(SELECT count(*) FROM jsonb_toaster_parts(r.jb)) AS parts
 FROM r JOIN rplain p USING (id) ORDER BY id;
 VACUUM r;
-SELECT toast_ok('r');
+SELECT jt_test_toast_ok('r');
 DROP TABLE r, rplain, rcases, rparts_before;
 -- long scalars out of the row: a string's or a numeric's reference tells
 -- its size flattened (its part's raw size), and its layout byte whether it
@@ -570,7 +559,7 @@ SELECT id, jt_test_flat_bytes(rs.jb) = jt_test_flat_bytes(p.jb) AS same,
 		(SELECT coalesce(sum(stored_size), 0) FROM jsonb_toaster_parts(rs.jb)) AS sizes_add_up
 FROM rs JOIN rsplain p USING (id) ORDER BY id;
 VACUUM rs;
-SELECT toast_ok('rs');
+SELECT jt_test_toast_ok('rs');
 -- the removal rolled back above, done: no part left, a plain document
 SET client_min_messages = debug1;
 UPDATE rs SET jb = jb - 'obj' WHERE id = 6;
@@ -580,7 +569,7 @@ SELECT id, jt_test_flat_bytes(rs.jb) = jt_test_flat_bytes(p.jb) AS same,
 	(jsonb_toaster_storage(rs.jb)).form
 FROM rs JOIN rsplain p USING (id) WHERE id IN (4, 5, 6) ORDER BY id;
 VACUUM rs;
-SELECT toast_ok('rs');
+SELECT jt_test_toast_ok('rs');
 -- a container of the tree holding a reference, removed or replaced with
 -- it; changes of changes; a result stored over another row
 INSERT INTO rs VALUES (8, jsonb_build_object('a', 'x', 's1', noise(3000, 81),
@@ -602,7 +591,7 @@ SELECT id, jt_test_flat_bytes(rs.jb) = jt_test_flat_bytes(p.jb) AS same,
 	(SELECT count(*) FROM jsonb_toaster_parts(rs.jb)) AS parts
 FROM rs JOIN rsplain p USING (id) WHERE id IN (7, 8) ORDER BY id;
 VACUUM rs;
-SELECT toast_ok('rs');
+SELECT jt_test_toast_ok('rs');
 DROP TABLE rs, rsplain;
 DROP FUNCTION noise(int, int), digits(int, int);
 -- a pointer larger than the old one stays in the row only within the
@@ -616,7 +605,7 @@ SELECT (jsonb_toaster_storage(jb)).inline_size < 256 AS small_row,
 	jb = jsonb_build_object('a', 'x', 's', repeat('w', 1700)) AS same
 FROM tt;
 VACUUM tt;
-SELECT toast_ok('tt');
+SELECT jt_test_toast_ok('tt');
 DROP TABLE tt;
 
 -- a path into a container kept in parts, below a root kept in the tree:
@@ -692,7 +681,7 @@ SELECT jt_test_flat_bytes(rn.jb) = jt_test_flat_bytes(p.jb) AS same,
 	(SELECT count(*) FROM jsonb_toaster_parts(rn.jb)) AS parts
 FROM rn JOIN rnplain p USING (id);
 VACUUM rn;
-SELECT toast_ok('rn');
+SELECT jt_test_toast_ok('rn');
 DROP TABLE rn, rnplain, rncases;
 RESET jsonb_toaster.unit_size;
 
@@ -717,7 +706,7 @@ UPDATE rgplain SET jb = jsonb_insert(jb, '{items,-1}', '[1, 2]', true);
 SELECT jt_test_flat_bytes(rg.jb) = jt_test_flat_bytes(p.jb) AS same
 FROM rg JOIN rgplain p USING (id);
 VACUUM rg;
-SELECT toast_ok('rg');
+SELECT jt_test_toast_ok('rg');
 DROP TABLE rg, rgplain;
 RESET jsonb_toaster.range_size;
 RESET jsonb_toaster.inline_budget;
@@ -731,7 +720,7 @@ RESET client_min_messages;
 RESET jsonb_toaster.override_builtins;
 
 DROP TABLE t, plain, cases, parts_before;
-DROP FUNCTION toast_ok(regclass), doc(int), compare(text, text, text, int);
+DROP FUNCTION doc(int), compare(text, text, text, int);
 DROP EXTENSION jsonb_toaster_test;
 RESET jsonb_toaster.range_size;
 RESET jsonb_toaster.inline_budget;

@@ -140,3 +140,25 @@ CREATE FUNCTION jt_test_bytea_from_pointer_bytes(pointer bytea)
 RETURNS bytea
 AS 'MODULE_PATHNAME', 'jt_test_bytea_from_pointer_bytes'
 LANGUAGE C STRICT VOLATILE;
+
+-- 'ok' when the TOAST relation of rel holds exactly the chunks of the
+-- values its column col's documents name, and no value is named by two
+-- rows; otherwise what differs.
+CREATE FUNCTION jt_test_toast_ok(rel regclass, col name DEFAULT 'jb')
+RETURNS text
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+	live bigint;
+	stored bigint;
+	shared bigint;
+BEGIN
+	EXECUTE format('SELECT coalesce(sum(chunks), 0) FROM (SELECT DISTINCT v.value_id, v.chunks FROM %s, jsonb_toaster_values(%I) v) v', rel, col)
+		INTO live;
+	EXECUTE format('SELECT count(*) FROM %s',
+				   (SELECT reltoastrelid::regclass FROM pg_class WHERE oid = rel))
+		INTO stored;
+	EXECUTE format('SELECT count(*) FROM (SELECT v.value_id FROM %s, jsonb_toaster_values(%I) v GROUP BY 1 HAVING count(*) > 1) s', rel, col)
+		INTO shared;
+	RETURN CASE WHEN stored = live AND shared = 0 THEN 'ok'
+		ELSE format('%s TOAST rows, %s live chunks, %s values in two rows', stored, live, shared) END;
+END $$;
