@@ -40,6 +40,8 @@ INSERT INTO t SELECT * FROM plain;
 CREATE VIEW layout AS SELECT id, p.path::text AS path, count(*) AS ranges
 FROM t, jsonb_toaster_parts(jb) p WHERE p.kind <> 'tree' GROUP BY 1, 2;
 SELECT id, path, ranges > 4 AS ranged FROM layout ORDER BY id, path;
+-- a tree with opened values says format version 8 (earlier readers refuse it)
+SELECT id, jt_test_format_version(jb) AS version FROM t ORDER BY id;
 
 -- format version 7 opens nothing
 SET jsonb_toaster.format_version = 7;
@@ -49,8 +51,34 @@ INSERT INTO t7 SELECT id, jb FROM plain WHERE id = 1;
 RESET jsonb_toaster.format_version;
 SELECT p.path::text AS path, count(*) > 0 AS parts
 FROM t7, jsonb_toaster_parts(jb) p GROUP BY 1 ORDER BY 1;
-SELECT t7.jb = p.jb AS same FROM t7 JOIN plain p USING (id);
+SELECT t7.jb = p.jb AS same, jt_test_format_version(t7.jb) AS version
+FROM t7 JOIN plain p USING (id);
 DROP TABLE t7;
+
+-- what opened values leave in the tree is bounded together: k values of
+-- 22 short fields and an array each open while they fit, and the root
+-- never leaves whole for them (a root of many short fields beside an
+-- opened value is planned with nothing opened)
+CREATE FUNCTION mdoc(k int) RETURNS jsonb LANGUAGE sql AS $$
+	SELECT CASE WHEN k <= 6 THEN (SELECT jsonb_object_agg('v' || j,
+		(SELECT jsonb_object_agg('f' || i, i) FROM generate_series(1, 22) i) ||
+		jsonb_build_object('items', (SELECT jsonb_agg(jsonb_build_object('k', i, 'name', md5((j * 10000 + i)::text)))
+									 FROM generate_series(1, 600) i)))
+		FROM generate_series(1, k) j)
+	ELSE (SELECT jsonb_object_agg('r' || i, i) FROM generate_series(1, 100) i) ||
+		jsonb_build_object('data', (SELECT jsonb_object_agg('f' || i, i) FROM generate_series(1, 10) i) ||
+			jsonb_build_object('items', (SELECT jsonb_agg(md5(i::text)) FROM generate_series(1, 1500) i))) END
+$$;
+CREATE TABLE many (k int PRIMARY KEY, jb jsonb);
+ALTER TABLE many ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+INSERT INTO many SELECT k, mdoc(k) FROM generate_series(1, 7) k;
+SELECT k, count(*) FILTER (WHERE p.path = '{}') AS root_parts,
+	count(DISTINCT p.path) FILTER (WHERE cardinality(p.path) = 2) AS opened,
+	count(DISTINCT p.path) FILTER (WHERE cardinality(p.path) = 1) AS whole
+FROM many, jsonb_toaster_parts(jb) p WHERE p.kind <> 'tree' GROUP BY k ORDER BY k;
+SELECT count(*) AS differ FROM many WHERE jb <> mdoc(k) OR jb::text <> mdoc(k)::text;
+DROP TABLE many;
+DROP FUNCTION mdoc(int);
 
 -- reads: the builtins' answers
 CREATE FUNCTION differ() RETURNS bigint LANGUAGE sql AS $$

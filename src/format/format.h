@@ -83,7 +83,9 @@
  *	         tree does, and kept by those made from them (whose tree may
  *	         come back to the row)
  *	8        version 7 whose inline skeleton may keep its tree compressed
- *	         with its parts (below); written only for such pointers
+ *	         with its parts (below), and whose tree may hold references
+ *	         below a container of it that is not the root (an opened
+ *	         value, skeleton_build.c); written only for such pointers
  *
  * A pointer made from a stored one by changing one part keeps its version
  * (the other parts' hashes are not recomputed), but 1 and 2 become 3; one

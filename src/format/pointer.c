@@ -133,19 +133,21 @@ jt_make_pointer_folded(const JtSkeletonInfo *hdr, const struct varlena *datum,
 }
 
 /*
- * A pointer whose tree lies outside the row (format version 7): the entry
- * of the part holding the tree (tree_size bytes, hdr's), then edits_len
- * bytes of edits of that tree (tree_edits.h), if any, then the delta area;
- * stored_outside counts the tree part's bytes too.
+ * A pointer whose tree lies outside the row (format version 7, or the
+ * later version given): the entry of the part holding the tree (tree_size
+ * bytes, hdr's), then edits_len bytes of edits of that tree
+ * (tree_edits.h), if any, then the delta area; stored_outside counts the
+ * tree part's bytes too.
  */
 struct varlena *
 jt_make_pointer_tree_outside(const JtSkeletonInfo *hdr,
 							 const JtPartEntry *tree_entry,
 							 const char *edits, uint32 edits_len,
 							 const char *deltas, uint32 deltas_len,
-							 int32 rawsize, uint64 stored_outside)
+							 int32 rawsize, uint64 stored_outside,
+							 uint8 at_least)
 {
-	uint32		version = JT_SKELETON_VERSION_TREE_OUTSIDE;
+	uint32		version = Max(at_least, JT_SKELETON_VERSION_TREE_OUTSIDE);
 	JtSkeletonInfo info = *hdr;
 	StringInfoData in_row;
 	struct varlena *result;

@@ -58,7 +58,8 @@ extern struct varlena *jt_make_pointer_tree_outside(const JtSkeletonInfo *hdr,
 													const char *deltas,
 													uint32 deltas_len,
 													int32 rawsize,
-													uint64 stored_outside);
+													uint64 stored_outside,
+													uint8 at_least);
 extern struct varlena *jt_pointer_with_tree(const struct varlena *stored_pointer,
 											const JtSkeleton *skel);
 extern uint8 jt_patched_version(const struct varlena *old);

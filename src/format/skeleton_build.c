@@ -17,7 +17,8 @@
  * as {"data": {"items": [...], "n": 5}}: left whole, that container would
  * lie in one range of it, however long.  Such a value is opened: it stays
  * in the tree, as the root does, and its own values are candidates in its
- * place (should_open()).
+ * place (should_open()).  A tree holding opened values asks for format
+ * version 8 (JtBuildResult.opened).
  *
  * A container that leaves and is larger than the range size is split into
  * ranges of consecutive entries, each stored as a jsonb of its own, so
@@ -80,6 +81,7 @@ typedef struct Builder
 	uint32		whole_up_to;	/* containers this long stay one range */
 	bool		large_dirs;		/* the tree may leave the row (format.h) */
 	bool		open_values;	/* values may be opened (format.h) */
+	int64		open_room;		/* what opened values may leave in the tree */
 	uint32		range_size;		/* the range size wanted */
 	JtBuildResult *result;
 } Builder;
@@ -100,11 +102,11 @@ typedef struct Builder
 /*
  * Is value n (of a container depth deep) opened?  When it is long
  * (JT_OPEN_RANGES), one container holds at least half of it, and the rest
- * of it would not crowd the tree: what is left of it in the tree when its
- * long values leave is bounded by that rest, at most a quarter of the
- * target, so opening it never makes the whole document leave in one
- * reference.  It depends on the value's own bytes and the target alone,
- * so an UPDATE elsewhere leaves it as it was.
+ * of it would not crowd the tree: what opened values leave in the tree
+ * when their long values leave is bounded by their rests, together at most
+ * a quarter of the target (open_room, taken in document order).  Should
+ * the tree still not fit (short fields of the root), the document is
+ * planned again with nothing opened (jt_build_skeleton()).
  */
 static bool
 should_open(Builder *b, const JtNode *n, int depth)
@@ -120,8 +122,15 @@ should_open(Builder *b, const JtNode *n, int depth)
 	jt_nav_iter_seek(&b->src, &it, jt_node_first_value_index(n));
 	while (jt_nav_iter_next_long(&b->src, &it, n->length / 2, &entry))
 	{
-		if (entry.kind == JT_NODE_CONTAINER && entry.length >= n->length / 2)
-			return n->length - entry.length <= (uint64) Max(b->target, 0) / 4;
+		uint64		rest = n->length - entry.length;
+
+		if (entry.kind != JT_NODE_CONTAINER ||
+			(uint64) entry.length * 2 < n->length)
+			continue;
+		if ((int64) rest > b->open_room)
+			return false;
+		b->open_room -= (int64) rest;
+		return true;
 	}
 	return false;
 }
@@ -154,6 +163,7 @@ collect_candidates(Builder *b, BuildNode *parent, int depth)
 		if (should_open(b, &entry, depth + 1))
 		{
 			child->opened = true;
+			b->result->opened = true;
 			collect_candidates(b, child, depth + 1);
 		}
 		else
@@ -732,6 +742,37 @@ expected_ref_size(const Builder *b, const BuildNode *n, uint32 range_size)
 }
 
 /*
+ * Find the candidates and make the longest leave, until the rest fits the
+ * target with room for the directories of the ranges the wide ones will be
+ * cut into; returns the tree's estimated size.  Were that room not kept, a
+ * document near the target would get larger ranges as soon as it grew a
+ * little, and an UPDATE would then share none of its parts with the old
+ * version (see plan_ranges_to_fit()).
+ */
+static int64
+plan_leaving(Builder *b)
+{
+	int64		est;
+	int64		with_dirs;
+	ListCell   *lc;
+
+	b->open_room = Max(b->target, 0) / 4;
+	collect_candidates(b, &b->root, 0);
+	list_sort(b->candidates, candidate_cmp);
+	est = with_dirs = sizeof(uint32) + b->root.node.length;
+	foreach(lc, b->candidates)
+	{
+		BuildNode  *n = lfirst(lc);
+
+		if (with_dirs <= b->target)
+			break;
+		with_dirs += expected_ref_size(b, n, b->range_size) - n->node.length;
+		est += make_external(b, n);
+	}
+	return est;
+}
+
+/*
  * Plan the skeleton of a document (a flat jsonb datum with a 4-byte
  * header), as opts says (skeleton_build.h).  A container no longer than
  * whole_up_to stays one range: its ranges would be compressed as one unit,
@@ -749,7 +790,6 @@ jt_build_skeleton(const struct varlena *doc, const JtBuildOptions *opts,
 {
 	Builder		b;
 	int64		est;
-	int64		with_dirs;
 	int32		target = opts->target;
 	uint32		range_size = opts->range_size;
 	ListCell   *lc;
@@ -769,25 +809,16 @@ jt_build_skeleton(const struct varlena *doc, const JtBuildOptions *opts,
 	if (jt_node_is_scalar_root(&b.root.node))
 		return false;
 
-	collect_candidates(&b, &b.root, 0);
-	list_sort(b.candidates, candidate_cmp);
-
-	/*
-	 * The longest values leave first, until the rest fits with room for the
-	 * directories of the ranges the wide ones will be cut into.  Were that
-	 * room not kept, a document near the target would get larger ranges as
-	 * soon as it grew a little, and an UPDATE would then share none of its
-	 * parts with the old version (see plan_ranges_to_fit()).
-	 */
-	est = with_dirs = sizeof(uint32) + b.root.node.length;
-	foreach(lc, b.candidates)
+	est = plan_leaving(&b);
+	if (est > target && result->opened)
 	{
-		BuildNode  *n = lfirst(lc);
-
-		if (with_dirs <= target)
-			break;
-		with_dirs += expected_ref_size(&b, n, range_size) - n->node.length;
-		est += make_external(&b, n);
+		/* what opened values left crowds the tree: open nothing */
+		b.candidates = NIL;
+		b.root.children = NIL;
+		b.some_leave = false;
+		b.open_values = false;
+		result->opened = false;
+		est = plan_leaving(&b);
 	}
 
 	if (est > target)

@@ -35,6 +35,8 @@ typedef struct JtBuildResult
 	uint32		maxparts;
 	uint32		version;		/* the format version written */
 	bool		keeps_fields;	/* a value of the root stays in the tree */
+	bool		opened;			/* a value stays in the tree with references
+								 * below it (format version 8) */
 } JtBuildResult;
 
 /* How jt_build_skeleton() cuts a document. */

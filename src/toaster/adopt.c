@@ -181,7 +181,8 @@ write_replaced_parts(Relation rel, Form_pg_attribute att, struct varlena *value,
 	if (tree_part != UINT32_MAX)
 		return jt_tree_part_pointer(&hdr, &writer, tree_part, tree,
 									deltas.data, deltas.len,
-									header.va_rawsize, stored_outside);
+									header.va_rawsize, stored_outside,
+									jt_patched_version(value));
 	return jt_make_pointer(&hdr, tree, deltas.data, deltas.len,
 						   header.va_rawsize, stored_outside,
 						   jt_patched_version(value));

@@ -553,6 +553,19 @@ core_keeps_in_row(Form_pg_attribute att, const struct varlena *doc,
 }
 
 /*
+ * The format version of a pointer to res: 8 at least for a tree holding
+ * references below an opened value, which readers of earlier versions do
+ * not expect; otherwise the version res was planned in.
+ */
+static uint8
+pointer_version(const JtBuildResult *res)
+{
+	if (res->opened)
+		return (uint8) Max(res->version, JT_SKELETON_VERSION_FOLDED);
+	return (uint8) res->version;
+}
+
+/*
  * Add res's tree to the value writer gathers, as one more part of it: its
  * entries name the parts written[] gives as they lie (value id and size 0
  * for those of that value, format.h).  The tree part's number, or
@@ -795,12 +808,12 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 	if (tree_part != UINT32_MAX)
 		result = jt_tree_part_pointer(&hdr, &writer, tree_part, res.tree.data,
 									  deltas.data, deltas.len, VARSIZE(doc),
-									  stored_outside);
+									  stored_outside, pointer_version(&res));
 	else
 	{
 		result = jt_make_pointer(&hdr, res.tree.data, deltas.data, deltas.len,
 								 VARSIZE(doc), stored_outside,
-								 (uint8) res.version);
+								 pointer_version(&res));
 
 		/*
 		 * Nothing written (the old value's parts taken, changes kept as
@@ -825,7 +838,7 @@ build_and_store(Relation rel, Form_pg_attribute att, struct varlena *value,
 			result = jt_tree_part_pointer(&hdr, &writer, tree_part,
 										  res.tree.data, deltas.data,
 										  deltas.len, VARSIZE(doc),
-										  stored_outside);
+										  stored_outside, pointer_version(&res));
 		}
 	}
 	if (RelationIsLogicallyLogged(rel))

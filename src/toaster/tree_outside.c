@@ -131,12 +131,14 @@ jt_tree_add_part(JtPartWriter *writer, const char *tree, uint32 tree_size)
 /*
  * The pointer whose tree (hdr's size) writer wrote as part tree_part, once
  * the writer is finished: the part's entry, then the delta area.
- * stored_outside counts the other parts' TOAST bytes.
+ * stored_outside counts the other parts' TOAST bytes.  version: the
+ * format version the tree asks for (7 at least).
  */
 struct varlena *
 jt_tree_part_pointer(const JtSkeletonInfo *hdr, const JtPartWriter *writer,
 					 uint32 tree_part, const char *tree, const char *deltas,
-					 uint32 deltas_len, int32 rawsize, uint64 stored_outside)
+					 uint32 deltas_len, int32 rawsize, uint64 stored_outside,
+					 uint8 version)
 {
 	JtPartEntry tree_entry = {0};
 	struct varlena *result;
@@ -147,7 +149,8 @@ jt_tree_part_pointer(const JtSkeletonInfo *hdr, const JtPartWriter *writer,
 								   hdr->tree_size);
 	stored_outside += jt_entry_stored_share(&tree_entry);
 	result = jt_make_pointer_tree_outside(hdr, &tree_entry, NULL, 0, deltas,
-										  deltas_len, rawsize, stored_outside);
+										  deltas_len, rawsize, stored_outside,
+										  version);
 	jt_opened_as_written(result, tree, true);
 	return result;
 }
@@ -217,7 +220,8 @@ jt_tree_edited_pointer(Relation rel, struct varlena *pointer,
 										  tree + hdr.tree_size,
 										  payload_len - JT_PAYLOAD_TREE_OFFSET -
 										  hdr.tree_size,
-										  header.va_rawsize, stored_outside);
+										  header.va_rawsize, stored_outside,
+										  header.va_version);
 	jt_opened_as_written(result, tree, false);
 	return result;
 }

@@ -32,7 +32,8 @@ extern struct varlena *jt_tree_part_pointer(const JtSkeletonInfo *hdr,
 											const char *deltas,
 											uint32 deltas_len,
 											int32 rawsize,
-											uint64 stored_outside);
+											uint64 stored_outside,
+											uint8 version);
 extern struct varlena *jt_tree_edited_pointer(Relation rel,
 											  struct varlena *pointer,
 											  struct varlena *oldvalue,
