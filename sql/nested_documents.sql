@@ -80,6 +80,20 @@ SELECT count(*) AS differ FROM many WHERE jb <> mdoc(k) OR jb::text <> mdoc(k)::
 DROP TABLE many;
 DROP FUNCTION mdoc(int);
 
+-- an opened value whose bulk is one part small enough once compressed:
+-- the skeleton keeps it in the row, and says format version 8 too
+CREATE TABLE inl (id int PRIMARY KEY, jb jsonb);
+ALTER TABLE inl ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+INSERT INTO inl SELECT 1, (SELECT jsonb_object_agg('f' || i, 'value ' || i) FROM generate_series(1, 30) i) ||
+	jsonb_build_object('data', jsonb_build_object('n', 5, 'items', jsonb_build_array(repeat('ab', 20000))));
+SELECT jt_test_format_version(jb) AS version, (jsonb_toaster_storage(jb)).form,
+	(SELECT string_agg(p.path::text || ':' || p.value_id, ' ') FROM jsonb_toaster_parts(jb) p) AS parts,
+	jb = (SELECT jsonb_object_agg('f' || i, 'value ' || i) FROM generate_series(1, 30) i) ||
+		jsonb_build_object('data', jsonb_build_object('n', 5, 'items', jsonb_build_array(repeat('ab', 20000))))
+		AS same
+FROM inl;
+DROP TABLE inl;
+
 -- reads: the builtins' answers
 CREATE FUNCTION differ() RETURNS bigint LANGUAGE sql AS $$
 	SELECT count(*) FROM t FULL JOIN plain p USING (id)

@@ -387,6 +387,19 @@ inline_datum(const JtBuildResult *res, const char *prefix, uint32 prefix_len,
 }
 
 /*
+ * The format version of a pointer to res: 8 at least for a tree holding
+ * references below an opened value, which readers of earlier versions do
+ * not expect; otherwise the version res was planned in.
+ */
+static uint8
+pointer_version(const JtBuildResult *res)
+{
+	if (res->opened)
+		return (uint8) Max(res->version, JT_SKELETON_VERSION_FOLDED);
+	return (uint8) res->version;
+}
+
+/*
  * An inline skeleton (format.h) of the skeleton res planned for doc, if it
  * fits in target bytes: its parts one datum compressed with cmethod, in the
  * pointer.  If it does not, and may_fold, a folded one: the tree
@@ -449,7 +462,7 @@ try_inline(JtBuildResult *res, const struct varlena *doc, char cmethod,
 	if (stored != NULL)
 		return jt_make_pointer(&hdr, res->tree.data, (const char *) stored,
 							   VARSIZE(stored), VARSIZE(doc), 0,
-							   (uint8) res->version);
+							   pointer_version(res));
 
 	stored = inline_datum(res, res->tree.data, res->tree.len, total, cmethod,
 						  sample);
@@ -550,19 +563,6 @@ core_keeps_in_row(Form_pg_attribute att, const struct varlena *doc,
 	fits = (int64) VARSIZE(compressed) <= (int64) room;
 	pfree(compressed);
 	return fits;
-}
-
-/*
- * The format version of a pointer to res: 8 at least for a tree holding
- * references below an opened value, which readers of earlier versions do
- * not expect; otherwise the version res was planned in.
- */
-static uint8
-pointer_version(const JtBuildResult *res)
-{
-	if (res->opened)
-		return (uint8) Max(res->version, JT_SKELETON_VERSION_FOLDED);
-	return (uint8) res->version;
 }
 
 /*
