@@ -77,12 +77,8 @@ typedef struct Builder
 	BuildNode	root;
 	List	   *candidates;		/* the values that may leave, longest first */
 	bool		some_leave;		/* a candidate leaves the skeleton */
-	int32		target;			/* the size the tree should not exceed */
-	uint32		whole_up_to;	/* containers this long stay one range */
-	bool		large_dirs;		/* the tree may leave the row (format.h) */
-	bool		open_values;	/* values may be opened (format.h) */
+	JtBuildOptions opts;		/* the caller's (open_values may be turned off) */
 	int64		open_room;		/* what opened values may leave in the tree */
-	uint32		range_size;		/* the range size wanted */
 	JtBuildResult *result;
 } Builder;
 
@@ -114,9 +110,9 @@ should_open(Builder *b, const JtNode *n, int depth)
 	JtEntryIter it;
 	JtNode		entry;
 
-	if (!b->open_values || depth > JT_OPEN_MAX_DEPTH ||
+	if (!b->opts.open_values || depth > JT_OPEN_MAX_DEPTH ||
 		n->kind != JT_NODE_CONTAINER ||
-		n->length / JT_OPEN_RANGES < b->range_size)
+		n->length / JT_OPEN_RANGES < b->opts.range_size)
 		return false;
 	jt_nav_iter_begin(&b->src, n, &it);
 	jt_nav_iter_seek(&b->src, &it, jt_node_first_value_index(n));
@@ -277,13 +273,13 @@ static uint32
 large_container_range_size(const Builder *b, const BuildNode *n)
 {
 	uint64		len = n->node.length;
-	uint64		size = b->range_size;
+	uint64		size = b->opts.range_size;
 
-	if (!b->large_dirs || len / size < JT_LARGE_CONTAINER_RANGES ||
+	if (!b->opts.large_dirs || len / size < JT_LARGE_CONTAINER_RANGES ||
 		jt_node_count(&n->node) <= JT_ROW_MAX_RANGES)
 		return 0;
 	while (size * 2 <= PG_INT32_MAX / 2 &&
-		   (size * 2) * (size * 2) * 2 <= len * b->range_size)
+		   (size * 2) * (size * 2) * 2 <= len * b->opts.range_size)
 		size *= 2;
 	Assert(len / size >= 2 * JT_ROW_MAX_RANGES);
 	return (uint32) size;
@@ -308,7 +304,7 @@ static bool
 stays_one_range(const Builder *b, const BuildNode *n, uint32 range_size)
 {
 	return n->node.kind != JT_NODE_CONTAINER ||
-		n->node.length <= Max(range_size, b->whole_up_to);
+		n->node.length <= Max(range_size, b->opts.whole_up_to);
 }
 
 /* Plan value n as one range. */
@@ -398,7 +394,7 @@ plan_ranges(Builder *b, BuildNode *n, uint32 range_size)
 	uint32		large;
 
 	/* 0 for a container that is not large: no cut here */
-	for (large = large_container_range_size(b, n); large >= b->range_size;
+	for (large = large_container_range_size(b, n); large >= b->opts.range_size;
 		 large /= 2)
 	{
 		cut_ranges(b, n, large);
@@ -756,7 +752,7 @@ plan_leaving(Builder *b)
 	int64		with_dirs;
 	ListCell   *lc;
 
-	b->open_room = Max(b->target, 0) / 4;
+	b->open_room = Max(b->opts.target, 0) / 4;
 	collect_candidates(b, &b->root, 0);
 	list_sort(b->candidates, candidate_cmp);
 	est = with_dirs = sizeof(uint32) + b->root.node.length;
@@ -764,9 +760,9 @@ plan_leaving(Builder *b)
 	{
 		BuildNode  *n = lfirst(lc);
 
-		if (with_dirs <= b->target)
+		if (with_dirs <= b->opts.target)
 			break;
-		with_dirs += expected_ref_size(b, n, b->range_size) - n->node.length;
+		with_dirs += expected_ref_size(b, n, b->opts.range_size) - n->node.length;
 		est += make_external(b, n);
 	}
 	return est;
@@ -790,8 +786,6 @@ jt_build_skeleton(const struct varlena *doc, const JtBuildOptions *opts,
 {
 	Builder		b;
 	int64		est;
-	int32		target = opts->target;
-	uint32		range_size = opts->range_size;
 	ListCell   *lc;
 
 	memset(&b, 0, sizeof(Builder));
@@ -799,29 +793,25 @@ jt_build_skeleton(const struct varlena *doc, const JtBuildOptions *opts,
 	initStringInfo(&result->tree);
 	result->version = opts->version;
 	b.result = result;
-	b.target = target;
-	b.whole_up_to = opts->whole_up_to;
-	b.large_dirs = opts->large_dirs;
-	b.open_values = opts->open_values;
-	b.range_size = range_size;
+	b.opts = *opts;
 	jt_memory_source(&b.src, VARDATA(doc), VARSIZE(doc) - VARHDRSZ, false);
 	jt_nav_root(&b.src, &b.root.node);
 	if (jt_node_is_scalar_root(&b.root.node))
 		return false;
 
 	est = plan_leaving(&b);
-	if (est > target && result->opened)
+	if (est > opts->target && result->opened)
 	{
 		/* what opened values left crowds the tree: open nothing */
 		b.candidates = NIL;
 		b.root.children = NIL;
 		b.some_leave = false;
-		b.open_values = false;
+		b.opts.open_values = false;
 		result->opened = false;
 		est = plan_leaving(&b);
 	}
 
-	if (est > target)
+	if (est > opts->target)
 	{
 		/* still too big: the whole document leaves */
 		foreach(lc, b.candidates)
@@ -832,7 +822,7 @@ jt_build_skeleton(const struct varlena *doc, const JtBuildOptions *opts,
 	else if (!b.some_leave)
 		return false;
 
-	plan_ranges_to_fit(&b, range_size, est, target);
+	plan_ranges_to_fit(&b, opts->range_size, est, opts->target);
 	write_tree(&b);
 	return true;
 }
