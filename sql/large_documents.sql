@@ -78,19 +78,10 @@ SELECT differ();
 
 -- reading one element fetches the tree and the range holding it: a few
 -- of the thousands of chunks the document takes
-CREATE FUNCTION read_chunks(q text) RETURNS bigint LANGUAGE plpgsql AS $$
-DECLARE
-	idx oid := (SELECT indexrelid FROM pg_index WHERE indrelid =
-				(SELECT reltoastrelid FROM pg_class WHERE relname = 't'));
-	before bigint := pg_stat_get_xact_tuples_fetched(idx);
-BEGIN
-	EXECUTE q;
-	RETURN pg_stat_get_xact_tuples_fetched(idx) - before;
-END $$;
-SELECT read_chunks($$SELECT jb #> '{items,3000}', jb #>> '{dict,key003000}' FROM t WHERE id = 2$$)
+SELECT jt_test_toast_fetches('t', $$SELECT jb #> '{items,3000}', jb #>> '{dict,key003000}' FROM t WHERE id = 2$$)
 		<= sum(chunks) FILTER (WHERE kind = 'tree') + 2 * max(chunks) FILTER (WHERE kind <> 'tree')
 	AS two_ranges,
-	read_chunks($$SELECT jb #> '{items,3000}' FROM t WHERE id = 2$$) * 20 < sum(chunks)
+	jt_test_toast_fetches('t', $$SELECT jb #> '{items,3000}' FROM t WHERE id = 2$$) * 20 < sum(chunks)
 	AS a_few_chunks
 FROM t, jsonb_toaster_parts(jb) WHERE id = 2;
 
@@ -218,6 +209,6 @@ SELECT differ();
 
 DROP VIEW layout;
 DROP TABLE t, plain, seen;
-DROP FUNCTION big(int, int), files(int), differ(), read_chunks(text),
+DROP FUNCTION big(int, int), files(int), differ(),
 	note(int);
 RESET jsonb_toaster.range_size;

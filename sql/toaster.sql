@@ -201,15 +201,6 @@ DROP TABLE edits, edits_src;
 -- one key of an object split into ranges: one range is read.  Counted in
 -- chunks fetched through the TOAST index, since a whole read fetches all
 -- the parts of a reference in one scan, and they share pages.
-CREATE FUNCTION chunks_fetched(q text) RETURNS bigint LANGUAGE plpgsql AS $$
-DECLARE
-	idx oid := (SELECT indexrelid FROM pg_index WHERE indrelid =
-				(SELECT reltoastrelid FROM pg_class WHERE relname = 'ranged'));
-	before bigint := pg_stat_get_xact_tuples_fetched(idx);
-BEGIN
-	EXECUTE q;
-	RETURN pg_stat_get_xact_tuples_fetched(idx) - before;
-END $$;
 SET enable_indexscan = off;
 SET enable_bitmapscan = off;
 -- (The tree, one reference, lies outside the row: it is read first, and a
@@ -218,12 +209,12 @@ CREATE TEMP VIEW ranged_parts AS
 	SELECT p.* FROM ranged, jsonb_toaster_parts(jb) p WHERE id = 203;
 SELECT (SELECT count(*) FROM ranged_parts WHERE kind <> 'tree') AS parts,
 	(SELECT count(*) FROM ranged_parts WHERE kind = 'tree') AS tree_parts,
-	chunks_fetched($$SELECT jb -> '250' FROM ranged WHERE id = 203$$) <=
+	jt_test_toast_fetches('ranged', $$SELECT jb -> '250' FROM ranged WHERE id = 203$$) <=
 		(SELECT max(chunks) FILTER (WHERE kind <> 'tree') +
 			sum(chunks) FILTER (WHERE kind = 'tree') FROM ranged_parts) AS one_key;
 -- (in a transaction of its own: a tree read in is kept for the transaction;
 -- the tree's last chunk may also hold a part, then fetched with the parts)
-SELECT chunks_fetched($$SELECT length(jb::text) FROM ranged WHERE id = 203$$)
+SELECT jt_test_toast_fetches('ranged', $$SELECT length(jb::text) FROM ranged WHERE id = 203$$)
 	BETWEEN (SELECT (jsonb_toaster_storage(jb)).chunks FROM ranged WHERE id = 203) + 1
 	AND (SELECT (jsonb_toaster_storage(jb)).chunks FROM ranged WHERE id = 203) +
 		(SELECT chunks FROM ranged_parts WHERE kind = 'tree') AS whole_reads_all;

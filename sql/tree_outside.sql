@@ -23,19 +23,6 @@ CREATE FUNCTION narrow(id int) RETURNS jsonb LANGUAGE sql AS $$
 $$;
 -- TOAST rows against the chunks of the values live rows name, each once;
 -- and the values two rows name (as in packing.sql)
-CREATE FUNCTION toast_ok(rel regclass) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE live bigint; stored bigint; shared bigint;
-BEGIN
-	EXECUTE format('SELECT coalesce(sum(chunks), 0) FROM (SELECT DISTINCT v.value_id, v.chunks FROM %s, jsonb_toaster_values(jb) v) v', rel)
-		INTO live;
-	EXECUTE format('SELECT count(*) FROM %s',
-				   (SELECT reltoastrelid::regclass FROM pg_class WHERE oid = rel))
-		INTO stored;
-	EXECUTE format('SELECT count(*) FROM (SELECT v.value_id FROM %s, jsonb_toaster_values(jb) v GROUP BY 1 HAVING count(*) > 1) s', rel)
-		INTO shared;
-	RETURN CASE WHEN stored = live AND shared = 0 THEN 'ok'
-		ELSE format('%s TOAST rows, %s live chunks, %s values in two rows', stored, live, shared) END;
-END $$;
 CREATE FUNCTION try(query text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
 	result text;
@@ -73,7 +60,7 @@ BEGIN
 		FROM %s $q$, rel);
 END $$;
 SELECT * FROM layout('t');
-SELECT toast_ok('t');
+SELECT jt_test_toast_ok('t');
 
 -- reads: the builtins' answers
 CREATE FUNCTION differ() RETURNS bigint LANGUAGE sql AS $$
@@ -97,16 +84,7 @@ SELECT differ();
 
 -- the accessors of one query read the tree once (chunks fetched through
 -- the TOAST index: the tree's, then its first part's for each key)
-CREATE FUNCTION tree_chunks_fetched(q text) RETURNS bigint LANGUAGE plpgsql AS $$
-DECLARE
-	idx oid := (SELECT indexrelid FROM pg_index WHERE indrelid =
-				(SELECT reltoastrelid FROM pg_class WHERE relname = 't'));
-	before bigint := pg_stat_get_xact_tuples_fetched(idx);
-BEGIN
-	EXECUTE q;
-	RETURN pg_stat_get_xact_tuples_fetched(idx) - before;
-END $$;
-SELECT tree_chunks_fetched($$SELECT jb -> '1', jb -> '2', jb -> '3' FROM t WHERE id = 16$$) <=
+SELECT jt_test_toast_fetches('t', $$SELECT jb -> '1', jb -> '2', jb -> '3' FROM t WHERE id = 16$$) <=
 	(SELECT sum(chunks) FILTER (WHERE kind = 'tree') +
 		3 * sum(chunks) FILTER (WHERE range = 0)
 	 FROM t, jsonb_toaster_parts(jb) WHERE id = 16) AS tree_read_once;
@@ -146,7 +124,7 @@ FROM t;
 SELECT id, version, tree_state, tree_parts, tvalues FROM states
 WHERE id IN (1, 3, 7, 11, 13) ORDER BY id;
 VACUUM t;
-SELECT toast_ok('t');
+SELECT jt_test_toast_ok('t');
 
 -- edits add up, each change of a part once; a part written takes the
 -- tree with it, which ends the edits
@@ -166,7 +144,7 @@ SELECT string_agg(state, ' ' ORDER BY n) AS states FROM seen;
 SELECT differ();
 DROP TABLE seen;
 VACUUM t;
-SELECT toast_ok('t');
+SELECT jt_test_toast_ok('t');
 
 -- past half the tree's bytes, edits give way to the tree in the row, which
 -- stays there until a part is written (a tree of six parts here: half the
@@ -210,7 +188,7 @@ UPDATE undo SET jb = narrow(1) || '{"20": 123456789}' || jsonb_build_object('300
 UPDATE undo SET jb = narrow(1) || jsonb_build_object('300', repeat('z', 700));
 VACUUM undo;
 SELECT jb = narrow(1) || jsonb_build_object('300', repeat('z', 700)) AS same,
-	jt_test_tree_edits(jb) > 0 AS edited, toast_ok('undo') FROM undo;
+	jt_test_tree_edits(jb) > 0 AS edited, jt_test_toast_ok('undo') FROM undo;
 DROP TABLE undo;
 RESET jsonb_toaster.unit_size;
 
@@ -231,7 +209,7 @@ UPDATE plain SET jb = widened(jb) WHERE id BETWEEN 15 AND 16;
 SELECT differ();
 SELECT * FROM states WHERE id BETWEEN 13 AND 16 ORDER BY id;
 VACUUM t;
-SELECT toast_ok('t');
+SELECT jt_test_toast_ok('t');
 
 -- a DELETE reads the tree from the chunks of its value as it deletes them
 -- (each chunk of the row's values fetched once), whatever the row's state:
@@ -242,18 +220,18 @@ BEGIN;
 DELETE FROM t;
 SELECT count(*) AS left FROM t;
 ROLLBACK;
-SELECT differ(), toast_ok('t');
+SELECT differ(), jt_test_toast_ok('t');
 SELECT id, tree_state, tvalues FROM states WHERE id IN (3, 12, 13, 17) ORDER BY id;
 CREATE TEMP TABLE row_chunks AS
 	SELECT sum(v.chunks) AS chunks
 	FROM (SELECT DISTINCT v.value_id, v.chunks FROM t, jsonb_toaster_values(jb) v
 		  WHERE id IN (12, 17)) v;
-SELECT tree_chunks_fetched($$DELETE FROM t WHERE id IN (12, 17)$$) = chunks AS fetched_once
+SELECT jt_test_toast_fetches('t', $$DELETE FROM t WHERE id IN (12, 17)$$) = chunks AS fetched_once
 FROM row_chunks;
 DROP TABLE row_chunks;
 DELETE FROM t WHERE id IN (3, 13);
 DELETE FROM plain WHERE id IN (3, 12, 13, 17);
-SELECT differ(), toast_ok('t');
+SELECT differ(), jt_test_toast_ok('t');
 
 -- the same in one transaction that reads the old documents first (its
 -- part cache), and rolled back: nothing changes
@@ -266,20 +244,20 @@ SELECT differ();
 
 -- rewrites keep every value, and the tree's
 VACUUM FULL t;
-SELECT differ(), toast_ok('t');
+SELECT differ(), jt_test_toast_ok('t');
 CLUSTER t USING t_pkey;
-SELECT differ(), toast_ok('t');
+SELECT differ(), jt_test_toast_ok('t');
 SELECT * FROM layout('t') WHERE false;
 -- an ALTER TABLE rewrite stores every document anew
 ALTER TABLE t ALTER COLUMN note TYPE varchar(20);
-SELECT differ(), toast_ok('t');
+SELECT differ(), jt_test_toast_ok('t');
 SELECT count(*) FILTER (WHERE jt_test_format_version(jb) = 7) AS outside FROM t;
 
 -- rows deleted: their values go
 DELETE FROM t WHERE id > 16;
 DELETE FROM plain WHERE id > 16;
 VACUUM t;
-SELECT differ(), toast_ok('t');
+SELECT differ(), jt_test_toast_ok('t');
 
 -- what stays in the row: a tree below the threshold, a root object with a
 -- short field, and every tree with format_version = 6
@@ -331,5 +309,4 @@ SELECT differ();
 
 DROP VIEW states;
 DROP TABLE t, plain;
-DROP FUNCTION wide(int), narrow(int), widened(jsonb), toast_ok(regclass), try(text), layout(regclass), differ(),
-	tree_chunks_fetched(text);
+DROP FUNCTION wide(int), narrow(int), widened(jsonb), try(text), layout(regclass), differ();

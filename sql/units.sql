@@ -30,19 +30,6 @@ CREATE FUNCTION udoc(id int, edit int DEFAULT 0) RETURNS jsonb LANGUAGE sql AS $
 $$;
 -- TOAST rows against the chunks of the values live rows name, each once;
 -- and the values two rows name (as in packing.sql)
-CREATE FUNCTION toast_ok(rel regclass) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE live bigint; stored bigint; shared bigint;
-BEGIN
-	EXECUTE format('SELECT coalesce(sum(chunks), 0) FROM (SELECT DISTINCT v.value_id, v.chunks FROM %s, jsonb_toaster_values(jb) v) v', rel)
-		INTO live;
-	EXECUTE format('SELECT count(*) FROM %s',
-				   (SELECT reltoastrelid::regclass FROM pg_class WHERE oid = rel))
-		INTO stored;
-	EXECUTE format('SELECT count(*) FROM (SELECT v.value_id FROM %s, jsonb_toaster_values(jb) v GROUP BY 1 HAVING count(*) > 1) s', rel)
-		INTO shared;
-	RETURN CASE WHEN stored = live AND shared = 0 THEN 'ok'
-		ELSE format('%s TOAST rows, %s live chunks, %s values in two rows', stored, live, shared) END;
-END $$;
 -- the parts of a table's rows, numbered as jt_test_part_bytes() counts
 -- them, with their index in their unit
 CREATE FUNCTION uparts(rel regclass) RETURNS TABLE (id int, partno int, path text[],
@@ -315,7 +302,7 @@ SELECT * FROM kept('u', 9);
 SELECT reads_differ('u') AS u_differ, reads_differ('u4') AS u4_differ;
 VACUUM u;
 VACUUM u4;
-SELECT toast_ok('u') AS u_toast, toast_ok('u4') AS u4_toast;
+SELECT jt_test_toast_ok('u') AS u_toast, jt_test_toast_ok('u4') AS u4_toast;
 SELECT reads_differ('u') AS u_differ, reads_differ('u4') AS u4_differ;
 
 -- Format versions.  In format version 5, a document sent whole is written
@@ -356,7 +343,7 @@ SELECT id, jt_test_format_version(jb) AS version, k.*
 FROM u, kept('u', u.id) k WHERE id IN (5, 11) ORDER BY id;
 SELECT reads_differ('u') AS differ;
 VACUUM u;
-SELECT toast_ok('u');
+SELECT jt_test_toast_ok('u');
 
 -- Rewrites copy each value once, whole, byte for byte, its units with it
 CREATE TABLE flat_before AS SELECT 'u'::text AS tbl, id, jt_test_flat_bytes(jb) AS b FROM u
@@ -374,11 +361,11 @@ WHERE unit_parts IS NOT NULL GROUP BY id
 UNION ALL SELECT 'u4', id, count(*) FROM uparts('u4') WHERE unit_parts IS NOT NULL GROUP BY id;
 VACUUM FULL u;
 VACUUM FULL u4;
-SELECT toast_ok('u') AS u_toast, toast_ok('u4') AS u4_toast,
+SELECT jt_test_toast_ok('u') AS u_toast, jt_test_toast_ok('u4') AS u4_toast,
 	changed('u') AS u_changed, changed('u4') AS u4_changed;
 CLUSTER u USING u_pkey;
 CLUSTER u4 USING u4_pkey;
-SELECT toast_ok('u') AS u_toast, toast_ok('u4') AS u4_toast,
+SELECT jt_test_toast_ok('u') AS u_toast, jt_test_toast_ok('u4') AS u4_toast,
 	changed('u') AS u_changed, changed('u4') AS u4_changed;
 SELECT reads_differ('u') AS u_differ, reads_differ('u4') AS u4_differ;
 SELECT count(*) AS rows_with_units,
@@ -561,7 +548,7 @@ SELECT jt_test_flat_bytes(ro.jb) = jt_test_flat_bytes(p.jb) AS same_bytes,
 		AND ro.jb -> 'k070' = p.jb -> 'k070' AS same_keys
 FROM ro JOIN ro_plain p USING (id);
 VACUUM FULL ro;
-SELECT jt_test_flat_bytes(ro.jb) = jt_test_flat_bytes(p.jb) AS same_after_rewrite, toast_ok('ro')
+SELECT jt_test_flat_bytes(ro.jb) = jt_test_flat_bytes(p.jb) AS same_after_rewrite, jt_test_toast_ok('ro')
 FROM ro JOIN ro_plain p USING (id);
 DROP TABLE ro, ro_plain, ro_before;
 
@@ -603,10 +590,10 @@ DELETE FROM u;
 DELETE FROM u4;
 VACUUM u;
 VACUUM u4;
-SELECT toast_ok('u') AS u_toast, toast_ok('u4') AS u4_toast;
+SELECT jt_test_toast_ok('u') AS u_toast, jt_test_toast_ok('u4') AS u4_toast;
 
 DROP TABLE u, u_plain, u4, u4_plain, u_before;
-DROP FUNCTION udoc(int, int), toast_ok(regclass), uparts(regclass), uvalues(regclass),
+DROP FUNCTION udoc(int, int), uparts(regclass), uvalues(regclass),
 	layout(regclass, int, int, int), parts_read(regclass, int, int), reads_differ(regclass),
 	kept(regclass, int);
 RESET jsonb_toaster.range_size;

@@ -162,3 +162,17 @@ BEGIN
 	RETURN CASE WHEN stored = live AND shared = 0 THEN 'ok'
 		ELSE format('%s TOAST rows, %s live chunks, %s values in two rows', stored, live, shared) END;
 END $$;
+
+-- The TOAST chunks that running q fetches through the index of rel's TOAST
+-- relation, in this transaction's statistics: what a read costs in TOAST.
+CREATE FUNCTION jt_test_toast_fetches(rel regclass, q text)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+	idx oid := (SELECT indexrelid FROM pg_index WHERE indrelid =
+				(SELECT reltoastrelid FROM pg_class WHERE oid = rel));
+	before bigint := pg_stat_get_xact_tuples_fetched(idx);
+BEGIN
+	EXECUTE q;
+	RETURN pg_stat_get_xact_tuples_fetched(idx) - before;
+END $$;
