@@ -24,6 +24,7 @@ MODULE_big = jsonb_toaster
 # this list (docs/development.md has the map).
 OBJS = \
 	src/support/xact_reset.o \
+	src/support/crc32c.o \
 	src/jsonb/jsonb_writer.o \
 	src/jsonb/navigator.o \
 	src/decode/decode.o \

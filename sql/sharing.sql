@@ -195,6 +195,27 @@ FROM (SELECT n, count(*) FILTER (WHERE (p.value_id, p.value_offset) IN (SELECT v
 	  FROM near, jsonb_toaster_parts(jb) p GROUP BY n) k;
 DROP TABLE near;
 
+-- a part's hash is core's CRC-32C of its bytes, whatever their length
+-- (the extension computes it three blocks at a time from 384 bytes on):
+-- strings of 2,000 to 7,000 bytes in steps of 37, and arrays cut into
+-- ranges of 64 bytes to 1 kB
+SET jsonb_toaster.range_size = 64;
+CREATE TABLE lengths (n int, jb jsonb);
+ALTER TABLE lengths ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+INSERT INTO lengths SELECT n, jsonb_build_object('id', n, 's',
+	left((SELECT string_agg(md5((n * 1000 + i)::text), '') FROM generate_series(1, 250) i), n),
+	'a', (SELECT jsonb_agg(md5(i::text)) FROM generate_series(1, 10 + n % 300) i))
+FROM generate_series(2000, 7000, 37) n;
+SELECT count(DISTINCT raw_size % 8) AS remainders,
+	count(*) FILTER (WHERE raw_size < 384) > 10 AS short,
+	count(*) FILTER (WHERE raw_size BETWEEN 384 AND 1536) > 10 AS between,
+	count(*) FILTER (WHERE raw_size > 1536) > 10 AS long,
+	count(*) FILTER (WHERE crc32c(b) <> hash) AS wrong_hashes
+FROM (SELECT p.raw_size, p.hash, jt_test_part_bytes(l.jb, (p.ordinality - 1)::int) AS b
+	  FROM lengths l, LATERAL (SELECT * FROM jsonb_toaster_parts(l.jb) WITH ORDINALITY) p) s;
+DROP TABLE lengths;
+SET jsonb_toaster.range_size = 1024;
+
 DROP TABLE t, parts_of;
 DROP FUNCTION toast_rows, doc, remember, kept;
 RESET jsonb_toaster.range_size;

@@ -18,9 +18,8 @@
 #endif
 
 #include "common/hashfn.h"
-#include "port/pg_crc32c.h"
-
 #include "format/part.h"
+#include "support/crc32c.h"
 
 static void
 skeleton_corrupt(JtSource *src, const char *detail)
@@ -78,7 +77,7 @@ jt_part_hash(uint32 version, const char *data, uint32 len)
 	if (version < JT_SKELETON_VERSION_CRC32C)
 		return hash_bytes((const unsigned char *) data, (int) len);
 	INIT_CRC32C(crc);
-	COMP_CRC32C(crc, data, len);
+	crc = jt_comp_crc32c(crc, data, len);
 	FIN_CRC32C(crc);
 	return (uint32) crc;
 }
