@@ -143,8 +143,8 @@ SELECT jt_test_toast_fetches('t', $$SELECT jb #> '{data,items,600}' FROM t WHERE
 FROM t, jsonb_toaster_parts(jb) WHERE id = 2;
 
 -- partial updates through the opened objects change the part holding the
--- path (DEBUG1 says which); paths that end in the tree below the root's
--- values, or go through an array of the tree, are the builtin's
+-- path (DEBUG1 says which), or the tree, for paths that end in it; paths
+-- through an array of the tree are the builtin's
 CREATE TABLE parts_before AS SELECT t.id, p.value_id, p.value_offset FROM t, jsonb_toaster_parts(jb) p;
 CREATE FUNCTION both_ways(stmt text) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
@@ -166,12 +166,28 @@ SELECT t.id, count(*) FILTER (WHERE (p.value_id, p.value_offset) IN (SELECT valu
 	count(*) FILTER (WHERE (p.value_id, p.value_offset) NOT IN (SELECT value_id, value_offset FROM parts_before b WHERE b.id = t.id)) AS new
 FROM t, jsonb_toaster_parts(jb) p WHERE t.id <= 3 GROUP BY t.id ORDER BY t.id;
 SELECT differ();
--- the builtin's, on the document: their results only are checked
+-- paths ending in the tree below the root's values change the tree alone:
+-- a value kept there set, added or removed, a missing key left missing, a
+-- value kept in parts replaced or removed whole (its parts dropped)
+DELETE FROM parts_before;
+INSERT INTO parts_before SELECT t.id, p.value_id, p.value_offset FROM t, jsonb_toaster_parts(jb) p;
+SET client_min_messages = debug1;
 SELECT both_ways($$UPDATE %I SET jb = jsonb_set(jb, '{data,n}', '6') WHERE id = 1$$);
 SELECT both_ways($$UPDATE %I SET jb = jsonb_set(jb, '{deep,a,b,x}', '"y"') WHERE id = 2$$);
-SELECT both_ways($$UPDATE %I SET jb = jsonb_set(jb, '{list,0,5}', '0') WHERE id = 3$$);
+SELECT both_ways($$UPDATE %I SET jb['data']['added']['below'] = '[7]' WHERE id = 1$$);
+SELECT both_ways($$UPDATE %I SET jb = jb #- '{data,next}' WHERE id = 2$$);
 SELECT both_ways($$UPDATE %I SET jb = jsonb_set(jb, '{data,nothing,1}', '0') WHERE id = 3$$);
+SELECT both_ways($$UPDATE %I SET jb = jsonb_insert(jb, '{deep,a,b,y}', '{"z": 0}') WHERE id = 3$$);
 SELECT both_ways($$UPDATE %I SET jb = jb #- '{deep,a,b,c}' WHERE id = 4$$);
+SELECT both_ways($$UPDATE %I SET jb = jsonb_set(jb, '{data,items}', '[1, 2]') WHERE id = 3$$);
+RESET client_min_messages;
+SELECT t.id, count(*) FILTER (WHERE (p.value_id, p.value_offset) IN (SELECT value_id, value_offset FROM parts_before b WHERE b.id = t.id)) AS kept,
+	count(*) FILTER (WHERE (p.value_id, p.value_offset) NOT IN (SELECT value_id, value_offset FROM parts_before b WHERE b.id = t.id)) AS new,
+	(SELECT count(*) FROM parts_before b WHERE b.id = t.id) AS before
+FROM t LEFT JOIN LATERAL jsonb_toaster_parts(jb) p ON true WHERE t.id <= 4 GROUP BY t.id ORDER BY t.id;
+SELECT differ();
+-- the builtin's, on the document: a path through an array of the tree
+SELECT both_ways($$UPDATE %I SET jb = jsonb_set(jb, '{list,0,5}', '0') WHERE id = 3$$);
 SELECT differ();
 -- errors are the builtin's, positions counted in the whole path
 SELECT jsonb_set(jb, '{data,items,x}', '1') FROM t WHERE id = 1;
@@ -180,6 +196,12 @@ UPDATE t SET jb['data']['items']['x'] = '1' WHERE id = 1;
 UPDATE plain SET jb['data']['items']['x'] = '1' WHERE id = 1;
 SELECT jsonb_insert(jb, '{deep,a,b,c,key00010}', '1') FROM t WHERE id = 1;
 SELECT jsonb_insert(jb, '{deep,a,b,c,key00010}', '1') FROM plain WHERE id = 1;
+SELECT jsonb_insert(jb, '{data,items}', '1') FROM t WHERE id = 1;
+SELECT jsonb_insert(jb, '{data,items}', '1') FROM plain WHERE id = 1;
+SELECT jsonb_insert(jb, '{data,n}', '1') FROM t WHERE id = 1;
+SELECT jsonb_insert(jb, '{data,n}', '1') FROM plain WHERE id = 1;
+UPDATE t SET jb['data']['n']['x'] = '1' WHERE id = 1;
+UPDATE plain SET jb['data']['n']['x'] = '1' WHERE id = 1;
 
 -- keys of the root changed: an opened value replaced or removed drops the
 -- parts below it

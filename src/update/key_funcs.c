@@ -105,7 +105,7 @@ change_keys(struct varlena *pointer, StoredShape shape, JtSkeleton *skel,
 	uint32		i = 0;
 
 	if (shape == SHAPE_TREE_ROOT)
-		return jt_apply_tree_patch(pointer, skel, kc->count, kc->keys,
+		return jt_apply_tree_patch(pointer, skel, NULL, kc->count, kc->keys,
 								   kc->keylens, kc->vsrc, kc->values, true);
 	for (;;)
 	{

@@ -65,6 +65,7 @@
 #include "update/part_change.h"
 #include "update/path_funcs.h"
 #include "update/stored_value.h"
+#include "update/tree_change.h"
 
 /* What change_path() does at the end of its path. */
 typedef enum PathChange
@@ -229,7 +230,8 @@ write_wrapper(StringInfo buf, const Datum *keys, int nkeys, uint32 type,
 /*
  * The builtin of change_path() on nested one-key objects, {keys[0]:
  * {keys[1]: ... {keys[nkeys - 1]: the value of entry type type, len bytes
- * at bytes}}} (an empty object if bytes is NULL, with nkeys 1), along
+ * at bytes}}} (with bytes NULL, the key is missing: {keys[0]: ...
+ * {keys[nkeys - 2]: {}}}, or {} for one key), along
  * path: the objects stand for the document, which the builtin then sees the
  * path in, and reports its errors on, as on the whole.  Returns how many
  * keys the innermost object of the builtin's result has, at most one, that
@@ -245,11 +247,18 @@ builtin_on_wrapped(FunctionCallInfo fcinfo, PGFunction builtin,
 	Jsonb	   *changed;
 	JtNode		node;
 
-	Assert(nkeys >= 1 && (bytes != NULL || nkeys == 1));
+	Assert(nkeys >= 1);
 	initStringInfo(&buf);
 	appendStringInfoSpaces(&buf, VARHDRSZ);
 	if (bytes != NULL)
 		write_wrapper(&buf, keys, nkeys, type, bytes, len);
+	else if (nkeys > 1)
+	{
+		uint32		empty = JT_CONTAINER_OBJECT;
+
+		write_wrapper(&buf, keys, nkeys - 1, JT_JENTRY_CONTAINER,
+					  (const char *) &empty, sizeof(empty));
+	}
 	else
 	{
 		JtWriter	w;
@@ -356,42 +365,62 @@ change_below_ref(FunctionCallInfo fcinfo, PGFunction builtin, PathChange how,
 }
 
 /*
- * jsonb_set() and the like along a path of two steps or more in a root
- * object kept in the tree, whose first key is missing (value NULL) or has
- * a value kept in the tree holding no reference: the builtin on that value
- * alone, wrapped under the first key (builtin_on_wrapped()), then the
- * first key set to what the builtin leaves under it, in the tree.  No part
- * is read, and every part is kept.  NULL when the builtin should do it on
- * the document.
+ * jsonb_set() and the like along a path whose first nkeys - 1 steps name
+ * objects of the tree (none: the root object kept there), the next one a
+ * key of the last of them: missing (value NULL), or holding value, kept in
+ * the tree with no reference in it, or, when the path ends there (whole),
+ * holding references or being one.  The builtin on that value alone (a
+ * null in place of a whole value, which it can only replace or remove),
+ * wrapped under the nkeys steps (builtin_on_wrapped()), then the key set to
+ * what the builtin leaves under it, or removed, in the tree.  No part is
+ * read, and every part is kept but those of a whole value replaced.  NULL
+ * when the builtin should do it on the document.
  */
 static struct varlena *
 change_in_tree_value(FunctionCallInfo fcinfo, PGFunction builtin,
 					 bool deleting, struct varlena *pointer, JtSkeleton *skel,
-					 JtRef *ref, text *first, const JtNode *value)
+					 const Datum *keys, int nkeys, const JtNode *value,
+					 bool whole)
 {
-	Datum		firstkey = PointerGetDatum(first);
+	const char **steps = palloc(nkeys * sizeof(char *));
+	uint32	   *steplens = palloc(nkeys * sizeof(uint32));
+	JtTreeSteps at = {nkeys - 1, steps, steplens};
 	JtSource	src;
 	JtNode		newvalue;
 	const char *bytes = NULL;
 	uint32		type = 0;
 	uint32		len = 0;
 
-	if (value != NULL)
+	Assert(value != NULL || !whole);
+	for (int k = 0; k < nkeys; k++)
 	{
-		if (value->kind == JT_NODE_CONTAINER &&
-			!jt_tree_container_is_plain(skel, value))
-			return NULL;
+		text	   *step = DatumGetTextPP(keys[k]);
+
+		steps[k] = VARDATA_ANY(step);
+		steplens[k] = VARSIZE_ANY_EXHDR(step);
+	}
+	if (whole)
+	{
+		type = JT_JENTRY_NULL;
+		bytes = "";
+	}
+	else if (value != NULL)
+	{
 		type = jt_node_entry_type(value);
 		len = value->length;
 		bytes = jt_source_read(&skel->src, value->offset, len);
 	}
-	switch (builtin_on_wrapped(fcinfo, builtin, deleting, &firstkey, 1, type,
+	switch (builtin_on_wrapped(fcinfo, builtin, deleting, keys, nkeys, type,
 							   bytes, len, PG_GETARG_DATUM(1), &src, &newvalue))
 	{
 		case 0:
-			/* a missing first key stays missing: the document is unchanged */
+			/* the key removed */
 			if (value != NULL)
-				return NULL;
+				return jt_apply_tree_patch(pointer, skel, &at, 1,
+										   (const char *const *) &steps[nkeys - 1],
+										   &steplens[nkeys - 1], NULL, NULL,
+										   false);
+			/* a missing key stays missing: the document is unchanged */
 			elog(DEBUG1, "jsonb_toaster: the skeleton's tree unchanged");
 			return jt_copy_of_pointer(pointer);
 		case 1:
@@ -399,7 +428,7 @@ change_in_tree_value(FunctionCallInfo fcinfo, PGFunction builtin,
 		default:
 			return NULL;
 	}
-	if (bytes != NULL && jt_node_entry_type(&newvalue) == type &&
+	if (!whole && value != NULL && jt_node_entry_type(&newvalue) == type &&
 		newvalue.length == len &&
 		memcmp(jt_source_read(&src, newvalue.offset, len), bytes, len) == 0)
 	{
@@ -407,62 +436,60 @@ change_in_tree_value(FunctionCallInfo fcinfo, PGFunction builtin,
 		elog(DEBUG1, "jsonb_toaster: the skeleton's tree unchanged");
 		return jt_copy_of_pointer(pointer);
 	}
-	return jt_change_key(pointer, SHAPE_TREE_ROOT, skel, ref,
-						 VARDATA_ANY(first), VARSIZE_ANY_EXHDR(first), &src,
-						 &newvalue, true);
+	return jt_apply_tree_patch(pointer, skel, &at, 1,
+							   (const char *const *) &steps[nkeys - 1],
+							   &steplens[nkeys - 1], &src, &newvalue, true);
 }
 
 /*
  * jsonb_set() and the like along a path of two steps or more in a root
- * object kept in the tree: below its first key's value, kept in parts or
- * in the tree; or, through objects of the tree holding references (values
- * the builder opened), below a value kept in parts deeper down.  NULL when
- * the builtin should do it on the document.
+ * object kept in the tree: through objects of the tree holding references
+ * (the root, values the builder opened), to a value kept in the tree with
+ * no reference in it, or a missing key, or a value kept in parts, which a
+ * longer path goes into (change_below_ref()).  NULL when the builtin should
+ * do it on the document.
  */
 static struct varlena *
 change_below_root_key(FunctionCallInfo fcinfo, PGFunction builtin,
 					  PathChange how, struct varlena *pointer,
-					  JtSkeleton *skel, JtRef *ref, Datum *elems, int npath)
+					  JtSkeleton *skel, Datum *elems, int npath)
 {
-	text	   *first = DatumGetTextPP(elems[0]);
+	bool		deleting = how == PATH_DELETE;
 	JtNode		container = skel->root;
-	uint32		parts_before;
-	uint32		i;
-	JtNode		value;
+	uint32		parts_before = 0;
 	int			depth = 0;
 
-	if (!jt_nav_object_find(&skel->src, &skel->root, VARDATA_ANY(first),
-							VARSIZE_ANY_EXHDR(first), &i))
-		return change_in_tree_value(fcinfo, builtin, how == PATH_DELETE,
-									pointer, skel, ref, first, NULL);
-	jt_nav_entry(&skel->src, &skel->root, jt_node_count(&skel->root) + i,
-				 &value);
-	if (value.kind != JT_NODE_REF &&
-		(value.kind != JT_NODE_CONTAINER ||
-		 jt_tree_container_is_plain(skel, &value)))
-		return change_in_tree_value(fcinfo, builtin, how == PATH_DELETE,
-									pointer, skel, ref, first, &value);
-	parts_before = parts_before_value(skel, &container, i);
-
-	/* down objects of the tree holding references, to one */
-	while (value.kind == JT_NODE_CONTAINER && jt_node_is_object(&value) &&
-		   depth + 2 < npath)
+	Assert(npath >= 2);
+	for (;;)
 	{
-		text	   *key = DatumGetTextPP(elems[depth + 1]);
+		text	   *key = DatumGetTextPP(elems[depth]);
+		JtNode		value;
+		uint32		i;
 
-		container = value;
 		if (!jt_nav_object_find(&skel->src, &container, VARDATA_ANY(key),
 								VARSIZE_ANY_EXHDR(key), &i))
-			return NULL;
-		parts_before += parts_before_value(skel, &container, i);
+			return change_in_tree_value(fcinfo, builtin, deleting, pointer,
+										skel, elems, depth + 1, NULL, false);
 		jt_nav_entry(&skel->src, &container, jt_node_count(&container) + i,
 					 &value);
+		if (value.kind != JT_NODE_REF &&
+			(value.kind != JT_NODE_CONTAINER ||
+			 jt_tree_container_is_plain(skel, &value)))
+			return change_in_tree_value(fcinfo, builtin, deleting, pointer,
+										skel, elems, depth + 1, &value, false);
+		if (depth + 1 == npath)
+			return change_in_tree_value(fcinfo, builtin, deleting, pointer,
+										skel, elems, depth + 1, &value, true);
+		parts_before += parts_before_value(skel, &container, i);
+		if (value.kind == JT_NODE_REF)
+			return change_below_ref(fcinfo, builtin, how, pointer, skel,
+									&value, parts_before, depth, elems,
+									npath);
+		if (!jt_node_is_object(&value))
+			return NULL;		/* an array of the tree holding references */
+		container = value;
 		depth++;
 	}
-	if (value.kind != JT_NODE_REF || depth + 1 >= npath)
-		return NULL;
-	return change_below_ref(fcinfo, builtin, how, pointer, skel, &value,
-							parts_before, depth, elems, npath);
 }
 
 /* Is key a key of the root object kept in skel's tree? */
@@ -548,7 +575,7 @@ change_path(FunctionCallInfo fcinfo, PGFunction builtin, PathChange how)
 	}
 	else if (npath > 1)
 		result = change_below_root_key(fcinfo, builtin, how, pointer, &skel,
-									   &ref, elems, npath);
+									   elems, npath);
 	else
 		result = NULL;			/* jsonb_insert() of a key of the tree */
 	if (result == NULL)

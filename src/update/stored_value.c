@@ -67,7 +67,7 @@ jt_change_key(struct varlena *pointer, StoredShape shape, JtSkeleton *skel,
 	struct varlena *newpart;
 
 	if (shape == SHAPE_TREE_ROOT)
-		return jt_apply_tree_patch(pointer, skel, 1, &key, &keylen, vsrc,
+		return jt_apply_tree_patch(pointer, skel, NULL, 1, &key, &keylen, vsrc,
 								   vnode, create);
 	r = jt_ref_range_for_key(ref, key, keylen);
 	jt_fetch_part(skel, ref, r, ref->layouts == NULL, &old);

@@ -36,6 +36,8 @@ typedef enum TreeSplice
 {
 	TREE_UNCHANGED,				/* a key to remove that is not there */
 	TREE_SPLICED,
+	TREE_NOT_AN_OBJECT,			/* a step to the object is not one of the
+								 * tree */
 } TreeSplice;
 
 /* The parts a change of the tree no longer refers to. */
@@ -75,18 +77,42 @@ drop_ref_parts(void *arg, const JtRef *ref, List *path)
 }
 
 /*
+ * The objects of skel's tree from its root down to the object at (each a
+ * node of skel->src), into nodes[0 .. at->n]; false if a step is missing
+ * or is not an object kept in the tree.
+ */
+static bool
+find_object(JtSkeleton *skel, const JtTreeSteps *at, JtNode *nodes)
+{
+	nodes[0] = skel->root;
+	for (int i = 0; at != NULL && i < at->n; i++)
+	{
+		if (!jt_nav_object_get(&skel->src, &nodes[i], at->keys[i],
+							   at->keylens[i], &nodes[i + 1]) ||
+			nodes[i + 1].kind != JT_NODE_CONTAINER ||
+			!jt_node_is_object(&nodes[i + 1]))
+			return false;
+	}
+	return true;
+}
+
+/*
  * Set key (to vnode, a node of vsrc; added if create and missing) or
- * remove it (vnode NULL) in the root object kept in skel's tree: once
+ * remove it (vnode NULL) in the object at (NULL: the root object) of
+ * skel's tree, the objects above it written again around it: once
  * spliced, *patched gets the new skeleton, parsed (and so checked, as any
  * stored one) from *payload, allocated here; its parts and deltas are
  * skel's, but those of the key's old value (a container of the tree, or a
  * reference), which go to *dropped.
  */
 static TreeSplice
-splice_tree(JtSkeleton *skel, const char *key, uint32 keylen, JtSource *vsrc,
-			const JtNode *vnode, bool create, JtSkeleton *patched,
-			char **payload, uint32 *payload_len, DroppedParts *dropped)
+splice_tree(JtSkeleton *skel, const JtTreeSteps *at, const char *key,
+			uint32 keylen, JtSource *vsrc, const JtNode *vnode, bool create,
+			JtSkeleton *patched, char **payload, uint32 *payload_len,
+			DroppedParts *dropped)
 {
+	int			depth = at ? at->n : 0;
+	JtNode	   *nodes = palloc((depth + 1) * sizeof(JtNode));
 	JtNode		current;
 	JtSkeletonInfo hdr;
 	JtSplice	splice;
@@ -96,15 +122,39 @@ splice_tree(JtSkeleton *skel, const char *key, uint32 keylen, JtSource *vsrc,
 	StringInfoData buf;
 	DroppedParts here = {NULL, 0, 0};
 
-	tree = jt_splice_object(&skel->src, &skel->root, key, keylen, vsrc, vnode,
-							create, &tree_len, &splice);
+	if (!find_object(skel, at, nodes))
+		return TREE_NOT_AN_OBJECT;
+	tree = jt_splice_object(&skel->src, &nodes[depth], key, keylen, vsrc,
+							vnode, create, &tree_len, &splice);
 	if (tree == NULL)
 		return TREE_UNCHANGED;
+	if (splice.removed &&
+		jt_nav_object_get(&skel->src, &nodes[depth], key, keylen, &current))
+		jt_skeleton_walk_below(skel, &current, drop_ref_parts, &here);
+
+	/* each object above, with its step's value the one just written */
+	for (int i = depth - 1; i >= 0; i--)
+	{
+		JtSource	below;
+		JtNode		object;
+		JtSplice	step;
+		char	   *above;
+
+		jt_memory_source(&below, tree + sizeof(uint32),
+						 tree_len - sizeof(uint32), true);
+		jt_nav_root(&below, &object);
+		above = jt_splice_object(&skel->src, &nodes[i], at->keys[i],
+								 at->keylens[i], &below, &object, false,
+								 &tree_len, &step);
+		if (above == NULL)
+			elog(ERROR, "a step of a path through the tree was not found again");
+		pfree(tree);
+		tree = above;
+	}
+	pfree(nodes);
+
 	root_entry = JT_JENTRY_CONTAINER | (tree_len - sizeof(uint32));
 	memcpy(tree, &root_entry, sizeof(uint32));
-	if (splice.removed &&
-		jt_nav_object_get(&skel->src, &skel->root, key, keylen, &current))
-		jt_skeleton_walk_below(skel, &current, drop_ref_parts, &here);
 	if (here.nids > skel->hdr.nparts)
 		jt_nav_corrupt(&skel->src, "a tree refers to more parts than its header counts");
 
@@ -151,17 +201,20 @@ tree_pointer(struct varlena *pointer, char *payload, uint32 payload_len,
 /*
  * The document made by setting n keys (keys[i] to vnodes[i], nodes of
  * vsrc; added if create and missing), or removing them (vnodes NULL), in
- * the root object kept in a skeleton's tree: the parts stay as they are,
- * but those of the keys' old values (containers of the tree, references).
- * A copy of pointer when no key to remove is there.  NULL when the
- * builtin should do it: the tree would outgrow the row, or parts are
+ * the root object kept in a skeleton's tree, or in the object of the tree
+ * at (jt_skeleton_flat_size() counts containers of the tree at any depth):
+ * the parts stay as they are, but those of the keys' old values
+ * (containers of the tree, references).  A copy of pointer when no key to
+ * remove is there.  NULL when the builtin should do it: a step of at is
+ * not an object of the tree, the tree would outgrow the row, or parts are
  * dropped and the size of the document is not known without reading them
  * (the toaster's general path then finds the parts kept).
  */
 struct varlena *
-jt_apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, uint32 n,
-					const char *const *keys, const uint32 *keylens,
-					JtSource *vsrc, const JtNode *vnodes, bool create)
+jt_apply_tree_patch(struct varlena *pointer, JtSkeleton *skel,
+					const JtTreeSteps *at, uint32 n, const char *const *keys,
+					const uint32 *keylens, JtSource *vsrc,
+					const JtNode *vnodes, bool create)
 {
 	JtSkeleton	steps[2];		/* each key's, the one before's */
 	char	   *payload = NULL;
@@ -198,10 +251,12 @@ jt_apply_tree_patch(struct varlena *pointer, JtSkeleton *skel, uint32 n,
 		char	   *before = payload;
 		JtSkeleton *next = skel == &steps[0] ? &steps[1] : &steps[0];
 
-		switch (splice_tree(skel, keys[i], keylens[i], vsrc,
+		switch (splice_tree(skel, at, keys[i], keylens[i], vsrc,
 							vnodes ? &vnodes[i] : NULL, create, next,
 							&payload, &payload_len, &dropped))
 		{
+			case TREE_NOT_AN_OBJECT:
+				return NULL;
 			case TREE_UNCHANGED:
 				/* a key to remove that is not there is passed over */
 				if (vnodes == NULL)
