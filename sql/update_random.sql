@@ -89,6 +89,20 @@ BEGIN
 	RETURN result;
 END $$;
 
+-- a random document whose "data" is mostly one array, long enough with
+-- ranges of 64 bytes to be opened (the array then has ranges of its own,
+-- beside short fields kept in the tree), and a wide object kept in parts
+CREATE FUNCTION ru_nested_doc() RETURNS jsonb LANGUAGE plpgsql AS $$
+BEGIN
+	RETURN (SELECT jsonb_object_agg('k' || i, (random() * 1000)::int) FROM generate_series(1, 3 + (random() * 10)::int) i) ||
+		jsonb_build_object('data', jsonb_build_object('n', (random() * 10)::int, 'next', left(md5(random()::text), 8),
+			'items', (SELECT jsonb_agg(jsonb_build_object('k', i, 'name', md5(random()::text)))
+					  FROM generate_series(1, 700 + (random() * 500)::int) i),
+			'sub', jsonb_build_object('x', (random() * 10)::int, 'y', jsonb_build_array(1, 'z'))),
+			'side', (SELECT jsonb_object_agg('c' || i, md5(random()::text))
+					 FROM generate_series(1, 20 + (random() * 400)::int) i));
+END $$;
+
 -- a key of the document's root (an existing one, mostly), or an index of
 -- it when it is an array, as a path step
 CREATE FUNCTION ru_step(doc jsonb) RETURNS text LANGUAGE plpgsql AS $$
@@ -223,7 +237,8 @@ BEGIN
 END $$;
 
 -- load rows first..last, then run steps random updates on them
-CREATE FUNCTION ru_run(phase int, first int, last int, steps int)
+CREATE FUNCTION ru_run(phase int, first int, last int, steps int,
+					   nested bool DEFAULT false)
 RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
 	row_id int;
@@ -236,7 +251,7 @@ DECLARE
 	p text[];
 BEGIN
 	FOR i IN first..last LOOP
-		doc := ru_doc();
+		doc := CASE WHEN nested THEN ru_nested_doc() ELSE ru_doc() END;
 		INSERT INTO ru VALUES (i, doc);
 		INSERT INTO ru_plain VALUES (i, doc);
 	END LOOP;
@@ -267,7 +282,7 @@ END $$;
 
 -- phase 1: the default settings; phases 2 and 3: smaller ranges and
 -- inline budgets, so that more roots are split, more values leave the row
--- and containers nested in parts are split too
+-- and containers nested in parts are split too; phase 4 (below)
 SELECT ru_run(1, 1, 12, 1000);
 SET jsonb_toaster.range_size = 256;
 SET jsonb_toaster.inline_budget = 600;
@@ -275,8 +290,13 @@ SELECT ru_run(2, 13, 24, 1000);
 SET jsonb_toaster.range_size = 64;
 SET jsonb_toaster.inline_budget = 300;
 SELECT ru_run(3, 25, 32, 600);
-RESET jsonb_toaster.range_size;
+-- phase 4: documents with an opened value, whose paths go through objects
+-- of the tree
 RESET jsonb_toaster.inline_budget;
+SELECT ru_run(4, 33, 38, 400, true);
+SELECT count(DISTINCT id) > 0 AS some_opened FROM ru, jsonb_toaster_parts(jb) p
+WHERE id >= 33 AND cardinality(p.path) >= 2 AND p.path[1] = 'data' AND p.path[2] = 'items';
+RESET jsonb_toaster.range_size;
 
 -- every step gave the same bytes and reads, or the same error, on both
 SELECT phase, outcome, count(*) FROM ru_log
@@ -298,29 +318,16 @@ WHERE jt_test_flat_bytes(a.jb) <> jt_test_flat_bytes(b.jb) OR a.jb::text <> b.jb
 -- nothing leaked, nothing lost: TOAST rows equal the live parts' chunks,
 -- each value counted once, and no two rows refer to one value
 VACUUM ru;
-CREATE FUNCTION ru_toast_ok() RETURNS text LANGUAGE plpgsql AS $$
-DECLARE live bigint; stored bigint; shared bigint;
-BEGIN
-	SELECT coalesce(sum(chunks), 0) INTO live
-	FROM (SELECT DISTINCT v.value_id, v.chunks FROM ru, jsonb_toaster_values(jb) v) v;
-	EXECUTE format('SELECT count(*) FROM %s',
-				   (SELECT reltoastrelid::regclass FROM pg_class WHERE oid = 'ru'::regclass))
-		INTO stored;
-	SELECT count(*) INTO shared FROM (
-		SELECT p.value_id FROM ru, jsonb_toaster_parts(jb) p
-		GROUP BY p.value_id HAVING count(DISTINCT ru.id) > 1) s;
-	RETURN CASE WHEN stored = live AND shared = 0 THEN 'ok'
-		ELSE format('%s TOAST rows, %s live chunks, %s values in two rows', stored, live, shared) END;
-END $$;
-SELECT ru_toast_ok();
+SELECT jt_test_toast_ok('ru');
 
 DELETE FROM ru;
 VACUUM ru;
-SELECT ru_toast_ok();
+SELECT jt_test_toast_ok('ru');
 
 DROP TABLE ru, ru_plain, ru_log;
-DROP FUNCTION ru_run(int, int, int, int), ru_apply(text, int, text, bool),
+DROP FUNCTION ru_run(int, int, int, int, bool), ru_apply(text, int, text, bool),
 	ru_reads(text, int, text[]),
-	ru_change(jsonb), ru_path(jsonb), ru_at(jsonb, text), ru_step(jsonb), ru_doc(), ru_big(),
-	ru_value(int, int), ru_scalar(), ru_toast_ok();
+	ru_change(jsonb), ru_path(jsonb), ru_at(jsonb, text), ru_step(jsonb), ru_doc(),
+	ru_nested_doc(), ru_big(),
+	ru_value(int, int), ru_scalar();
 DROP EXTENSION jsonb_toaster_test;
