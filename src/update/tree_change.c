@@ -123,11 +123,17 @@ splice_tree(JtSkeleton *skel, const JtTreeSteps *at, const char *key,
 	DroppedParts here = {NULL, 0, 0};
 
 	if (!find_object(skel, at, nodes))
+	{
+		pfree(nodes);
 		return TREE_NOT_AN_OBJECT;
+	}
 	tree = jt_splice_object(&skel->src, &nodes[depth], key, keylen, vsrc,
 							vnode, create, &tree_len, &splice);
 	if (tree == NULL)
+	{
+		pfree(nodes);
 		return TREE_UNCHANGED;
+	}
 	if (splice.removed &&
 		jt_nav_object_get(&skel->src, &nodes[depth], key, keylen, &current))
 		jt_skeleton_walk_below(skel, &current, drop_ref_parts, &here);
