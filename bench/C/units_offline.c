@@ -36,6 +36,9 @@
  *                (a read would decode every slice before it)
  *   first-unit   lz4: each slice with the document's first slice as
  *                dictionary
+ *   lz4hc        lz4: slices of UNIT bytes compressed apart by LZ4HC at
+ *                its lowest level (2), which any lz4 decoder reads; and
+ *                the documents whole the same way
  *   primed-prev  pglz: each slice after the 4 kB before it (pglz's
  *                window), counted as the bytes the pair takes more than
  *                the 4 kB alone
@@ -49,6 +52,7 @@
 #include "postgres_fe.h"
 
 #include <lz4.h>
+#include <lz4hc.h>
 
 #include "common/pg_lzcompress.h"
 
@@ -90,6 +94,15 @@ lz4_bytes(const char *src, int len, const char *dict, int dictlen)
 	return (n <= 0 || n > len ? len : n) + 4;
 }
 
+/* The same by LZ4HC at its lowest level (the format lz4 decoders read) */
+static long
+lz4hc_bytes(const char *src, int len)
+{
+	int			n = LZ4_compress_HC(src, out, len, sizeof(out), 2);
+
+	return (n <= 0 || n > len ? len : n) + 4;
+}
+
 static int
 hexval(int c)
 {
@@ -113,7 +126,9 @@ main(int argc, char **argv)
 				quarter_l = 0,
 				history_l = 0,
 				first_l = 0,
-				primed_p = 0;
+				primed_p = 0,
+				units_hc = 0,
+				whole_hc = 0;
 
 	if (argc < 2 || (unit = atoi(argv[1])) <= 0 || unit > MAX_UNIT)
 	{
@@ -138,6 +153,7 @@ main(int argc, char **argv)
 		docs++;
 		whole_p += pglz_bytes(doc, len);
 		whole_l += lz4_bytes(doc, len, NULL, 0);
+		whole_hc += lz4hc_bytes(doc, len);
 
 		quarter = Min(Max(len / 4, unit), MAX_UNIT);
 		for (int at = 0; at < len; at += quarter)
@@ -155,6 +171,7 @@ main(int argc, char **argv)
 
 			units_p += pglz_bytes(doc + at, n);
 			units_l += lz4_bytes(doc + at, n, NULL, 0);
+			units_hc += lz4hc_bytes(doc + at, n);
 			history_l += lz4_bytes(doc + at, n, doc + at - back, back);
 			first_l += lz4_bytes(doc + at, n, doc, at == 0 ? 0 : Min(unit, len));
 			if (at == 0)
@@ -181,5 +198,7 @@ main(int argc, char **argv)
 	printf("history:                   lz4 %.3fx\n", (double) history_l / whole_l);
 	printf("first-unit:                lz4 %.3fx\n", (double) first_l / whole_l);
 	printf("primed-prev:   pglz %.3fx\n", (double) primed_p / whole_p);
+	printf("lz4hc:                     lz4 %.3fx (whole documents %.3fx)\n",
+		   (double) units_hc / whole_l, (double) whole_hc / whole_l);
 	return 0;
 }
