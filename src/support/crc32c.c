@@ -1,12 +1,12 @@
 /*-------------------------------------------------------------------------
  *
  * crc32c.c
- *	  CRC-32C of long inputs, the value core's COMP_CRC32C() gives, in about
- *	  half its time on x86-64.
+ *	  CRC-32C of long inputs, the value core's COMP_CRC32C() gives, faster
+ *	  on x86-64.
  *
  * Every read of a part checks its content against the CRC-32C its entry
- * holds, so the check costs as much as a few percent of a whole-document
- * read.  The CPU's crc32 instruction takes three cycles but can start
+ * holds, so the check weighs on whole-document reads.  The CPU's crc32
+ * instruction takes three cycles but can start
  * every cycle; core's loop feeds one chain of them and waits for each.
  * Here the input is cut into three blocks whose CRCs are computed side by
  * side and then joined.  The CRC register is linear: the register after A
@@ -40,8 +40,8 @@
 
 /*
  * Bytes of each of the three blocks: long blocks while the input lasts,
- * then short ones, then core's loop for the rest.  Joining costs about as
- * much as 40 bytes of one chain, so short blocks pay from about 400 bytes.
+ * then short ones, then core's loop for the rest.  Joining costs two
+ * multiplications and two crc32 steps, which short blocks already repay.
  */
 #define LONG_BLOCK		512
 #define SHORT_BLOCK		128

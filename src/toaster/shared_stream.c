@@ -34,11 +34,11 @@
 #include "access/toast_custom.h"
 #include "access/toast_internals.h"
 #include "lib/stringinfo.h"
-#include "port/pg_crc32c.h"
 #include "replication/reorderbuffer.h"
 #include "utils/memutils.h"
 
 #include "format/skeleton.h"
+#include "support/crc32c.h"
 #include "toast/part_fetch.h"
 #include "toast/pointer_open.h"
 #include "toast/toast_iterator.h"
@@ -362,8 +362,8 @@ jt_shared_stream_build(struct varlena *pointer,
 	memcpy(stream, &hdr, sizeof(hdr));
 	memcpy(stream + sizeof(hdr), order, nvalues * sizeof(JtStreamValue));
 	INIT_CRC32C(hdr.crc);
-	COMP_CRC32C(hdr.crc, stream + offsetof(JtStreamHeader, nvalues),
-				head_len + stored_len - offsetof(JtStreamHeader, nvalues));
+	hdr.crc = jt_comp_crc32c(hdr.crc, stream + offsetof(JtStreamHeader, nvalues),
+							 head_len + stored_len - offsetof(JtStreamHeader, nvalues));
 	FIN_CRC32C(hdr.crc);
 	memcpy(stream, &hdr, sizeof(hdr));
 
@@ -508,8 +508,8 @@ stream_at(uint32 v, const JtPartEntry *values, struct varlena **contents,
 	if (done == stream_len)
 	{
 		INIT_CRC32C(crc);
-		COMP_CRC32C(crc, stream + offsetof(JtStreamHeader, nvalues),
-					stream_len - offsetof(JtStreamHeader, nvalues));
+		crc = jt_comp_crc32c(crc, stream + offsetof(JtStreamHeader, nvalues),
+							 stream_len - offsetof(JtStreamHeader, nvalues));
 		FIN_CRC32C(crc);
 	}
 	if (done != stream_len || !EQ_CRC32C(crc, hdr.crc))
