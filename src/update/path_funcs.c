@@ -385,6 +385,8 @@ change_in_tree_value(FunctionCallInfo fcinfo, PGFunction builtin,
 	const char **steps = palloc(nkeys * sizeof(char *));
 	uint32	   *steplens = palloc(nkeys * sizeof(uint32));
 	JtTreeSteps at = {nkeys - 1, steps, steplens};
+	const char *const *key;		/* the key changed: the last step */
+	const uint32 *keylen;
 	JtSource	src;
 	JtNode		newvalue;
 	const char *bytes = NULL;
@@ -399,6 +401,8 @@ change_in_tree_value(FunctionCallInfo fcinfo, PGFunction builtin,
 		steps[k] = VARDATA_ANY(step);
 		steplens[k] = VARSIZE_ANY_EXHDR(step);
 	}
+	key = &steps[nkeys - 1];
+	keylen = &steplens[nkeys - 1];
 	if (whole)
 	{
 		type = JT_JENTRY_NULL;
@@ -416,10 +420,8 @@ change_in_tree_value(FunctionCallInfo fcinfo, PGFunction builtin,
 		case 0:
 			/* the key removed */
 			if (value != NULL)
-				return jt_apply_tree_patch(pointer, skel, &at, 1,
-										   (const char *const *) &steps[nkeys - 1],
-										   &steplens[nkeys - 1], NULL, NULL,
-										   false);
+				return jt_apply_tree_patch(pointer, skel, &at, 1, key, keylen,
+										   NULL, NULL, false);
 			/* a missing key stays missing: the document is unchanged */
 			elog(DEBUG1, "jsonb_toaster: the skeleton's tree unchanged");
 			return jt_copy_of_pointer(pointer);
@@ -436,9 +438,8 @@ change_in_tree_value(FunctionCallInfo fcinfo, PGFunction builtin,
 		elog(DEBUG1, "jsonb_toaster: the skeleton's tree unchanged");
 		return jt_copy_of_pointer(pointer);
 	}
-	return jt_apply_tree_patch(pointer, skel, &at, 1,
-							   (const char *const *) &steps[nkeys - 1],
-							   &steplens[nkeys - 1], &src, &newvalue, true);
+	return jt_apply_tree_patch(pointer, skel, &at, 1, key, keylen, &src,
+							   &newvalue, true);
 }
 
 /*
