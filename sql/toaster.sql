@@ -167,6 +167,47 @@ SELECT id, path, count(*) AS ranges, sum(count) AS entries, min(count) > 0 AS no
 FROM ranged, jsonb_toaster_parts(jb) GROUP BY id, path HAVING count(*) > 1 ORDER BY id, path;
 SELECT count(*) AS same_bytes FROM ranged JOIN ref USING (id)
 WHERE jt_test_flat_bytes(ranged.jb) = jt_test_flat_bytes(ref.jb);
+-- the compressed ranges of an array are decompressed where their bytes go
+-- in the document: after a range whose data ends off a 4-byte boundary, a
+-- range starting with a container or a numeric gets more padding before
+-- it, one starting with strings goes through a buffer of its own; arrays
+-- of objects, of strings and numerics taking turns, of strings, of
+-- numerics, of strings and objects, and a ranged array below the root
+SET jsonb_toaster.range_size = 1024;
+SET jsonb_toaster.unit_size = 0;
+CREATE TABLE steps_ref (id int, jb jsonb);
+ALTER TABLE steps_ref ALTER COLUMN jb SET STORAGE EXTERNAL;
+CREATE FUNCTION step_str(j int, len int) RETURNS text LANGUAGE sql AS $$
+	SELECT substr(repeat(md5((j % 40)::text), 3), 1, len) $$;
+INSERT INTO steps_ref
+SELECT 1, jsonb_agg(jsonb_build_object('s', step_str(j, j % 7), 't', step_str(j, 20 + j % 11), 'n', j))
+	FROM generate_series(1, 900) j
+UNION ALL SELECT 2, jsonb_agg(CASE WHEN j % 2 = 0 THEN to_jsonb(step_str(j, 10 + j % 13)) ELSE to_jsonb(j * 1.5) END)
+	FROM generate_series(1, 1500) j
+UNION ALL SELECT 3, jsonb_agg(step_str(j, 10 + j % 17)) FROM generate_series(1, 1500) j
+UNION ALL SELECT 4, jsonb_agg(j * 10.25 ^ (j % 4)) FROM generate_series(1, 1500) j
+UNION ALL SELECT 5, jsonb_agg(CASE WHEN j % 3 = 0 THEN jsonb_build_object('k', step_str(j, 5 + j % 3) || j)
+	ELSE to_jsonb(step_str(j, 10 + j % 6) || j) END) FROM generate_series(1, 1500) j
+UNION ALL SELECT 6, jsonb_build_object('a', jsonb_agg(jsonb_build_array(step_str(j, 10 + j % 5), j)), 'b', 1)
+	FROM generate_series(1, 1200) j;
+CREATE TABLE steps_pglz (id int, jb jsonb COMPRESSION pglz);
+CREATE TABLE steps_lz4 (id int, jb jsonb COMPRESSION lz4);
+ALTER TABLE steps_pglz ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+ALTER TABLE steps_lz4 ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+INSERT INTO steps_pglz SELECT * FROM steps_ref;
+INSERT INTO steps_lz4 SELECT * FROM steps_ref;
+RESET jsonb_toaster.range_size;
+RESET jsonb_toaster.unit_size;
+SELECT 'pglz' AS method, id, count(*) > 4 AS ranged, bool_and(p.compression = 'pglz') AS compressed
+FROM steps_pglz, jsonb_toaster_parts(jb) p GROUP BY id
+UNION ALL
+SELECT 'lz4', id, count(*) > 4, bool_and(p.compression = 'lz4')
+FROM steps_lz4, jsonb_toaster_parts(jb) p GROUP BY id ORDER BY 1, 2;
+SELECT 'pglz' AS method, count(*) AS same_bytes FROM steps_pglz t JOIN steps_ref r USING (id)
+WHERE jt_test_flat_bytes(t.jb) = jt_test_flat_bytes(r.jb)
+UNION ALL
+SELECT 'lz4', count(*) FROM steps_lz4 t JOIN steps_ref r USING (id)
+WHERE jt_test_flat_bytes(t.jb) = jt_test_flat_bytes(r.jb);
 -- content-defined boundaries: a local edit (set, insert or delete one
 -- entry, append) changes only the ranges around it, arrays and objects alike
 SET jsonb_toaster.range_size = 1024;

@@ -38,10 +38,10 @@ typedef struct Flattener
  * The parts of one reference, fetched.  A part is checked when it is
  * decompressed, or at once if it came uncompressed.  The parts of a
  * container written in one go (write_ref_value()) may stay compressed
- * until their turn comes: each is then decompressed into a buffer that
- * the next reuses, or straight into the result, so that a wide container
- * is not held twice in memory, and bytes are copied while they are still
- * in the CPU's caches.
+ * until their turn comes: each is then decompressed straight into the
+ * result (write_part_in_place()), or into a buffer that the next reuses,
+ * so that a wide container is not held twice in memory, and bytes are
+ * copied, if at all, while they are still in the CPU's caches.
  */
 typedef struct LoadedRef
 {
@@ -257,6 +257,53 @@ loaded_ref_type(LoadedRef *lr)
 	return JT_JENTRY_CONTAINER;
 }
 
+/*
+ * Decompress part r of a reference written in order where its bytes belong
+ * in the result, rather than into a scratch buffer they would then be
+ * copied from.  Its header and JEntries land on bytes written already,
+ * which are kept in aside (room for them and for the JEntries) and put
+ * back.  Its data starts where the result ends, or, when that is not a
+ * 4-byte boundary, at the next one if the part's layout byte says that its
+ * data starts with an aligned value: that value's padding then grows
+ * (jt_copy_entries_placed()).  False, having done nothing, where neither
+ * holds.
+ */
+static bool
+write_part_in_place(Flattener *f, LoadedRef *lr, uint32 r, JtWriter *w,
+					char *aside)
+{
+	StringInfo	buf = &f->buf;
+	const JtPartEntry *range = &lr->ref.ranges[r];
+	uint32		n = range->header & JT_CONTAINER_COUNT_MASK;
+	uint32		head = VARHDRSZ + (n + 1) * sizeof(uint32);
+	uint32		shift;
+	uint32		datalen;
+	int			at;
+
+	if (buf->len % sizeof(uint32) == 0)
+		shift = 0;
+	else if (lr->ref.layouts != NULL &&
+			 (lr->ref.layouts[r] & (JT_LAYOUT_ALIGNED | JT_LAYOUT_LEAD_MASK)) ==
+			 JT_LAYOUT_ALIGNED)
+		shift = INTALIGN(buf->len) - buf->len;
+	else
+		return false;
+	/* a part too short for its count is reported by the usual path */
+	if ((uint32) range->rawsize < head || (uint64) buf->len + shift < head)
+		return false;
+	datalen = range->rawsize - head;
+
+	enlargeStringInfo(buf, shift + datalen);
+	at = buf->len + shift - head;
+	memcpy(aside, buf->data + at, head - shift);
+	decompress_part(lr, r, (struct varlena *) (buf->data + at));
+	memcpy(aside + head, buf->data + at + VARHDRSZ + sizeof(uint32),
+		   n * sizeof(uint32));
+	memcpy(buf->data + at, aside, head - shift);
+	jt_copy_entries_placed(w, &lr->srcs[r], aside + head, n, datalen, shift);
+	return true;
+}
+
 /* Append the bytes of the value a loaded reference stands for. */
 static void
 write_ref_value(Flattener *f, LoadedRef *lr)
@@ -266,7 +313,9 @@ write_ref_value(Flattener *f, LoadedRef *lr)
 	JtWriter	w;
 	uint64		rawsize = 0;
 	uint32		largest = 0;
+	uint32		most_entries = 0;
 	struct varlena *scratch = NULL;
+	char	   *aside = NULL;
 
 	if (ref->header & JT_CONTAINER_SCALAR)
 	{
@@ -312,13 +361,18 @@ write_ref_value(Flattener *f, LoadedRef *lr)
 	{
 		rawsize += ref->ranges[r].rawsize - VARHDRSZ;
 		if (part_is_compressed(lr, r))
+		{
 			largest = Max(largest, (uint32) ref->ranges[r].rawsize);
+			most_entries = Max(most_entries, ref->ranges[r].header &
+							   JT_CONTAINER_COUNT_MASK);
+		}
 	}
 	(void) jt_ref_flat_size(ref, &rawsize);
 	if (rawsize < MaxAllocSize - f->buf.len)
 		enlargeStringInfo(&f->buf, (int) rawsize);
 	if (largest > 0)
-		scratch = palloc(largest);
+		aside = palloc((2 * (Size) most_entries + 2) * sizeof(uint32) +
+					   VARHDRSZ);
 
 	/* several parts: their entries, keys of every part before the values */
 	jt_writer_begin(&w, &f->buf, ref->header);
@@ -329,13 +383,23 @@ write_ref_value(Flattener *f, LoadedRef *lr)
 			uint32		n = ref->ranges[r].header & JT_CONTAINER_COUNT_MASK;
 
 			if (part_is_compressed(lr, r))
+			{
+				/* the parts of an object were decompressed by load_ref() */
+				Assert(!object);
+				if (write_part_in_place(f, lr, r, &w, aside))
+					continue;
+				if (scratch == NULL)
+					scratch = palloc(largest);
 				decompress_part(lr, r, scratch);
+			}
 			jt_copy_entries(&w, &lr->srcs[r], &lr->roots[r], pass * n, n);
 		}
 	}
 	jt_writer_end(&w);
 	if (scratch)
 		pfree(scratch);
+	if (aside)
+		pfree(aside);
 }
 
 /*

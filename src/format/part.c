@@ -394,3 +394,54 @@ jt_copy_entries(JtWriter *w, JtSource *src, const JtNode *root, uint32 first,
 									end, datalen);
 	appendBinaryStringInfo(w->buf, data + pending, end - pending);
 }
+
+/*
+ * Record the n entries of a part that the caller has decompressed in
+ * place: its data (datalen bytes) lies at the end of w's buffer, shift
+ * bytes on, and its JEntries are read from jentries (a copy: where the
+ * part's header was, the buffer holds other bytes again).  With shift 0
+ * the bytes are in step and stay where they are.  Otherwise the part was
+ * put where its first aligned entry, which starts its data modulo 4, falls
+ * as the output's next aligned entry must: that entry's padding grows by
+ * shift bytes, of zeros, and the entries before it move back by shift.
+ */
+void
+jt_copy_entries_placed(JtWriter *w, JtSource *src, const char *jentries,
+					   uint32 n, uint32 datalen, uint32 shift)
+{
+	StringInfo	buf = w->buf;
+	uint32		end = 0;
+	uint32		i = 0;
+
+	Assert(shift < sizeof(uint32));
+	if ((uint64) w->next + n > w->nentries)
+		elog(ERROR, "too many entries written to a jsonb container");
+	if (shift > 0)
+	{
+		for (;; i++)
+		{
+			uint32		start = end;
+			uint32		type;
+
+			if (i == n)
+				jt_nav_corrupt(src, "a part's layout byte differs from its content's");
+			end = next_entry_end(src, jentries, i, start, datalen, &type);
+			if (!jt_entry_type_is_aligned(type))
+			{
+				jt_writer_entry_copied(w, type, end - start);
+				continue;
+			}
+			if (start % sizeof(uint32) != 0)
+				jt_nav_corrupt(src, "a part's layout byte differs from its content's");
+			memmove(buf->data + buf->len, buf->data + buf->len + shift, start);
+			memset(buf->data + buf->len + start, 0, shift);
+			jt_writer_entry_copied(w, type, end - start + shift);
+			i++;
+			break;
+		}
+	}
+	if (i < n)
+		end = copy_jentries_in_step(w, src, jentries, i, n - i, end, datalen);
+	buf->len += end + shift;
+	buf->data[buf->len] = '\0';
+}

@@ -27,5 +27,8 @@ extern void jt_part_check(JtSource *partsrc, const JtPartEntry *range,
 						  JtNode *root);
 extern void jt_copy_entries(JtWriter *w, JtSource *src, const JtNode *root,
 							uint32 first, uint32 count);
+extern void jt_copy_entries_placed(JtWriter *w, JtSource *src,
+								   const char *jentries, uint32 n,
+								   uint32 datalen, uint32 shift);
 
 #endif							/* JSONB_TOASTER_PART_H */
