@@ -79,7 +79,8 @@ fetched_compressed(const JtPartFetcher *fetcher, const struct varlena *part)
 static inline bool
 part_is_compressed(LoadedRef *lr, uint32 r)
 {
-	return fetched_compressed(lr->fetcher, lr->raws[r]);
+	/* no datum for a part read where an inline skeleton holds it */
+	return lr->raws[r] != NULL && fetched_compressed(lr->fetcher, lr->raws[r]);
 }
 
 /* Check part r (decompressed already) and describe its root. */
@@ -203,10 +204,19 @@ load_ref(Flattener *f, const JtNode *node, LoadedRef *lr)
 		jt_nav_corrupt(&f->skel->src, "the tree refers to more parts than its header counts");
 	if (f->skel->hdr.inline_parts)
 	{
+		/* read where the skeleton holds them, and checked at once */
 		for (uint32 r = 0; r < ref->nranges; r++)
 		{
-			lr->raws[r] = jt_skeleton_inline_part(f->skel, &ref->ranges[r]);
-			lr->free_raws[r] = true;
+			const char *data;
+			uint32		len;
+
+			data = jt_skeleton_inline_part_bytes(f->skel, &ref->ranges[r],
+												 &len);
+			lr->raws[r] = NULL;
+			lr->free_raws[r] = false;
+			jt_part_check_bytes(&lr->srcs[r], &ref->ranges[r],
+								lr->ref.layouts ? lr->ref.layouts[r] : -1,
+								data, len, &lr->roots[r]);
 		}
 	}
 	else if (f->skel->ndeltas == 0)
@@ -219,6 +229,8 @@ load_ref(Flattener *f, const JtNode *node, LoadedRef *lr)
 	in_order = parts_used_in_order(ref);
 	for (uint32 r = 0; r < ref->nranges; r++)
 	{
+		if (lr->raws[r] == NULL)
+			continue;
 		if (!part_is_compressed(lr, r))
 			check_part(lr, r);
 		else if (!in_order)

@@ -120,13 +120,27 @@ void
 jt_part_check(JtSource *partsrc, const JtPartEntry *range, int layout,
 			  const struct varlena *raw, JtNode *root)
 {
-	uint32		len;
-
-	jt_memory_source(partsrc, NULL, 0, false);
-	if (VARATT_IS_EXTENDED(raw) || VARSIZE(raw) != (uint32) range->rawsize)
+	if (VARATT_IS_EXTENDED(raw))
+	{
+		jt_memory_source(partsrc, NULL, 0, false);
 		jt_nav_corrupt(partsrc, "a part's size differs from its reference's");
-	len = VARSIZE(raw) - VARHDRSZ;
-	jt_memory_source(partsrc, VARDATA(raw), len, false);
+	}
+	jt_part_check_bytes(partsrc, range, layout, VARDATA(raw),
+						VARSIZE(raw) - VARHDRSZ, root);
+}
+
+/*
+ * The same for a part's content (len bytes at data, without a varlena
+ * header), read where it lies.
+ */
+void
+jt_part_check_bytes(JtSource *partsrc, const JtPartEntry *range, int layout,
+					const char *data, uint32 len, JtNode *root)
+{
+	jt_memory_source(partsrc, NULL, 0, false);
+	if ((uint64) len + VARHDRSZ != (uint64) (uint32) range->rawsize)
+		jt_nav_corrupt(partsrc, "a part's size differs from its reference's");
+	jt_memory_source(partsrc, data, len, false);
 	jt_nav_root(partsrc, root);
 	if (root->header != range->header)
 		jt_nav_corrupt(partsrc, "a part's root differs from its reference's");

@@ -25,6 +25,9 @@ extern uint8 jt_part_layout(JtSource *src, const JtNode *root);
 extern void jt_part_check(JtSource *partsrc, const JtPartEntry *range,
 						  int layout, const struct varlena *raw,
 						  JtNode *root);
+extern void jt_part_check_bytes(JtSource *partsrc, const JtPartEntry *range,
+								int layout, const char *data, uint32 len,
+								JtNode *root);
 extern void jt_copy_entries(JtWriter *w, JtSource *src, const JtNode *root,
 							uint32 first, uint32 count);
 extern void jt_copy_entries_placed(JtWriter *w, JtSource *src,

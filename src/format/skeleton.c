@@ -926,15 +926,14 @@ jt_distinct_values(JtPartEntry *ranges, uint32 n)
 }
 
 /*
- * The raw content of a part of an inline skeleton, a palloc'd jsonb datum.
- * The parts' datum is decompressed once per parsed skeleton.
+ * The raw content of a part of an inline skeleton (its len bytes), where
+ * the skeleton holds it: valid until jt_skeleton_release().  The parts'
+ * datum is decompressed once per parsed skeleton.
  */
-struct varlena *
-jt_skeleton_inline_part(const JtSkeleton *skel, const JtPartEntry *range)
+const char *
+jt_skeleton_inline_part_bytes(const JtSkeleton *skel,
+							  const JtPartEntry *range, uint32 *len)
 {
-	uint32		len = jt_entry_extsize(range);
-	struct varlena *raw;
-
 	Assert(skel->hdr.inline_parts);
 	if (skel->inline_raw == NULL)
 	{
@@ -947,20 +946,31 @@ jt_skeleton_inline_part(const JtSkeleton *skel, const JtPartEntry *range)
 		/* a cache of what the skeleton holds, not a change of it */
 		((JtSkeleton *) skel)->inline_raw = decompressed;
 	}
+	*len = jt_entry_extsize(range);
 	if (range->valueid != InvalidOid || jt_entry_in_unit(range) ||
-		(int64) len != (int64) range->rawsize - VARHDRSZ ||
+		(int64) *len != (int64) range->rawsize - VARHDRSZ ||
 		VARSIZE_ANY_EXHDR(skel->inline_raw) < skel->inline_parts_at ||
 		range->value_size != VARSIZE_ANY_EXHDR(skel->inline_raw) -
 		skel->inline_parts_at ||
-		(uint64) range->offset + len > range->value_size)
+		(uint64) range->offset + *len > range->value_size)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("corrupt jsonb_toaster value"),
 				 errdetail("A part kept in the pointer lies outside its parts.")));
-	raw = palloc(len + VARHDRSZ);
+	return VARDATA_ANY(skel->inline_raw) + skel->inline_parts_at +
+		range->offset;
+}
+
+/* The same, as a palloc'd jsonb datum. */
+struct varlena *
+jt_skeleton_inline_part(const JtSkeleton *skel, const JtPartEntry *range)
+{
+	uint32		len;
+	const char *data = jt_skeleton_inline_part_bytes(skel, range, &len);
+	struct varlena *raw = palloc(len + VARHDRSZ);
+
 	SET_VARSIZE(raw, len + VARHDRSZ);
-	memcpy(VARDATA(raw), VARDATA_ANY(skel->inline_raw) +
-		   skel->inline_parts_at + range->offset, len);
+	memcpy(VARDATA(raw), data, len);
 	return raw;
 }
 

@@ -39,6 +39,9 @@ extern void jt_skeleton_walk_below(JtSkeleton *skel, const JtNode *node,
 extern uint32 jt_skeleton_list_parts(JtSkeleton *skel, JtPartEntry **ranges);
 extern int	jt_entry_value_cmp(const void *a, const void *b);
 extern int	jt_entry_location_cmp(const void *a, const void *b);
+extern const char *jt_skeleton_inline_part_bytes(const JtSkeleton *skel,
+												 const JtPartEntry *range,
+												 uint32 *len);
 extern struct varlena *jt_skeleton_inline_part(const JtSkeleton *skel,
 											   const JtPartEntry *range);
 extern void jt_skeleton_release(JtSkeleton *skel);

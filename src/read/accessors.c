@@ -39,6 +39,7 @@
 #include "utils/jsonb.h"
 #include "utils/numeric.h"
 
+#include "jsonb/jsonb_writer.h"
 #include "read/accessors.h"
 #include "read/datum_source.h"
 #include "read/skeleton_read.h"
@@ -124,11 +125,21 @@ node_to_scalar(JtSource *src, const JtNode *node, JsonbValue *v)
 	}
 }
 
-/* The node as a jsonb datum, built as JsonbValueToJsonb() would. */
+/*
+ * The node as a jsonb datum, byte for byte what JsonbValueToJsonb() makes
+ * of it: a container as it is, a scalar in a one-element array marked as a
+ * raw scalar, written here directly (the value checked first, as
+ * node_to_scalar() checks it).
+ */
 static Jsonb *
 node_to_jsonb(JtSource *src, const JtNode *node)
 {
 	JsonbValue	v;
+	StringInfoData buf;
+	JtWriter	w;
+	Size		room;
+	const char *data = "";
+	uint32		len = 0;
 
 	if (node->kind == JT_NODE_CONTAINER)
 	{
@@ -140,7 +151,31 @@ node_to_jsonb(JtSource *src, const JtNode *node)
 		return out;
 	}
 	node_to_scalar(src, node, &v);
-	return JsonbValueToJsonb(&v);
+	switch (v.type)
+	{
+		case jbvString:
+			data = v.val.string.val;
+			len = v.val.string.len;
+			break;
+		case jbvNumeric:
+			data = (const char *) v.val.numeric;
+			len = VARSIZE_ANY(v.val.numeric);
+			break;
+		default:
+			break;
+	}
+
+	/* header, container header, one JEntry, padding, the value, a NUL */
+	room = VARHDRSZ + 2 * sizeof(uint32) + sizeof(uint32) + len + 1;
+	buf.data = palloc(room);
+	buf.maxlen = room;
+	buf.len = VARHDRSZ;
+	buf.cursor = 0;
+	jt_writer_begin(&w, &buf, JT_CONTAINER_ARRAY | JT_CONTAINER_SCALAR | 1);
+	jt_writer_entry(&w, jt_node_entry_type(node), data, len);
+	jt_writer_end(&w);
+	SET_VARSIZE(buf.data, buf.len);
+	return (Jsonb *) buf.data;
 }
 
 /* The node as text, as the ->> family returns it; NULL for a JSON null. */
@@ -401,56 +436,141 @@ jt_get_path(Datum doc, const Datum *path, int npath, bool as_text,
 }
 
 /*
- * Follow steps from doc's root as far as they lead: into objects by key,
- * into arrays (not raw scalars) by index.  *taken is the number of steps
- * followed.  When the next step names a key its object lacks, or an index
- * past its array's end, *missing is set (with the array's size in *count)
- * and nothing is returned; otherwise the node reached is returned as jsonb.
+ * Follow steps from the root of doc as far as they lead: r gets the node
+ * reached and the steps taken (stopping before a step of the wrong kind
+ * for the node it meets).  When the next step names a key its object
+ * lacks, or an index past its array's end, r->missing is set (with the
+ * array's size in r->count).  The sources stay open until
+ * jt_reach_result() or jt_reach_close().
+ */
+void
+jt_reach(Datum doc, const JtPathStep *steps, int nsteps, JtReach *r)
+{
+	r->cur = &r->src;
+	r->taken = 0;
+	r->missing = false;
+	r->count = 0;
+	jt_datum_source_open(&r->src, doc, jt_scratch());
+	jt_datum_source_root(&r->src, &r->node);
+	for (int i = 0; i < nsteps; i++)
+	{
+		JtNode		next;
+
+		if (steps[i].key != NULL && jt_node_is_object(&r->node))
+		{
+			if (!jt_step_key(&r->cur, &r->node, steps[i].key,
+							 steps[i].keylen, &next))
+				r->missing = true;
+		}
+		else if (steps[i].key == NULL && jt_node_is_array(&r->node) &&
+				 !jt_node_is_scalar_root(&r->node))
+		{
+			r->count = jt_node_count(&r->node);
+			if (steps[i].index >= r->count)
+				r->missing = true;
+			else if (!jt_step_index(&r->cur, &r->node, steps[i].index, &next))
+				elog(ERROR, "array element %u of %u not found",
+					 steps[i].index, r->count);
+		}
+		else
+			break;
+		if (r->missing)
+			return;
+		r->node = next;
+		r->taken++;
+	}
+}
+
+/* The node reached, as jsonb (not when a step missed); closes r. */
+Datum
+jt_reach_result(JtReach *r)
+{
+	bool		isnull;
+
+	Assert(!r->missing);
+	return node_result(&r->src, r->cur, &r->node, true, false, &isnull);
+}
+
+/*
+ * Write the node reached as the next entry of w, if it is there to be
+ * copied as it is: a scalar, or a container of a document in standard
+ * storage or of a part (not one of a skeleton's tree, which
+ * jt_reach_result() flattens).  False, having written nothing, otherwise.
+ * r stays open.
+ */
+bool
+jt_reach_write(JtReach *r, JtWriter *w)
+{
+	JtSource   *src;
+	JsonbValue	v;
+
+	Assert(!r->missing);
+	jt_resolve_scalar(&r->cur, &r->node);
+	if (jt_node_needs_flatten(r->cur, &r->node))
+		return false;
+	src = &r->cur->pub;
+	if (r->node.kind == JT_NODE_CONTAINER)
+	{
+		jt_writer_entry(w, JT_JENTRY_CONTAINER,
+						jt_source_read(src, r->node.offset, r->node.length),
+						r->node.length);
+		return true;
+	}
+	if (r->node.kind == JT_NODE_NUMERIC)
+	{
+		/* checked as node_to_scalar() checks it, where it lies */
+		const char *p = jt_source_read(src, r->node.offset, r->node.length);
+		union
+		{
+			uint64		align;
+			char		bytes[2 * VARHDRSZ];	/* a varattrib_4b's size */
+		}			head = {0};
+
+		memcpy(head.bytes, p, Min(r->node.length, VARHDRSZ));
+		if (r->node.length < VARHDRSZ_SHORT ||
+			VARATT_IS_EXTERNAL(head.bytes) ||
+			VARATT_IS_COMPRESSED(head.bytes) ||
+			(!VARATT_IS_SHORT(head.bytes) && r->node.length < VARHDRSZ) ||
+			VARSIZE_ANY(head.bytes) > r->node.length)
+			jt_nav_corrupt(src, "a numeric's header does not fit its JEntry");
+		jt_writer_entry(w, JT_JENTRY_NUMERIC, p, VARSIZE_ANY(head.bytes));
+		return true;
+	}
+	node_to_scalar(src, &r->node, &v);
+	if (v.type == jbvString)
+		jt_writer_entry(w, JT_JENTRY_STRING, v.val.string.val,
+						v.val.string.len);
+	else
+		jt_writer_entry(w, jt_node_entry_type(&r->node), "", 0);
+	return true;
+}
+
+void
+jt_reach_close(JtReach *r)
+{
+	jt_datum_source_close(&r->src);
+}
+
+/*
+ * jt_reach() for callers that want the node reached as jsonb: (Datum) 0
+ * when a step missed.
  */
 Datum
 jt_follow_steps(Datum doc, const JtPathStep *steps, int nsteps, int *taken,
 				bool *missing, uint32 *count)
 {
-	JtDatumSource src;
-	JtDatumSource *cur = &src;
-	JtNode		node;
-	bool		isnull;
+	JtReach		r;
 
-	*taken = 0;
-	*missing = false;
-	jt_datum_source_open(&src, doc, jt_scratch());
-	jt_datum_source_root(&src, &node);
-	for (int i = 0; i < nsteps; i++)
+	jt_reach(doc, steps, nsteps, &r);
+	*taken = r.taken;
+	*missing = r.missing;
+	*count = r.count;
+	if (r.missing)
 	{
-		JtNode		next;
-
-		if (steps[i].key != NULL && jt_node_is_object(&node))
-		{
-			if (!jt_step_key(&cur, &node, steps[i].key, steps[i].keylen,
-							 &next))
-				*missing = true;
-		}
-		else if (steps[i].key == NULL && jt_node_is_array(&node) &&
-				 !jt_node_is_scalar_root(&node))
-		{
-			*count = jt_node_count(&node);
-			if (steps[i].index >= *count)
-				*missing = true;
-			else if (!jt_step_index(&cur, &node, steps[i].index, &next))
-				elog(ERROR, "array element %u of %u not found",
-					 steps[i].index, *count);
-		}
-		else
-			break;
-		if (*missing)
-		{
-			jt_datum_source_close(&src);
-			return (Datum) 0;
-		}
-		node = next;
-		(*taken)++;
+		jt_reach_close(&r);
+		return (Datum) 0;
 	}
-	return node_result(&src, cur, &node, true, false, &isnull);
+	return jt_reach_result(&r);
 }
 
 /* jsonb #> text[], jsonb #>> text[] */

@@ -14,6 +14,9 @@
 
 #include "fmgr.h"
 
+#include "jsonb/jsonb_writer.h"
+#include "read/datum_source.h"
+
 /* same arguments, results and errors as the builtins of the same name */
 extern PGDLLEXPORT Datum jt_object_field(PG_FUNCTION_ARGS);
 extern PGDLLEXPORT Datum jt_object_field_text(PG_FUNCTION_ARGS);
@@ -33,6 +36,22 @@ typedef struct JtPathStep
 	uint32		index;
 } JtPathStep;
 
+/* where steps followed from a document's root lead (jt_reach()) */
+typedef struct JtReach
+{
+	JtDatumSource src;			/* the document's */
+	JtDatumSource *cur;			/* the node's: src, or a part read */
+	JtNode		node;
+	int			taken;			/* steps taken */
+	bool		missing;		/* the next step names nothing there */
+	uint32		count;			/* then, if it was an index: the array's size */
+} JtReach;
+
+extern void jt_reach(Datum doc, const JtPathStep *steps, int nsteps,
+					 JtReach *r);
+extern Datum jt_reach_result(JtReach *r);
+extern bool jt_reach_write(JtReach *r, JtWriter *w);
+extern void jt_reach_close(JtReach *r);
 extern Datum jt_follow_steps(Datum doc, const JtPathStep *steps, int nsteps,
 							 int *taken, bool *missing, uint32 *count);
 

@@ -43,6 +43,7 @@
 #include "utils/fmgrprotos.h"
 #include "utils/jsonb.h"
 #include "utils/jsonpath.h"
+#include "utils/memutils.h"
 
 #include "read/accessors.h"
 #include "read/datum_source.h"
@@ -235,23 +236,70 @@ scan_path(JsonPathItem *v, PathChains *pc)
 }
 
 /*
+ * The chains of the paths scanned last, kept for the backend's life, a few
+ * of them, replaced in turn: a query usually passes one path for every
+ * row, and scanning it costs as much again as a short read of a skeleton.
+ * Each slot's chains point into its copy of the path; a slot is valid once
+ * its scan has ended (an error leaves it invalid, its copy freed when the
+ * slot is used next).
+ */
+#define KEPT_PATHS	8
+
+typedef struct KeptPath
+{
+	JsonPath   *path;			/* a copy, or NULL */
+	bool		valid;
+	PathChains	pc;
+} KeptPath;
+
+static KeptPath *kept_paths = NULL;
+static int	next_kept = 0;
+
+static const PathChains *
+path_chains(JsonPath *jp)
+{
+	Size		size = VARSIZE(jp);
+	KeptPath   *slot;
+	JsonPathItem v;
+
+	if (kept_paths == NULL)
+		kept_paths = MemoryContextAllocZero(TopMemoryContext,
+											KEPT_PATHS * sizeof(KeptPath));
+	for (int i = 0; i < KEPT_PATHS; i++)
+	{
+		slot = &kept_paths[i];
+		if (slot->valid && VARSIZE(slot->path) == size &&
+			memcmp(slot->path, jp, size) == 0)
+			return &slot->pc;
+	}
+	slot = &kept_paths[next_kept];
+	next_kept = (next_kept + 1) % KEPT_PATHS;
+	slot->valid = false;
+	if (slot->path != NULL)
+		pfree(slot->path);
+	slot->path = MemoryContextAlloc(TopMemoryContext, size);
+	memcpy(slot->path, jp, size);
+	jt_chains_init(&slot->pc.chains);
+	slot->pc.whole = false;
+	jspInit(&v, slot->path);
+	scan_path(&v, &slot->pc);
+	slot->valid = true;
+	return &slot->pc;
+}
+
+/*
  * doc narrowed to the chains of the path, or (Datum) 0 if the path needs
  * the whole document.
  */
 static Datum
 narrow_for_path(Datum doc, JsonPath *jp)
 {
-	PathChains	pc;
-	JsonPathItem v;
+	const PathChains *pc = path_chains(jp);
 	bool		missed;
 
-	jt_chains_init(&pc.chains);
-	pc.whole = false;
-	jspInit(&v, jp);
-	scan_path(&v, &pc);
-	if (pc.whole || pc.chains.nchains == 0)
+	if (pc->whole || pc->chains.nchains == 0)
 		return (Datum) 0;
-	return jt_narrow(doc, &pc.chains, &missed);
+	return jt_narrow(doc, &pc->chains, &missed);
 }
 
 /*
@@ -291,27 +339,23 @@ item_path_chains(const JtChains *base, List *item_paths, JtChains *chains)
 	foreach(lc, item_paths)
 	{
 		JsonPath   *p = lfirst(lc);
-		PathChains	pc;
-		JsonPathItem v;
+		const PathChains *pc;
 
 		if (p == NULL)
 			return false;
-		jt_chains_init(&pc.chains);
-		pc.whole = false;
-		jspInit(&v, p);
-		scan_path(&v, &pc);
-		if (pc.whole)
+		pc = path_chains(p);
+		if (pc->whole)
 			return false;
-		for (int c = 0; c < pc.chains.nchains; c++)
+		for (int c = 0; c < pc->chains.nchains; c++)
 		{
 			if (!jt_chains_begin(chains))
 				return false;
 			for (int i = 0; i < base->length[0]; i++)
 				if (!jt_chains_add(chains, &base->steps[i]))
 					return false;
-			for (int i = 0; i < pc.chains.length[c]; i++)
+			for (int i = 0; i < pc->chains.length[c]; i++)
 				if (!jt_chains_add(chains,
-								   &pc.chains.steps[pc.chains.start[c] + i]))
+								   &pc->chains.steps[pc->chains.start[c] + i]))
 					return false;
 			jt_chains_end(chains);
 		}

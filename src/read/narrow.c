@@ -218,6 +218,59 @@ write_container(StringInfo buf, ChainNode *node)
 }
 
 /*
+ * The narrowed document of a lone chain of keys that all lead somewhere:
+ * an object of one key per step, down to the node reached, copied as it
+ * is, without the tree of chains.  (Datum) 0, having closed nothing,
+ * where a step is an index or the node is not there to be copied.
+ */
+#define NARROW_ONE_CHAIN_MAX_STEPS	32
+
+static Datum
+narrow_one_chain(JtReach *r, const JtPathStep *steps, int n)
+{
+	JtWriter	w[NARROW_ONE_CHAIN_MAX_STEPS];
+	StringInfoData buf;
+	Size		room = VARHDRSZ + 1 + r->node.length + sizeof(uint32);
+
+	if (n <= 0 || n > NARROW_ONE_CHAIN_MAX_STEPS)
+		return (Datum) 0;
+	for (int i = 0; i < n; i++)
+	{
+		if (steps[i].key == NULL)
+			return (Datum) 0;
+		/* padding, the object's header, two JEntries, the key */
+		room += 4 * sizeof(uint32) + steps[i].keylen;
+	}
+	room = Min(room, MaxAllocSize - 1);
+	buf.maxlen = (int) room;
+	buf.data = palloc(buf.maxlen);
+	buf.len = VARHDRSZ;
+	buf.cursor = 0;
+	for (int i = 0; i < n; i++)
+	{
+		jt_writer_begin(&w[i], &buf, JT_CONTAINER_OBJECT | 1);
+		jt_writer_entry(&w[i], JT_JENTRY_STRING, steps[i].key,
+						steps[i].keylen);
+		if (i < n - 1)
+			jt_writer_entry_begin(&w[i], JT_JENTRY_CONTAINER);
+	}
+	if (!jt_reach_write(r, &w[n - 1]))
+	{
+		pfree(buf.data);
+		return (Datum) 0;
+	}
+	for (int i = n - 1; i >= 0; i--)
+	{
+		jt_writer_end(&w[i]);
+		if (i > 0)
+			jt_writer_entry_end(&w[i - 1]);
+	}
+	SET_VARSIZE(buf.data, buf.len);
+	jt_reach_close(r);
+	return PointerGetDatum(buf.data);
+}
+
+/*
  * doc narrowed to the chains; *missed is set if a chain met a key its
  * object lacks or an index past its array's end.  (Datum) 0 if narrowing
  * would not pay: an array that would have to be kept is too large, or
@@ -246,14 +299,25 @@ jt_narrow(Datum doc, const JtChains *chains, bool *missed)
 	for (int c = 0; c < chains->nchains; c++)
 	{
 		const JtPathStep *steps = &chains->steps[chains->start[c]];
+		int			length = chains->length[c];
+		JtReach		r;
 		int			taken;
 		bool		missing;
-		uint32		count = 0;
-		Datum		reached;
+		uint32		count;
+		Datum		reached = (Datum) 0;
 		ChainNode  *node = &root;
 
-		reached = jt_follow_steps(doc, steps, chains->length[c], &taken,
-								  &missing, &count);
+		jt_reach(doc, steps, length, &r);
+		if (chains->nchains == 1 && r.taken == length && !r.missing &&
+			(reached = narrow_one_chain(&r, steps, length)) != (Datum) 0)
+			return reached;
+		taken = r.taken;
+		missing = r.missing;
+		count = r.count;
+		if (missing)
+			jt_reach_close(&r);
+		else
+			reached = jt_reach_result(&r);
 		if (taken == 0 && !missing)
 			return reached;		/* the root itself: the whole document */
 		for (int i = 0; i < taken; i++)
@@ -277,9 +341,11 @@ jt_narrow(Datum doc, const JtChains *chains, bool *missed)
 			node->is_array = false;
 		*missed |= missing;
 	}
-	initStringInfo(&buf);
-	enlargeStringInfo(&buf, Min(reached_size + 1024, MaxAllocSize - 1));
-	appendStringInfoSpaces(&buf, VARHDRSZ);
+	/* allocated once: what the chains reach and room for their containers */
+	buf.maxlen = (int) Min(reached_size + 1024, MaxAllocSize - 1);
+	buf.data = palloc(buf.maxlen);
+	buf.len = VARHDRSZ;
+	buf.cursor = 0;
 	write_container(&buf, &root);
 	SET_VARSIZE(buf.data, buf.len);
 	return PointerGetDatum(buf.data);
