@@ -273,6 +273,31 @@ SELECT id, expr, builtin, stored, plain FROM sx_results
 WHERE stored IS DISTINCT FROM builtin OR plain IS DISTINCT FROM builtin
 ORDER BY id, expr LIMIT 20;
 
+-- one statement passing a path (without variables) and a pattern per row:
+-- what a path or pattern reads is kept for the last few seen, and found
+-- again by its bytes alone, whatever the call site
+CREATE TABLE sx_paths AS
+SELECT row_number() OVER () AS n, t::jsonpath AS p, pat
+FROM (SELECT sx_path(jb) AS t, sx_pattern(jb) AS pat FROM sx, generate_series(1, 8)) c
+WHERE pg_input_is_valid(t, 'jsonpath') AND t !~ '\$[a-z]';
+CREATE TABLE sx_many_stored AS
+SELECT x.id, p.n, x.jb @? p.p AS e, jsonb_path_exists(x.jb, p.p, '{}', true) AS ex,
+	   jsonb_path_query_first(x.jb, p.p, '{}', true) AS f, x.jb @> p.pat AS c
+FROM sx x CROSS JOIN sx_paths p;
+SET jsonb_toaster.override_builtins = off;
+CREATE TABLE sx_many_builtin AS
+SELECT x.id, p.n, x.jb @? p.p AS e, jsonb_path_exists(x.jb, p.p, '{}', true) AS ex,
+	   jsonb_path_query_first(x.jb, p.p, '{}', true) AS f, x.jb @> p.pat AS c
+FROM sx_plain x CROSS JOIN sx_paths p;
+RESET jsonb_toaster.override_builtins;
+SELECT count(DISTINCT p::text) > 100 AS many_paths, count(*) > 5000 AS compared,
+	   count(*) FILTER (WHERE s.f IS NOT NULL) > 500 AS values_seen,
+	   count(*) FILTER (WHERE s.c) > 50 AS contained_seen,
+	   count(*) FILTER (WHERE s.e IS DISTINCT FROM b.e OR s.ex IS DISTINCT FROM b.ex OR
+						s.f IS DISTINCT FROM b.f OR s.c IS DISTINCT FROM b.c) AS differences
+FROM sx_many_stored s JOIN sx_many_builtin b USING (id, n) JOIN sx_paths USING (n);
+DROP TABLE sx_paths, sx_many_stored, sx_many_builtin;
+
 -- subscript assignments: the same changes on both tables
 CREATE FUNCTION sx_assign(tab text, row_id int, target text, v jsonb)
 RETURNS text LANGUAGE plpgsql AS $$

@@ -208,6 +208,8 @@ WHERE jt_test_flat_bytes(t.jb) = jt_test_flat_bytes(r.jb)
 UNION ALL
 SELECT 'lz4', count(*) FROM steps_lz4 t JOIN steps_ref r USING (id)
 WHERE jt_test_flat_bytes(t.jb) = jt_test_flat_bytes(r.jb);
+DROP TABLE steps_ref, steps_pglz, steps_lz4;
+DROP FUNCTION step_str(int, int);
 -- content-defined boundaries: a local edit (set, insert or delete one
 -- entry, append) changes only the ranges around it, arrays and objects alike
 SET jsonb_toaster.range_size = 1024;

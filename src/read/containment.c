@@ -76,6 +76,23 @@ pattern_chains(JtSource *src, const JtNode *object, JtPathStep *prefix,
 	return true;
 }
 
+/* JtChainsBuilder of a pattern: false unless it is an object, not empty */
+static bool
+build_pattern_chains(const void *bytes, JtChains *chains)
+{
+	const Jsonb *pattern = bytes;
+	JtSource	src;
+	JtNode		root;
+	JtPathStep	prefix[JT_NARROW_MAX_STEPS];
+
+	jt_memory_source(&src, (const char *) &pattern->root,
+					 VARSIZE(pattern) - VARHDRSZ, false);
+	jt_nav_root(&src, &root);
+	if (!jt_node_is_object(&root) || jt_node_count(&root) == 0)
+		return false;
+	return pattern_chains(&src, &root, prefix, 0, chains);
+}
+
 /*
  * Does doc contain pattern?  -1 when the builtin must answer it.  The
  * pattern is in memory (detoasted by the caller); doc is read through the
@@ -84,21 +101,13 @@ pattern_chains(JtSource *src, const JtNode *object, JtPathStep *prefix,
 static int
 contains(Datum doc, Jsonb *pattern, Datum *narrowed)
 {
-	JtSource	src;
-	JtNode		root;
-	JtChains	chains;
-	JtPathStep	prefix[JT_NARROW_MAX_STEPS];
+	const JtChains *chains;
 	bool		missed;
 
-	jt_memory_source(&src, (const char *) &pattern->root,
-					 VARSIZE(pattern) - VARHDRSZ, false);
-	jt_nav_root(&src, &root);
-	if (!jt_node_is_object(&root) || jt_node_count(&root) == 0)
+	chains = jt_kept_chains(pattern, VARSIZE(pattern), build_pattern_chains);
+	if (chains == NULL)
 		return -1;
-	jt_chains_init(&chains);
-	if (!pattern_chains(&src, &root, prefix, 0, &chains))
-		return -1;
-	*narrowed = jt_narrow(doc, &chains, &missed);
+	*narrowed = jt_narrow(doc, chains, &missed);
 	if (*narrowed == (Datum) 0)
 		return -1;
 	if (missed)

@@ -43,7 +43,6 @@
 #include "utils/fmgrprotos.h"
 #include "utils/jsonb.h"
 #include "utils/jsonpath.h"
-#include "utils/memutils.h"
 
 #include "read/accessors.h"
 #include "read/datum_source.h"
@@ -235,56 +234,28 @@ scan_path(JsonPathItem *v, PathChains *pc)
 	}
 }
 
-/*
- * The chains of the paths scanned last, kept for the backend's life, a few
- * of them, replaced in turn: a query usually passes one path for every
- * row, and scanning it costs as much again as a short read of a skeleton.
- * Each slot's chains point into its copy of the path; a slot is valid once
- * its scan has ended (an error leaves it invalid, its copy freed when the
- * slot is used next).
- */
-#define KEPT_PATHS	8
-
-typedef struct KeptPath
+/* JtChainsBuilder of a jsonpath */
+static bool
+build_path_chains(const void *bytes, JtChains *chains)
 {
-	JsonPath   *path;			/* a copy, or NULL */
-	bool		valid;
 	PathChains	pc;
-} KeptPath;
-
-static KeptPath *kept_paths = NULL;
-static int	next_kept = 0;
-
-static const PathChains *
-path_chains(JsonPath *jp)
-{
-	Size		size = VARSIZE(jp);
-	KeptPath   *slot;
 	JsonPathItem v;
 
-	if (kept_paths == NULL)
-		kept_paths = MemoryContextAllocZero(TopMemoryContext,
-											KEPT_PATHS * sizeof(KeptPath));
-	for (int i = 0; i < KEPT_PATHS; i++)
-	{
-		slot = &kept_paths[i];
-		if (slot->valid && VARSIZE(slot->path) == size &&
-			memcmp(slot->path, jp, size) == 0)
-			return &slot->pc;
-	}
-	slot = &kept_paths[next_kept];
-	next_kept = (next_kept + 1) % KEPT_PATHS;
-	slot->valid = false;
-	if (slot->path != NULL)
-		pfree(slot->path);
-	slot->path = MemoryContextAlloc(TopMemoryContext, size);
-	memcpy(slot->path, jp, size);
-	jt_chains_init(&slot->pc.chains);
-	slot->pc.whole = false;
-	jspInit(&v, slot->path);
-	scan_path(&v, &slot->pc);
-	slot->valid = true;
-	return &slot->pc;
+	jt_chains_init(&pc.chains);
+	pc.whole = false;
+	jspInit(&v, (JsonPath *) bytes);
+	scan_path(&v, &pc);
+	if (pc.whole)
+		return false;
+	*chains = pc.chains;
+	return true;
+}
+
+/* The chains of a jsonpath, kept; NULL if it reads the whole document. */
+static const JtChains *
+path_chains(JsonPath *jp)
+{
+	return jt_kept_chains(jp, VARSIZE(jp), build_path_chains);
 }
 
 /*
@@ -294,12 +265,12 @@ path_chains(JsonPath *jp)
 static Datum
 narrow_for_path(Datum doc, JsonPath *jp)
 {
-	const PathChains *pc = path_chains(jp);
+	const JtChains *chains = path_chains(jp);
 	bool		missed;
 
-	if (pc->whole || pc->chains.nchains == 0)
+	if (chains == NULL || chains->nchains == 0)
 		return (Datum) 0;
-	return jt_narrow(doc, &pc->chains, &missed);
+	return jt_narrow(doc, chains, &missed);
 }
 
 /*
@@ -339,23 +310,19 @@ item_path_chains(const JtChains *base, List *item_paths, JtChains *chains)
 	foreach(lc, item_paths)
 	{
 		JsonPath   *p = lfirst(lc);
-		const PathChains *pc;
+		const JtChains *pc;
 
-		if (p == NULL)
+		if (p == NULL || (pc = path_chains(p)) == NULL)
 			return false;
-		pc = path_chains(p);
-		if (pc->whole)
-			return false;
-		for (int c = 0; c < pc->chains.nchains; c++)
+		for (int c = 0; c < pc->nchains; c++)
 		{
 			if (!jt_chains_begin(chains))
 				return false;
 			for (int i = 0; i < base->length[0]; i++)
 				if (!jt_chains_add(chains, &base->steps[i]))
 					return false;
-			for (int i = 0; i < pc->chains.length[c]; i++)
-				if (!jt_chains_add(chains,
-								   &pc->chains.steps[pc->chains.start[c] + i]))
+			for (int i = 0; i < pc->length[c]; i++)
+				if (!jt_chains_add(chains, &pc->steps[pc->start[c] + i]))
 					return false;
 			jt_chains_end(chains);
 		}

@@ -74,6 +74,74 @@ jt_chains_end(JtChains *chains)
 }
 
 /*
+ * The chains of the paths and patterns read last, kept for the backend's
+ * life, a few of them, replaced in turn: a query usually passes one path or
+ * pattern for every row, and reading it costs about as much again as a
+ * short read of a skeleton.  A slot is found by its builder and the bytes
+ * it was built from, and its chains point into its copy of them.  It is
+ * valid once built (an error leaves it invalid, its copy freed when the
+ * slot is used next).
+ */
+#define KEPT_CHAINS		8
+
+typedef struct KeptChains
+{
+	JtChainsBuilder build;
+	char	   *bytes;			/* a copy, or NULL */
+	Size		size;
+	bool		valid;
+	bool		whole;			/* the builder wants the whole document */
+	JtChains	chains;
+} KeptChains;
+
+static KeptChains *kept = NULL;
+static int	next_kept = 0;
+
+/*
+ * The chains build() fills from bytes (size of them), kept; NULL if the
+ * whole document is needed.  Those of more than KEPT_MAX_BYTES are built
+ * for the caller alone, pointing into bytes.
+ */
+#define KEPT_MAX_BYTES	8192
+
+const JtChains *
+jt_kept_chains(const void *bytes, Size size, JtChainsBuilder build)
+{
+	KeptChains *slot;
+
+	if (size > KEPT_MAX_BYTES)
+	{
+		JtChains   *chains = palloc(sizeof(JtChains));
+
+		jt_chains_init(chains);
+		return build(bytes, chains) ? chains : NULL;
+	}
+	if (kept == NULL)
+		kept = MemoryContextAllocZero(TopMemoryContext,
+									  KEPT_CHAINS * sizeof(KeptChains));
+	for (int i = 0; i < KEPT_CHAINS; i++)
+	{
+		slot = &kept[i];
+		if (slot->valid && slot->build == build && slot->size == size &&
+			memcmp(slot->bytes, bytes, size) == 0)
+			return slot->whole ? NULL : &slot->chains;
+	}
+	slot = &kept[next_kept];
+	next_kept = (next_kept + 1) % KEPT_CHAINS;
+	slot->valid = false;
+	if (slot->bytes != NULL)
+		pfree(slot->bytes);
+	slot->bytes = MemoryContextAlloc(TopMemoryContext, size);
+	memcpy(slot->bytes, bytes, size);
+	slot->size = size;
+	slot->build = build;
+	jt_chains_init(&slot->chains);
+	slot->whole = !build(slot->bytes, &slot->chains);
+	slot->valid = true;
+	return slot->whole ? NULL : &slot->chains;
+}
+
+/*
  * The narrowed document is built as a tree of the chains' steps: each node
  * is a container on some chain, or a node a chain reaches (complete), which
  * takes the place of anything below it.

@@ -34,6 +34,14 @@ extern void jt_chains_init(JtChains *chains);
 extern bool jt_chains_begin(JtChains *chains);
 extern bool jt_chains_add(JtChains *chains, const JtPathStep *step);
 extern int	jt_chains_end(JtChains *chains);
+/*
+ * Fill chains from what a copy of a path or pattern (bytes) names, pointing
+ * into the copy; false if the whole document is needed.
+ */
+typedef bool (*JtChainsBuilder) (const void *bytes, JtChains *chains);
+
+extern const JtChains *jt_kept_chains(const void *bytes, Size size,
+									  JtChainsBuilder build);
 extern Datum jt_narrow(Datum doc, const JtChains *chains, bool *missed);
 extern Datum jt_call_on_narrowed(FunctionCallInfo fcinfo, PGFunction builtin,
 								 int arg, Datum narrowed);
