@@ -7,7 +7,9 @@ the jsonpath functions and operators, the SQL/JSON query functions,
 JSON_TABLE, containment and jsonb_to_record; and of a subscript
 assignment, with the WAL it writes.  Timed as S is: the expression
 repeated in one query (bench/Q/expr.sql, bench/Q/from.sql), the repetition
-count sized to take about --q-target-ms, the configurations taking turns,
+count sized to take about --q-target-ms (up to a million: a short read takes
+a fraction of a microsecond, the query itself about a millisecond, which
+must not count), the configurations taking turns,
 the fastest of --q-runs runs counting.  One results line per point:
 case = the syntax, metric "ms_per_call" (and "wal_bytes_per_row" for
 subscript_assign), with row, stored_size and raw_size.
@@ -70,6 +72,20 @@ WHOLE_CONSUMERS = {
 }
 
 
+MAX_REPS = 1000000
+
+
+def sized_reps(cfg, script, variables, target_ms):
+    """The repetition count that makes one run of script take about
+    target_ms, sized again from each pilot: a pilot's time per call counts
+    the query's fixed cost divided by its count, which shrinks at each."""
+    reps = 3
+    for _ in range(4):
+        lat = db.pgbench(script, dict(variables, reps=reps), 1, cfg.session_options)[0]
+        reps = int(max(1, min(MAX_REPS, target_ms / max(lat / reps, 1e-6))))
+    return reps
+
+
 def measure_reads(configs, rows, key, case, target_ms, runs):
     """{(config, row): (ms per call, reps)}, the points taking turns."""
     script, var, template = READS[case]
@@ -79,7 +95,7 @@ def measure_reads(configs, rows, key, case, target_ms, runs):
         for row in rows:
             variables = {"tab": table, "id": row, var: template.replace("KEY", key)}
             points.append((cfg, row, variables,
-                           bench_s.sized_reps(cfg, script, variables, target_ms, 1000)))
+                           sized_reps(cfg, script, variables, target_ms)))
     best = {}
     for _ in range(runs):
         for cfg, row, variables, reps in points:

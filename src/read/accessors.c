@@ -526,7 +526,11 @@ jt_reach_write(JtReach *r, JtWriter *w)
 			char		bytes[2 * VARHDRSZ];	/* a varattrib_4b's size */
 		}			head = {0};
 
-		memcpy(head.bytes, p, Min(r->node.length, VARHDRSZ));
+		/* one load when it can be: bytes stored one by one stall a read */
+		if (r->node.length >= VARHDRSZ)
+			memcpy(head.bytes, p, VARHDRSZ);
+		else
+			memcpy(head.bytes, p, r->node.length);
 		if (r->node.length < VARHDRSZ_SHORT ||
 			VARATT_IS_EXTERNAL(head.bytes) ||
 			VARATT_IS_COMPRESSED(head.bytes) ||
