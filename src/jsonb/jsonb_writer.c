@@ -49,6 +49,8 @@ void
 jt_writer_begin(JtWriter *w, StringInfo buf, uint32 header)
 {
 	uint32		count = header & JT_CONTAINER_COUNT_MASK;
+	int			pad;
+	Size		room;
 
 	w->buf = buf;
 	w->nentries = (header & JT_CONTAINER_OBJECT) ? count * 2 : count;
@@ -57,13 +59,17 @@ jt_writer_begin(JtWriter *w, StringInfo buf, uint32 header)
 	w->entry_type = 0;
 	w->entry_start = -1;
 
-	jt_pad_to_int(buf);
-	w->start = buf->len;
-	appendBinaryStringInfo(buf, (const char *) &header, sizeof(uint32));
-	w->jentries = buf->len;
-	/* not zeroed: jt_writer_end() checks that every entry was written */
-	enlargeStringInfo(buf, w->nentries * sizeof(uint32));
-	buf->len += w->nentries * sizeof(uint32);
+	/* padding, header and JEntries (not zeroed: jt_writer_end() checks that
+	 * every entry was written), room made once */
+	pad = INTALIGN(buf->len) - buf->len;
+	room = pad + (Size) (w->nentries + 1) * sizeof(uint32);
+	if ((Size) buf->len + room >= (Size) buf->maxlen)
+		enlargeStringInfo(buf, room);
+	memset(buf->data + buf->len, 0, pad);
+	w->start = buf->len + pad;
+	memcpy(buf->data + w->start, &header, sizeof(uint32));
+	w->jentries = w->start + sizeof(uint32);
+	buf->len += room;
 	buf->data[buf->len] = '\0';
 }
 
@@ -88,12 +94,28 @@ jt_writer_entry_end(JtWriter *w)
 	w->entry_start = -1;
 }
 
+/*
+ * jt_writer_entry_begin(), the bytes, jt_writer_entry_end(), in one go: the
+ * inner loop of flattening and narrowing, room made once.
+ */
 void
 jt_writer_entry(JtWriter *w, uint32 type, const char *data, uint32 len)
 {
-	jt_writer_entry_begin(w, type);
-	appendBinaryStringInfo(w->buf, data, len);
-	jt_writer_entry_end(w);
+	StringInfo	buf = w->buf;
+	int			pad = jt_entry_type_is_aligned(type) ?
+		INTALIGN(buf->len) - buf->len : 0;
+
+	Assert(w->entry_start < 0);
+	if (w->next >= w->nentries)
+		elog(ERROR, "too many entries written to a jsonb container");
+	check_length((uint64) pad + len);
+	if ((Size) buf->len + pad + len >= (Size) buf->maxlen)
+		enlargeStringInfo(buf, pad + len);
+	memset(buf->data + buf->len, 0, pad);
+	memcpy(buf->data + buf->len + pad, data, len);
+	buf->len += pad + len;
+	buf->data[buf->len] = '\0';
+	jt_writer_record_entry(w, type, pad + len);
 }
 
 void

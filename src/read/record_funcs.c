@@ -71,6 +71,17 @@ record_type(FunctionCallInfo fcinfo, bool have_base)
 			return tupdesc;
 		}
 	}
+	else if (fcinfo->resultinfo != NULL &&
+			 IsA(fcinfo->resultinfo, ReturnSetInfo) &&
+			 ((ReturnSetInfo *) fcinfo->resultinfo)->expectedDesc != NULL)
+	{
+		/*
+		 * A function returning record, in FROM with its columns: what
+		 * get_call_result_type() answers, without its catalog lookup on
+		 * every call.
+		 */
+		return ((ReturnSetInfo *) fcinfo->resultinfo)->expectedDesc;
+	}
 	switch (get_call_result_type(fcinfo, NULL, &tupdesc))
 	{
 		case TYPEFUNC_COMPOSITE:
