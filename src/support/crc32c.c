@@ -18,7 +18,9 @@
  * product (which multiplies by x^32 and reduces).
  *
  * Elsewhere (another architecture, a CPU without pclmulqdq, short inputs)
- * this is core's COMP_CRC32C().
+ * this is core's COMP_CRC32C(); and where core chose its AVX-512 version,
+ * which folds 64 bytes at a time with vector carry-less multiplications
+ * and is faster than three blocks of crc32 instructions.
  *
  * Copyright (c) 2026, jsonb_toaster developers
  *
@@ -50,7 +52,8 @@
 #define CRC32C_POLY_REFLECTED	0x82F63B78
 
 static bool three_way_checked = false;
-static bool three_way_usable = false;
+static bool three_way_usable = false;	/* the CPU can */
+static bool three_way_preferred = false;	/* and core has nothing faster */
 static uint32 long_block_constant;
 static uint32 short_block_constant;
 
@@ -70,6 +73,17 @@ three_way_check(void)
 {
 	three_way_usable = __builtin_cpu_supports("sse4.2") &&
 		__builtin_cpu_supports("pclmul");
+	three_way_preferred = three_way_usable;
+#ifdef USE_AVX512_CRC32C_WITH_RUNTIME_CHECK
+	{
+		pg_crc32c	probe = 0;
+
+		/* the first call through core's pointer makes its choice */
+		probe = pg_comp_crc32c(probe, &probe, sizeof(probe));
+		if (pg_comp_crc32c == pg_comp_crc32c_avx512)
+			three_way_preferred = false;
+	}
+#endif
 	long_block_constant = x_power_mod(8 * LONG_BLOCK - 33);
 	short_block_constant = x_power_mod(8 * SHORT_BLOCK - 33);
 	three_way_checked = true;
@@ -150,9 +164,27 @@ jt_comp_crc32c(pg_crc32c crc, const void *data, size_t len)
 	{
 		if (unlikely(!three_way_checked))
 			three_way_check();
-		if (three_way_usable)
+		if (three_way_preferred)
 			return three_way(crc, (const unsigned char *) data, len);
 	}
+#endif
+	COMP_CRC32C(crc, data, len);
+	return crc;
+}
+
+/*
+ * The three-block computation wherever the CPU can do it, whether
+ * jt_comp_crc32c() takes it or not: for tests, so that it is checked on
+ * every machine that has it.
+ */
+pg_crc32c
+jt_comp_crc32c_three_way(pg_crc32c crc, const void *data, size_t len)
+{
+#ifdef JT_CRC32C_THREE_WAY
+	if (unlikely(!three_way_checked))
+		three_way_check();
+	if (three_way_usable)
+		return three_way(crc, (const unsigned char *) data, len);
 #endif
 	COMP_CRC32C(crc, data, len);
 	return crc;

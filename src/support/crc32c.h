@@ -15,5 +15,9 @@
 #include "port/pg_crc32c.h"
 
 extern pg_crc32c jt_comp_crc32c(pg_crc32c crc, const void *data, size_t len);
+/* exported for the test module */
+extern PGDLLEXPORT pg_crc32c jt_comp_crc32c_three_way(pg_crc32c crc,
+													 const void *data,
+													 size_t len);
 
 #endif							/* JSONB_TOASTER_CRC32C_H */

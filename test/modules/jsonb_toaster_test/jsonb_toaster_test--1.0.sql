@@ -21,6 +21,14 @@ LANGUAGE C STRICT IMMUTABLE;
 -- jsonb_toaster_parts()) of a value stored by the toaster (patched servers
 -- only): the jsonb payload, decompressed, without the varlena header.  For
 -- a part kept as a delta, what is stored: its base.
+-- The CRC-32C of bytes (what core's crc32c() gives) computed three blocks
+-- at a time wherever the CPU can, whichever way the extension's reads take
+-- on this machine.
+CREATE FUNCTION jt_test_crc32c_three_way(bytes bytea)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'jt_test_crc32c_three_way'
+LANGUAGE C STRICT IMMUTABLE;
+
 CREATE FUNCTION jt_test_part_bytes(skeleton jsonb, partno integer)
 RETURNS bytea
 AS 'MODULE_PATHNAME', 'jt_test_part_bytes'
