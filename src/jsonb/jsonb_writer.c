@@ -65,7 +65,8 @@ jt_writer_begin(JtWriter *w, StringInfo buf, uint32 header)
 	room = pad + (Size) (w->nentries + 1) * sizeof(uint32);
 	if ((Size) buf->len + room >= (Size) buf->maxlen)
 		enlargeStringInfo(buf, room);
-	memset(buf->data + buf->len, 0, pad);
+	for (int i = 0; i < pad; i++)
+		buf->data[buf->len + i] = '\0';
 	w->start = buf->len + pad;
 	memcpy(buf->data + w->start, &header, sizeof(uint32));
 	w->jentries = w->start + sizeof(uint32);
@@ -111,7 +112,8 @@ jt_writer_entry(JtWriter *w, uint32 type, const char *data, uint32 len)
 	check_length((uint64) pad + len);
 	if ((Size) buf->len + pad + len >= (Size) buf->maxlen)
 		enlargeStringInfo(buf, pad + len);
-	memset(buf->data + buf->len, 0, pad);
+	for (int i = 0; i < pad; i++)
+		buf->data[buf->len + i] = '\0';
 	memcpy(buf->data + buf->len + pad, data, len);
 	buf->len += pad + len;
 	buf->data[buf->len] = '\0';

@@ -260,6 +260,9 @@ jt_nav_root(JtSource *src, JtNode *root)
 	check_container_header(src, root->header);
 }
 
+/* Objects of at most this many keys are searched in order. */
+#define SMALL_OBJECT_KEYS	8
+
 /*
  * Binary search over the keys of an object, reading only the JEntries and
  * the keys it compares with.  Returns whether the key is there; *index is
@@ -271,6 +274,37 @@ object_find(JtSource *src, const JtNode *object, const ContainerLayout *lay,
 {
 	uint32		low = 0;
 	uint32		high = jt_node_count(object);
+
+	/*
+	 * A small object is scanned in order, each key's start the end of the
+	 * one before: cheaper than finding where each probe of a binary search
+	 * starts, which walks back to the nearest stored offset.
+	 */
+	if (high <= SMALL_OBJECT_KEYS)
+	{
+		uint64		start = 0;
+
+		for (uint32 i = 0; i < high; i++)
+		{
+			uint32		e = entry_at(src, lay, i);
+			uint64		len = entry_length(src, lay, e, start);
+			int			diff;
+
+			if (len == keylen)
+				diff = memcmp(jt_source_read(src, lay->data + start, len),
+							  key, keylen);
+			else
+				diff = len > keylen ? 1 : -1;
+			if (diff >= 0)
+			{
+				*index = i;
+				return diff == 0;
+			}
+			start += len;
+		}
+		*index = high;
+		return false;
+	}
 
 	while (low < high)
 	{
