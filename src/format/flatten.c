@@ -432,11 +432,9 @@ container_is_plain(JtSource *src, const JtNode *node, int depth)
 	if (depth <= 0)
 		return false;
 	jt_nav_iter_begin(src, node, &it);
-	while (jt_nav_iter_next(src, &it, &child))
+	while (jt_nav_iter_next_nested(src, &it, &child))
 	{
-		if (child.kind == JT_NODE_REF)
-			return false;
-		if (child.kind == JT_NODE_CONTAINER &&
+		if (child.kind == JT_NODE_REF ||
 			!container_is_plain(src, &child, depth - 1))
 			return false;
 	}

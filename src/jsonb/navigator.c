@@ -543,6 +543,45 @@ jt_nav_iter_next(JtSource *src, JtEntryIter *it, JtNode *entry)
 	return iter_next(src, it, 0, entry);
 }
 
+/*
+ * The next entry that is a container or a reference, or false after the
+ * last.  The entries passed over are checked as jt_nav_iter_next() checks
+ * them (against the bounds, of a known type, a numeric no shorter than its
+ * padding), not described: walks that look only for nested containers.
+ */
+bool
+jt_nav_iter_next_nested(JtSource *src, JtEntryIter *it, JtNode *entry)
+{
+	ContainerLayout lay;
+
+	lay.nentries = it->nentries;
+	lay.entries = it->entries;
+	lay.data = it->data;
+	lay.end = it->end;
+	while (it->next < it->nentries)
+	{
+		uint32		e = entry_at(src, &lay, it->next);
+		uint32		type = e & JT_JENTRY_TYPE_MASK;
+		uint64		start = it->start;
+		uint64		len = entry_length(src, &lay, e, start);
+
+		if (it->next == lay.nentries - 1)
+			check_last_entry_end(src, &lay, start + len);
+		it->start += len;
+		it->next++;
+		if (type == JT_JENTRY_CONTAINER || type == JT_JENTRY_REF)
+		{
+			describe_entry(src, it->data, e, start, len, entry);
+			return true;
+		}
+		if (type > JT_JENTRY_NULL)
+			jt_nav_corrupt(src, "a JEntry has an unknown type");
+		if (type == JT_JENTRY_NUMERIC && ALIGN4(start) - start > len)
+			jt_nav_corrupt(src, "a JEntry is shorter than its alignment padding");
+	}
+	return false;
+}
+
 /* The next entry at least min_length bytes long, as iter_next(). */
 bool
 jt_nav_iter_next_long(JtSource *src, JtEntryIter *it, uint64 min_length,

@@ -110,6 +110,8 @@ extern void jt_nav_iter_begin(JtSource *src, const JtNode *container,
 extern bool jt_nav_entries_fill(JtSource *src, const JtNode *container);
 extern void jt_nav_iter_seek(JtSource *src, JtEntryIter *it, uint32 i);
 extern bool jt_nav_iter_next(JtSource *src, JtEntryIter *it, JtNode *entry);
+extern bool jt_nav_iter_next_nested(JtSource *src, JtEntryIter *it,
+									JtNode *entry);
 extern bool jt_nav_iter_next_long(JtSource *src, JtEntryIter *it,
 								  uint64 min_length, JtNode *entry);
 extern void jt_nav_describe_all(JtSource *src, const JtNode *container,
