@@ -297,6 +297,26 @@ SELECT count(DISTINCT p::text) > 100 AS many_paths, count(*) > 5000 AS compared,
 						s.f IS DISTINCT FROM b.f OR s.c IS DISTINCT FROM b.c) AS differences
 FROM sx_many_stored s JOIN sx_many_builtin b USING (id, n) JOIN sx_paths USING (n);
 DROP TABLE sx_paths, sx_many_stored, sx_many_builtin;
+-- JSON_TABLE with more column paths than paths are kept: each column's
+-- chain is read for the call itself
+CREATE TABLE sx_wide_stored AS
+SELECT x.id, (SELECT array_agg(t::text) FROM JSON_TABLE(x.jb, '$' COLUMNS (
+	c1 jsonb PATH '$.k1', c2 jsonb PATH '$.k2', c3 jsonb PATH '$.k3', c4 jsonb PATH '$.k4',
+	c5 jsonb PATH '$.k5', c6 jsonb PATH '$.k6', c7 jsonb PATH '$.k7', c8 jsonb PATH '$.k8',
+	c9 jsonb PATH '$.k9', c10 jsonb PATH '$.k10', c11 jsonb PATH '$.k11', c12 jsonb PATH '$.k12')) t) AS r
+FROM sx x;
+SET jsonb_toaster.override_builtins = off;
+CREATE TABLE sx_wide_builtin AS
+SELECT x.id, (SELECT array_agg(t::text) FROM JSON_TABLE(x.jb, '$' COLUMNS (
+	c1 jsonb PATH '$.k1', c2 jsonb PATH '$.k2', c3 jsonb PATH '$.k3', c4 jsonb PATH '$.k4',
+	c5 jsonb PATH '$.k5', c6 jsonb PATH '$.k6', c7 jsonb PATH '$.k7', c8 jsonb PATH '$.k8',
+	c9 jsonb PATH '$.k9', c10 jsonb PATH '$.k10', c11 jsonb PATH '$.k11', c12 jsonb PATH '$.k12')) t) AS r
+FROM sx_plain x;
+RESET jsonb_toaster.override_builtins;
+SELECT count(*) AS rows, count(*) FILTER (WHERE s.r::text ~ '[^,(]+,[^,(]+,') > 5 AS values_seen,
+	   count(*) FILTER (WHERE s.r IS DISTINCT FROM b.r) AS differences
+FROM sx_wide_stored s JOIN sx_wide_builtin b USING (id);
+DROP TABLE sx_wide_stored, sx_wide_builtin;
 
 -- subscript assignments: the same changes on both tables
 CREATE FUNCTION sx_assign(tab text, row_id int, target text, v jsonb)

@@ -310,19 +310,24 @@ item_path_chains(const JtChains *base, List *item_paths, JtChains *chains)
 	foreach(lc, item_paths)
 	{
 		JsonPath   *p = lfirst(lc);
-		const JtChains *pc;
+		JtChains	pc;
 
-		if (p == NULL || (pc = path_chains(p)) == NULL)
+		/*
+		 * Not the kept chains: the steps copied point into the path, and a
+		 * later path of the list could take the slot of an earlier one.
+		 */
+		jt_chains_init(&pc);
+		if (p == NULL || !build_path_chains(p, &pc))
 			return false;
-		for (int c = 0; c < pc->nchains; c++)
+		for (int c = 0; c < pc.nchains; c++)
 		{
 			if (!jt_chains_begin(chains))
 				return false;
 			for (int i = 0; i < base->length[0]; i++)
 				if (!jt_chains_add(chains, &base->steps[i]))
 					return false;
-			for (int i = 0; i < pc->length[c]; i++)
-				if (!jt_chains_add(chains, &pc->steps[pc->start[c] + i]))
+			for (int i = 0; i < pc.length[c]; i++)
+				if (!jt_chains_add(chains, &pc.steps[pc.start[c] + i]))
 					return false;
 			jt_chains_end(chains);
 		}
