@@ -502,55 +502,18 @@ jt_nav_entries_fill(JtSource *src, const JtNode *container)
 }
 
 /*
- * The next entry at least min_length bytes long (its padding included), or
- * false after the last.  Shorter entries are passed over by their JEntries
- * alone: checked against the bounds, not described.  Inlined in the two
- * entry points below: walks over every entry are the hot loop of reading
- * and changing parts.
+ * The next entry at least min_length bytes long (its padding included), or,
+ * with nested, the next container or reference; false after the last.  The
+ * entries passed over are checked by their JEntries alone, not described:
+ * against the bounds, and with nested also as describe_entry() checks a
+ * scalar (a known type, a numeric no shorter than its padding), for walks
+ * that look only for nested containers.  Inlined in the entry points
+ * below: walks over every entry are the hot loop of reading and changing
+ * parts.
  */
 static pg_attribute_always_inline bool
-iter_next(JtSource *src, JtEntryIter *it, uint64 min_length, JtNode *entry)
-{
-	ContainerLayout lay;
-
-	lay.nentries = it->nentries;
-	lay.entries = it->entries;
-	lay.data = it->data;
-	lay.end = it->end;
-	while (it->next < it->nentries)
-	{
-		uint32		e = entry_at(src, &lay, it->next);
-		uint64		start = it->start;
-		uint64		len = entry_length(src, &lay, e, start);
-
-		if (it->next == lay.nentries - 1)
-			check_last_entry_end(src, &lay, start + len);
-		it->start += len;
-		it->next++;
-		if (len >= min_length)
-		{
-			describe_entry(src, it->data, e, start, len, entry);
-			return true;
-		}
-	}
-	return false;
-}
-
-/* The next entry, or false after the last. */
-bool
-jt_nav_iter_next(JtSource *src, JtEntryIter *it, JtNode *entry)
-{
-	return iter_next(src, it, 0, entry);
-}
-
-/*
- * The next entry that is a container or a reference, or false after the
- * last.  The entries passed over are checked as jt_nav_iter_next() checks
- * them (against the bounds, of a known type, a numeric no shorter than its
- * padding), not described: walks that look only for nested containers.
- */
-bool
-jt_nav_iter_next_nested(JtSource *src, JtEntryIter *it, JtNode *entry)
+iter_next(JtSource *src, JtEntryIter *it, uint64 min_length, bool nested,
+		  JtNode *entry)
 {
 	ContainerLayout lay;
 
@@ -569,17 +532,32 @@ jt_nav_iter_next_nested(JtSource *src, JtEntryIter *it, JtNode *entry)
 			check_last_entry_end(src, &lay, start + len);
 		it->start += len;
 		it->next++;
-		if (type == JT_JENTRY_CONTAINER || type == JT_JENTRY_REF)
+		if (nested ? type == JT_JENTRY_CONTAINER || type == JT_JENTRY_REF :
+			len >= min_length)
 		{
 			describe_entry(src, it->data, e, start, len, entry);
 			return true;
 		}
-		if (type > JT_JENTRY_NULL)
+		if (nested && type > JT_JENTRY_NULL)
 			jt_nav_corrupt(src, "a JEntry has an unknown type");
-		if (type == JT_JENTRY_NUMERIC && ALIGN4(start) - start > len)
+		if (nested && type == JT_JENTRY_NUMERIC && ALIGN4(start) - start > len)
 			jt_nav_corrupt(src, "a JEntry is shorter than its alignment padding");
 	}
 	return false;
+}
+
+/* The next entry, or false after the last. */
+bool
+jt_nav_iter_next(JtSource *src, JtEntryIter *it, JtNode *entry)
+{
+	return iter_next(src, it, 0, false, entry);
+}
+
+/* The next container or reference, or false after the last. */
+bool
+jt_nav_iter_next_nested(JtSource *src, JtEntryIter *it, JtNode *entry)
+{
+	return iter_next(src, it, 0, true, entry);
 }
 
 /* The next entry at least min_length bytes long, as iter_next(). */
@@ -587,7 +565,7 @@ bool
 jt_nav_iter_next_long(JtSource *src, JtEntryIter *it, uint64 min_length,
 					  JtNode *entry)
 {
-	return iter_next(src, it, min_length, entry);
+	return iter_next(src, it, min_length, false, entry);
 }
 
 /*

@@ -78,21 +78,67 @@ StaticAssertDecl(JT_CONTAINER_COUNT_MASK == JB_CMASK &&
 				 "container header layout differs from utils/jsonb.h");
 
 /*
+ * The bytes of a found scalar node as its JEntry holds them (len of them:
+ * none for a boolean or a null), pointing into the source.  A numeric's
+ * own varlena header is checked against the room it has, wherever it lies.
+ */
+static const char *
+scalar_bytes(JtSource *src, const JtNode *node, uint32 *len)
+{
+	const char *p = jt_source_read(src, node->offset, node->length);
+	union
+	{
+		uint64		align;
+		char		bytes[2 * VARHDRSZ];	/* a varattrib_4b's size */
+	}			head = {0};
+
+	switch (node->kind)
+	{
+		case JT_NODE_STRING:
+			*len = node->length;
+			break;
+		case JT_NODE_NUMERIC:
+			/* one load when it can be: bytes stored one by one stall a read */
+			if (node->length >= VARHDRSZ)
+				memcpy(head.bytes, p, VARHDRSZ);
+			else
+				memcpy(head.bytes, p, node->length);
+			if (node->length < VARHDRSZ_SHORT ||
+				VARATT_IS_EXTERNAL(head.bytes) ||
+				VARATT_IS_COMPRESSED(head.bytes) ||
+				(!VARATT_IS_SHORT(head.bytes) && node->length < VARHDRSZ) ||
+				VARSIZE_ANY(head.bytes) > node->length)
+				jt_nav_corrupt(src, "a numeric's header does not fit its JEntry");
+			*len = VARSIZE_ANY(head.bytes);
+			break;
+		case JT_NODE_FALSE:
+		case JT_NODE_TRUE:
+		case JT_NODE_NULL:
+			*len = 0;
+			break;
+		case JT_NODE_CONTAINER:
+		case JT_NODE_REF:
+			elog(ERROR, "container passed as a scalar");
+	}
+	return p;
+}
+
+/*
  * Turn a found scalar node into a JsonbValue pointing into the source (a
- * misaligned numeric into an aligned copy).  A numeric's own varlena header
- * is checked against the room it has.
+ * misaligned numeric into an aligned copy), checked by scalar_bytes().
  */
 static void
 node_to_scalar(JtSource *src, const JtNode *node, JsonbValue *v)
 {
-	const char *p = jt_source_read(src, node->offset, node->length);
+	uint32		len;
+	const char *p = scalar_bytes(src, node, &len);
 
 	switch (node->kind)
 	{
 		case JT_NODE_STRING:
 			v->type = jbvString;
 			v->val.string.val = (char *) p;
-			v->val.string.len = node->length;
+			v->val.string.len = len;
 			break;
 		case JT_NODE_NUMERIC:
 			/* a skeleton or a short-header datum may leave it unaligned */
@@ -103,11 +149,6 @@ node_to_scalar(JtSource *src, const JtNode *node, JsonbValue *v)
 				memcpy(copy, p, node->length);
 				p = copy;
 			}
-			if (node->length < VARHDRSZ_SHORT ||
-				VARATT_IS_EXTERNAL(p) || VARATT_IS_COMPRESSED(p) ||
-				(!VARATT_IS_SHORT(p) && node->length < VARHDRSZ) ||
-				VARSIZE_ANY(p) > node->length)
-				jt_nav_corrupt(src, "a numeric's header does not fit its JEntry");
 			v->type = jbvNumeric;
 			v->val.numeric = (Numeric) p;
 			break;
@@ -116,30 +157,25 @@ node_to_scalar(JtSource *src, const JtNode *node, JsonbValue *v)
 			v->type = jbvBool;
 			v->val.boolean = (node->kind == JT_NODE_TRUE);
 			break;
-		case JT_NODE_NULL:
+		default:
 			v->type = jbvNull;
 			break;
-		case JT_NODE_CONTAINER:
-		case JT_NODE_REF:
-			elog(ERROR, "container passed as a scalar");
 	}
 }
 
 /*
  * The node as a jsonb datum, byte for byte what JsonbValueToJsonb() makes
  * of it: a container as it is, a scalar in a one-element array marked as a
- * raw scalar, written here directly (the value checked first, as
- * node_to_scalar() checks it).
+ * raw scalar, written here directly (scalar_bytes() checks it).
  */
 static Jsonb *
 node_to_jsonb(JtSource *src, const JtNode *node)
 {
-	JsonbValue	v;
 	StringInfoData buf;
 	JtWriter	w;
 	Size		room;
-	const char *data = "";
-	uint32		len = 0;
+	const char *data;
+	uint32		len;
 
 	if (node->kind == JT_NODE_CONTAINER)
 	{
@@ -150,20 +186,7 @@ node_to_jsonb(JtSource *src, const JtNode *node)
 			   node->length);
 		return out;
 	}
-	node_to_scalar(src, node, &v);
-	switch (v.type)
-	{
-		case jbvString:
-			data = v.val.string.val;
-			len = v.val.string.len;
-			break;
-		case jbvNumeric:
-			data = (const char *) v.val.numeric;
-			len = VARSIZE_ANY(v.val.numeric);
-			break;
-		default:
-			break;
-	}
+	data = scalar_bytes(src, node, &len);
 
 	/* header, container header, one JEntry, padding, the value, a NUL */
 	room = VARHDRSZ + 2 * sizeof(uint32) + sizeof(uint32) + len + 1;
@@ -502,7 +525,8 @@ bool
 jt_reach_write(JtReach *r, JtWriter *w)
 {
 	JtSource   *src;
-	JsonbValue	v;
+	const char *data;
+	uint32		len;
 
 	Assert(!r->missing);
 	jt_resolve_scalar(&r->cur, &r->node);
@@ -516,36 +540,8 @@ jt_reach_write(JtReach *r, JtWriter *w)
 						r->node.length);
 		return true;
 	}
-	if (r->node.kind == JT_NODE_NUMERIC)
-	{
-		/* checked as node_to_scalar() checks it, where it lies */
-		const char *p = jt_source_read(src, r->node.offset, r->node.length);
-		union
-		{
-			uint64		align;
-			char		bytes[2 * VARHDRSZ];	/* a varattrib_4b's size */
-		}			head = {0};
-
-		/* one load when it can be: bytes stored one by one stall a read */
-		if (r->node.length >= VARHDRSZ)
-			memcpy(head.bytes, p, VARHDRSZ);
-		else
-			memcpy(head.bytes, p, r->node.length);
-		if (r->node.length < VARHDRSZ_SHORT ||
-			VARATT_IS_EXTERNAL(head.bytes) ||
-			VARATT_IS_COMPRESSED(head.bytes) ||
-			(!VARATT_IS_SHORT(head.bytes) && r->node.length < VARHDRSZ) ||
-			VARSIZE_ANY(head.bytes) > r->node.length)
-			jt_nav_corrupt(src, "a numeric's header does not fit its JEntry");
-		jt_writer_entry(w, JT_JENTRY_NUMERIC, p, VARSIZE_ANY(head.bytes));
-		return true;
-	}
-	node_to_scalar(src, &r->node, &v);
-	if (v.type == jbvString)
-		jt_writer_entry(w, JT_JENTRY_STRING, v.val.string.val,
-						v.val.string.len);
-	else
-		jt_writer_entry(w, jt_node_entry_type(&r->node), "", 0);
+	data = scalar_bytes(src, &r->node, &len);
+	jt_writer_entry(w, jt_node_entry_type(&r->node), data, len);
 	return true;
 }
 
