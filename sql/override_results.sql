@@ -90,7 +90,34 @@ FROM orr_docs d, LATERAL (VALUES
 	('#>> {arr,5,h}', orr_rep(d.jb #>> '{arr,5,h}')),
 	('jsonb_object_field obj', orr_rep(jsonb_object_field(d.jb, 'obj'))),
 	('jsonb_extract_path obj', orr_rep(jsonb_extract_path(d.jb, 'obj'))),
-	('jsonb_extract_path nest x', orr_rep(jsonb_extract_path(d.jb, 'nest', 'x')))
+	('jsonb_extract_path nest x', orr_rep(jsonb_extract_path(d.jb, 'nest', 'x'))),
+	('path_query_first $.a', orr_rep(jsonb_path_query_first(d.jb, '$.a'))),
+	('path_query_first $.num', orr_rep(jsonb_path_query_first(d.jb, '$.num'))),
+	('path_query_first $.none', orr_rep(jsonb_path_query_first(d.jb, '$.none'))),
+	('path_query_first $.long', orr_rep(jsonb_path_query_first(d.jb, '$.long'))),
+	('path_query_first $.obj', orr_rep(jsonb_path_query_first(d.jb, '$.obj'))),
+	('path_query_first $.arr', orr_rep(jsonb_path_query_first(d.jb, '$.arr'))),
+	('path_query_first $.nest.x', orr_rep(jsonb_path_query_first(d.jb, '$.nest.x'))),
+	('path_query_first strict $.nest.x.z', orr_rep(jsonb_path_query_first(d.jb, 'strict $.nest.x.z', '{}', true))),
+	('path_query_first $.arr[140]', orr_rep(jsonb_path_query_first(d.jb, '$.arr[140]'))),
+	('path_query_first $.arr[140].h', orr_rep(jsonb_path_query_first(d.jb, '$.arr[140].h'))),
+	('path_query_first $.arr.n', orr_rep(jsonb_path_query_first(d.jb, '$.arr.n'))),
+	('path_query_first $.missing', orr_rep(jsonb_path_query_first(d.jb, '$.missing'))),
+	('path_query_first $.a.b', orr_rep(jsonb_path_query_first(d.jb, '$.a.b'))),
+	('path_query_first_tz $.obj.f3', orr_rep(jsonb_path_query_first_tz(d.jb, '$.obj.f3'))),
+	('path_query_first $[0]', orr_rep(jsonb_path_query_first(d.jb, '$[0]'))),
+	('@? $.nest.x.y', orr_rep(d.jb @? '$.nest.x.y')),
+	('@? $.missing', orr_rep(d.jb @? '$.missing')),
+	('@? strict $.a.b', orr_rep(d.jb @? 'strict $.a.b')),
+	('@? strict $.arr.n', orr_rep(d.jb @? 'strict $.arr.n')),
+	('jsonb_path_exists $.name', orr_rep(jsonb_path_exists(d.jb, '$.name'))),
+	('jsonb_path_exists_tz strict $.obj.f1', orr_rep(jsonb_path_exists_tz(d.jb, 'strict $.obj.f1', '{}', true))),
+	('@@ $.flag', orr_rep(d.jb @@ '$.flag')),
+	('@@ $.none', orr_rep(d.jb @@ '$.none')),
+	('@@ $.a', orr_rep(d.jb @@ '$.a')),
+	('@@ $.missing', orr_rep(d.jb @@ '$.missing')),
+	('jsonb_path_match $.flag', orr_rep(jsonb_path_match(d.jb, '$.flag', '{}', true))),
+	('jsonb_path_match_tz $.none', orr_rep(jsonb_path_match_tz(d.jb, '$.none', '{}', true)))
 ) e(expr, rep);
 
 CREATE TABLE orr_served AS SELECT * FROM orr_results;
@@ -110,6 +137,41 @@ SELECT s.expr, count(*) AS skeletons,
 FROM orr_served s
 WHERE s.form = 'skeleton' AND s.expr IN ('-> obj', '-> arr', '#> {obj}', '#> {nest,x}')
 GROUP BY 1 ORDER BY 1;
+
+
+-- A path of keys and indexes alone, every step found, is answered from
+-- the node reached; the errors are still the builtin's.
+CREATE FUNCTION orr_error(expr text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	served text;
+	builtin text;
+BEGIN
+	BEGIN
+		EXECUTE format('SELECT (%s)::text FROM orr_skel WHERE id = 6', expr) INTO served;
+	EXCEPTION WHEN OTHERS THEN
+		served := SQLSTATE || ': ' || SQLERRM;
+	END;
+	SET LOCAL jsonb_toaster.override_builtins = off;
+	BEGIN
+		EXECUTE format('SELECT (%s)::text FROM orr_skel WHERE id = 6', expr) INTO builtin;
+	EXCEPTION WHEN OTHERS THEN
+		builtin := SQLSTATE || ': ' || SQLERRM;
+	END;
+	SET LOCAL jsonb_toaster.override_builtins = on;
+	RETURN CASE WHEN served IS NOT DISTINCT FROM builtin THEN 'same: ' ELSE 'DIFFERENT: ' END
+		|| coalesce(served, '<null>');
+END $$;
+SELECT e, orr_error(e) FROM unnest(ARRAY[
+	'jsonb_path_exists(jb, ''$.name'', ''[]'')',
+	'jsonb_path_query_first(jb, ''$.obj'', ''1'')',
+	'jsonb_path_match(jb, ''$.flag'', ''"x"'')',
+	'jsonb_path_exists(jb, ''$.name'', ''{"x": 1}'')',
+	'jsonb_path_exists(jb, ''strict $.missing'', ''{}'', false)',
+	'jsonb_path_query_first(jb, ''strict $.a.b'', ''{}'', false)',
+	'jsonb_path_match(jb, ''$.a'', ''{}'', false)',
+	'jsonb_path_match(jb, ''$.a'', ''{}'', true)',
+	'jsonb_path_match(jb, ''$.flag'', ''{}'', false)']) e;
+DROP FUNCTION orr_error(text);
 
 DROP VIEW orr_results, orr_docs;
 DROP TABLE orr_main, orr_ext, orr_plain_ext, orr_skel, orr_served, orr_builtin;

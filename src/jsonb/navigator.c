@@ -97,6 +97,29 @@ entry_at(JtSource *src, const ContainerLayout *lay, uint32 i)
 }
 
 /*
+ * The container's JEntries if all of them are readable as they are (a
+ * skeleton, a document in memory), for loops over several; else NULL.
+ */
+static inline const char *
+entries_readable(JtSource *src, const ContainerLayout *lay)
+{
+	return likely(lay->data <= src->avail) ? src->data + lay->entries : NULL;
+}
+
+/* JEntry i, from entries_readable()'s result or else from the source */
+static inline uint32
+entry_from(JtSource *src, const ContainerLayout *lay, const char *entries,
+		   uint32 i)
+{
+	uint32		v;
+
+	if (entries == NULL)
+		return entry_at(src, lay, i);
+	memcpy(&v, entries + (uint64) i * sizeof(uint32), sizeof(uint32));
+	return v;
+}
+
+/*
  * Start of entry i's data, relative to the data area: the nearest stored
  * end offset before it, plus the lengths in between.  With check, that end
  * offset is also checked against the start of its own entry.  A walk or a
@@ -109,11 +132,12 @@ static inline uint64
 entry_start_from(JtSource *src, const ContainerLayout *lay, uint32 i,
 				 bool check)
 {
+	const char *entries = entries_readable(src, lay);
 	uint64		start = 0;
 
 	while (i > 0)
 	{
-		uint32		e = entry_at(src, lay, --i);
+		uint32		e = entry_from(src, lay, entries, --i);
 
 		start += e & JT_JENTRY_OFFLEN_MASK;
 		if (e & JT_JENTRY_HAS_OFF)
@@ -266,11 +290,11 @@ jt_nav_root(JtSource *src, JtNode *root)
 /*
  * Binary search over the keys of an object, reading only the JEntries and
  * the keys it compares with.  Returns whether the key is there; *index is
- * its position, or where it would go.
+ * its position, or, if want_place, where it would go.
  */
 static inline bool
 object_find(JtSource *src, const JtNode *object, const ContainerLayout *lay,
-			const char *key, uint32 keylen, uint32 *index)
+			const char *key, uint32 keylen, bool want_place, uint32 *index)
 {
 	uint32		low = 0;
 	uint32		high = jt_node_count(object);
@@ -282,19 +306,32 @@ object_find(JtSource *src, const JtNode *object, const ContainerLayout *lay,
 	 */
 	if (high <= SMALL_OBJECT_KEYS)
 	{
+		const char *entries = entries_readable(src, lay);
 		uint64		start = 0;
 
 		for (uint32 i = 0; i < high; i++)
 		{
-			uint32		e = entry_at(src, lay, i);
+			uint32		e = entry_from(src, lay, entries, i);
 			uint64		len = entry_length(src, lay, e, start);
 			int			diff;
 
-			if (len == keylen)
-				diff = memcmp(jt_source_read(src, lay->data + start, len),
-							  key, keylen);
-			else
+			if (len != keylen)
 				diff = len > keylen ? 1 : -1;
+			else
+			{
+				const char *p = jt_source_read(src, lay->data + start, len);
+
+				/*
+				 * Keys of one object often share their start: a lookup passes
+				 * over a key whose last byte differs without comparing the
+				 * rest.  It may then scan on past where a missing key would
+				 * go, which only a caller wanting that place minds.
+				 */
+				if (!want_place && len > 0 && p[len - 1] != key[len - 1])
+					diff = -1;
+				else
+					diff = memcmp(p, key, keylen);
+			}
 			if (diff >= 0)
 			{
 				*index = i;
@@ -367,7 +404,7 @@ jt_nav_object_get(JtSource *src, const JtNode *object,
 	if (jt_node_count(object) == 0)
 		return false;
 	container_layout(src, object, &lay);
-	if (!object_find(src, object, &lay, key, keylen, &index))
+	if (!object_find(src, object, &lay, key, keylen, false, &index))
 		return false;
 	entry_node(src, &lay, jt_node_count(object) + index, value);
 	return true;
@@ -388,7 +425,7 @@ jt_nav_object_find(JtSource *src, const JtNode *object,
 	if (!jt_node_is_object(object))
 		jt_nav_corrupt(src, "an array was read as an object");
 	container_layout(src, object, &lay);
-	return object_find(src, object, &lay, key, keylen, index);
+	return object_find(src, object, &lay, key, keylen, true, index);
 }
 
 bool

@@ -515,18 +515,16 @@ jt_reach_result(JtReach *r)
 }
 
 /*
- * Write the node reached as the next entry of w, if it is there to be
- * copied as it is: a scalar, or a container of a document in standard
- * storage or of a part (not one of a skeleton's tree, which
- * jt_reach_result() flattens).  False, having written nothing, otherwise.
- * r stays open.
+ * The node reached as the JEntry type and the bytes an entry holding it
+ * would have, if it is there to be copied as it is: a scalar, or a
+ * container of a document in standard storage or of a part (not one of a
+ * skeleton's tree, which jt_reach_result() flattens).  False otherwise.
+ * r stays open: the bytes are good until it is closed.
  */
 bool
-jt_reach_write(JtReach *r, JtWriter *w)
+jt_reach_bytes(JtReach *r, uint32 *type, const char **data, uint32 *len)
 {
 	JtSource   *src;
-	const char *data;
-	uint32		len;
 
 	Assert(!r->missing);
 	jt_resolve_scalar(&r->cur, &r->node);
@@ -535,13 +533,13 @@ jt_reach_write(JtReach *r, JtWriter *w)
 	src = &r->cur->pub;
 	if (r->node.kind == JT_NODE_CONTAINER)
 	{
-		jt_writer_entry(w, JT_JENTRY_CONTAINER,
-						jt_source_read(src, r->node.offset, r->node.length),
-						r->node.length);
+		*type = JT_JENTRY_CONTAINER;
+		*len = r->node.length;
+		*data = jt_source_read(src, r->node.offset, r->node.length);
 		return true;
 	}
-	data = scalar_bytes(src, &r->node, &len);
-	jt_writer_entry(w, jt_node_entry_type(&r->node), data, len);
+	*data = scalar_bytes(src, &r->node, len);
+	*type = jt_node_entry_type(&r->node);
 	return true;
 }
 

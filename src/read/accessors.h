@@ -50,7 +50,8 @@ typedef struct JtReach
 extern void jt_reach(Datum doc, const JtPathStep *steps, int nsteps,
 					 JtReach *r);
 extern Datum jt_reach_result(JtReach *r);
-extern bool jt_reach_write(JtReach *r, JtWriter *w);
+extern bool jt_reach_bytes(JtReach *r, uint32 *type, const char **data,
+						   uint32 *len);
 extern void jt_reach_close(JtReach *r);
 extern Datum jt_follow_steps(Datum doc, const JtPathStep *steps, int nsteps,
 							 int *taken, bool *missing, uint32 *count);

@@ -23,6 +23,12 @@
  * nulls: the only items that read an array's size (`last`, .size()) read
  * that of the array they are applied to, which is then a node reached.
  *
+ * A path that is $ and a chain, nothing else, finds the node the chain
+ * reaches when every step leads somewhere (one item, in lax and strict mode
+ * alike, no error possible): the functions that answer whether there is an
+ * item, what the first is, or what single boolean it is answer from that
+ * node, without narrowing or the executor.  Otherwise the builtin decides.
+ *
  * Paths that could see the difference get the whole document: a $ with no
  * chain after it (the whole document is what it reads), .keyvalue()
  * anywhere (its "id" is the position of an object in the document), and
@@ -234,12 +240,37 @@ scan_path(JsonPathItem *v, PathChains *pc)
 	}
 }
 
+/*
+ * If the path is $ and a chain of steps, nothing else, store the chain and
+ * return true.
+ */
+static bool
+pure_chain(JsonPath *jp, JtChains *chains)
+{
+	JsonPathItem v;
+	JsonPathItem next;
+	JtPathStep	step;
+
+	jspInit(&v, jp);
+	if (v.type != jpiRoot || !jt_chains_begin(chains))
+		return false;
+	while (jspGetNext(&v, &next))
+	{
+		if (!chain_step(&next, &step) || !jt_chains_add(chains, &step))
+			return false;
+		v = next;
+	}
+	jt_chains_end(chains);
+	return true;
+}
+
 /* JtChainsBuilder of a jsonpath */
 static bool
 build_path_chains(const void *bytes, JtChains *chains)
 {
 	PathChains	pc;
 	JsonPathItem v;
+	JtChains	one;
 
 	jt_chains_init(&pc.chains);
 	pc.whole = false;
@@ -248,6 +279,8 @@ build_path_chains(const void *bytes, JtChains *chains)
 	if (pc.whole)
 		return false;
 	*chains = pc.chains;
+	jt_chains_init(&one);
+	chains->exact = pure_chain((JsonPath *) bytes, &one);
 	return true;
 }
 
@@ -271,30 +304,6 @@ narrow_for_path(Datum doc, JsonPath *jp)
 	if (chains == NULL || chains->nchains == 0)
 		return (Datum) 0;
 	return jt_narrow(doc, chains, &missed);
-}
-
-/*
- * If the path is $ and a chain of steps, nothing else, store the chain and
- * return true.
- */
-static bool
-pure_chain(JsonPath *jp, JtChains *chains)
-{
-	JsonPathItem v;
-	JsonPathItem next;
-	JtPathStep	step;
-
-	jspInit(&v, jp);
-	if (v.type != jpiRoot || !jt_chains_begin(chains))
-		return false;
-	while (jspGetNext(&v, &next))
-	{
-		if (!chain_step(&next, &step) || !jt_chains_add(chains, &step))
-			return false;
-		v = next;
-	}
-	jt_chains_end(chains);
-	return true;
 }
 
 /*
@@ -362,40 +371,119 @@ jt_narrow_path_item(Datum item, JsonPath *jp, List *item_paths)
 	return narrowed == (Datum) 0 ? item : narrowed;
 }
 
+/* What a function makes of the items its path finds. */
+typedef enum PathAnswer
+{
+	ANSWER_BUILTIN,				/* only the builtin knows */
+	ANSWER_EXISTS,				/* whether there is any */
+	ANSWER_FIRST,				/* the first */
+	ANSWER_MATCH,				/* the single one, a boolean or null */
+} PathAnswer;
+
 /*
- * The builtin, on the document narrowed to the path's chain.  A set
- * returning builtin reads its arguments on its first call only.
+ * The answer of a path that is $ and a chain of steps, nothing else, when
+ * every step leads somewhere: then the path finds one item, the node
+ * reached, in lax and strict mode alike, and no error can arise.  False
+ * when a step misses or leads elsewhere (the builtin then decides what
+ * the path finds, or which error it raises), when "vars" is not an object
+ * (which the builtin reports), or when the match's item is not a boolean
+ * or null.
+ */
+static bool
+answer_from_chain(FunctionCallInfo fcinfo, const JtChains *chains,
+				  PathAnswer answer, Datum *result)
+{
+	const JtPathStep *steps = &chains->steps[chains->start[0]];
+	int			length = chains->length[0];
+	JtReach		r;
+
+	if (PG_NARGS() == 4 && !JB_ROOT_IS_OBJECT(PG_GETARG_JSONB_P(2)))
+		return false;
+	jt_reach(PG_GETARG_DATUM(0), steps, length, &r);
+	if (r.taken < length || r.missing)
+	{
+		jt_reach_close(&r);
+		return false;
+	}
+	switch (answer)
+	{
+		case ANSWER_EXISTS:
+			jt_reach_close(&r);
+			*result = BoolGetDatum(true);
+			return true;
+		case ANSWER_FIRST:
+			*result = jt_reach_result(&r);
+			return true;
+		case ANSWER_MATCH:
+			/* a boolean or a null is never kept apart from its container */
+			jt_reach_close(&r);
+			if (r.node.kind == JT_NODE_TRUE || r.node.kind == JT_NODE_FALSE)
+			{
+				*result = BoolGetDatum(r.node.kind == JT_NODE_TRUE);
+				return true;
+			}
+			if (r.node.kind == JT_NODE_NULL)
+			{
+				fcinfo->isnull = true;
+				*result = (Datum) 0;
+				return true;
+			}
+			return false;
+		case ANSWER_BUILTIN:
+			break;
+	}
+	jt_reach_close(&r);
+	return false;
+}
+
+/*
+ * The builtin, on the document narrowed to the path's chain, or the
+ * answer read from the node a lone chain reaches.  A set returning builtin
+ * reads its arguments on its first call only.
  */
 static Datum
-call_narrowed(FunctionCallInfo fcinfo, PGFunction builtin, bool set_returning)
+call_narrowed(FunctionCallInfo fcinfo, PGFunction builtin, bool set_returning,
+			  PathAnswer answer)
 {
+	const JtChains *chains;
 	Datum		narrowed;
+	bool		missed;
 
 	if (jt_datum_is_plain(PG_GETARG_DATUM(0)) ||
 		(set_returning && fcinfo->flinfo->fn_extra != NULL))
 		return builtin(fcinfo);
-	narrowed = narrow_for_path(PG_GETARG_DATUM(0), PG_GETARG_JSONPATH_P(1));
+	chains = path_chains(PG_GETARG_JSONPATH_P(1));
+	if (chains == NULL || chains->nchains == 0)
+		return builtin(fcinfo);
+	if (chains->exact && answer != ANSWER_BUILTIN)
+	{
+		Datum		result;
+
+		if (answer_from_chain(fcinfo, chains, answer, &result))
+			return result;
+	}
+	narrowed = jt_narrow(PG_GETARG_DATUM(0), chains, &missed);
 	if (narrowed == (Datum) 0)
 		return builtin(fcinfo);
 	return jt_call_on_narrowed(fcinfo, builtin, 0, narrowed);
 }
 
-#define JT_PATH_FUNC(builtin, set_returning) \
+#define JT_PATH_FUNC(builtin, set_returning, answer) \
 Datum \
 jt_##builtin(PG_FUNCTION_ARGS) \
 { \
-	return call_narrowed(fcinfo, builtin, set_returning); \
+	return call_narrowed(fcinfo, builtin, set_returning, answer); \
 }
 
-JT_PATH_FUNC(jsonb_path_exists, false)
-JT_PATH_FUNC(jsonb_path_exists_tz, false)
-JT_PATH_FUNC(jsonb_path_exists_opr, false)
-JT_PATH_FUNC(jsonb_path_match, false)
-JT_PATH_FUNC(jsonb_path_match_tz, false)
-JT_PATH_FUNC(jsonb_path_match_opr, false)
-JT_PATH_FUNC(jsonb_path_query, true)
-JT_PATH_FUNC(jsonb_path_query_tz, true)
-JT_PATH_FUNC(jsonb_path_query_array, false)
-JT_PATH_FUNC(jsonb_path_query_array_tz, false)
-JT_PATH_FUNC(jsonb_path_query_first, false)
-JT_PATH_FUNC(jsonb_path_query_first_tz, false)
+JT_PATH_FUNC(jsonb_path_exists, false, ANSWER_EXISTS)
+JT_PATH_FUNC(jsonb_path_exists_tz, false, ANSWER_EXISTS)
+JT_PATH_FUNC(jsonb_path_exists_opr, false, ANSWER_EXISTS)
+JT_PATH_FUNC(jsonb_path_match, false, ANSWER_MATCH)
+JT_PATH_FUNC(jsonb_path_match_tz, false, ANSWER_MATCH)
+JT_PATH_FUNC(jsonb_path_match_opr, false, ANSWER_MATCH)
+JT_PATH_FUNC(jsonb_path_query, true, ANSWER_BUILTIN)
+JT_PATH_FUNC(jsonb_path_query_tz, true, ANSWER_BUILTIN)
+JT_PATH_FUNC(jsonb_path_query_array, false, ANSWER_BUILTIN)
+JT_PATH_FUNC(jsonb_path_query_array_tz, false, ANSWER_BUILTIN)
+JT_PATH_FUNC(jsonb_path_query_first, false, ANSWER_FIRST)
+JT_PATH_FUNC(jsonb_path_query_first_tz, false, ANSWER_FIRST)

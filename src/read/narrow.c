@@ -41,6 +41,7 @@ jt_chains_init(JtChains *chains)
 {
 	chains->nsteps = 0;
 	chains->nchains = 0;
+	chains->exact = false;
 }
 
 /* Start a chain; false if there is no room for another. */
@@ -288,17 +289,26 @@ write_container(StringInfo buf, ChainNode *node)
 /*
  * The narrowed document of a lone chain of keys that all lead somewhere:
  * an object of one key per step, down to the node reached, copied as it
- * is, without the tree of chains.  (Datum) 0, having closed nothing,
- * where a step is an index or the node is not there to be copied.
+ * is.  Laid out as the writer lays such objects out (jsonb_writer.c), in
+ * one pass: each object's header, its two JEntries and its key, the next
+ * object, and at last the node; each value's JEntry, which holds the
+ * length of everything after it, is filled in at the end.  (Datum) 0,
+ * having closed nothing, where a step is an index or the node is not
+ * there to be copied.
  */
 #define NARROW_ONE_CHAIN_MAX_STEPS	32
 
 static Datum
 narrow_one_chain(JtReach *r, const JtPathStep *steps, int n)
 {
-	JtWriter	w[NARROW_ONE_CHAIN_MAX_STEPS];
-	StringInfoData buf;
-	Size		room = VARHDRSZ + 1 + r->node.length + sizeof(uint32);
+	uint32		value_entry[NARROW_ONE_CHAIN_MAX_STEPS];
+	uint32		value_start[NARROW_ONE_CHAIN_MAX_STEPS];
+	uint32		type;
+	const char *data;
+	uint32		len;
+	Size		room = VARHDRSZ;
+	Size		pos = VARHDRSZ;
+	char	   *buf;
 
 	if (n <= 0 || n > NARROW_ONE_CHAIN_MAX_STEPS)
 		return (Datum) 0;
@@ -306,36 +316,43 @@ narrow_one_chain(JtReach *r, const JtPathStep *steps, int n)
 	{
 		if (steps[i].key == NULL)
 			return (Datum) 0;
-		/* padding, the object's header, two JEntries, the key */
-		room += 4 * sizeof(uint32) + steps[i].keylen;
+		/* the object's header, two JEntries, the key, padding */
+		room += 3 * sizeof(uint32) + steps[i].keylen + 3;
 	}
-	room = Min(room, MaxAllocSize - 1);
-	buf.maxlen = (int) room;
-	buf.data = palloc(buf.maxlen);
-	buf.len = VARHDRSZ;
-	buf.cursor = 0;
+	if (!jt_reach_bytes(r, &type, &data, &len))
+		return (Datum) 0;
+	buf = palloc(room + len);
 	for (int i = 0; i < n; i++)
 	{
-		jt_writer_begin(&w[i], &buf, JT_CONTAINER_OBJECT | 1);
-		jt_writer_entry(&w[i], JT_JENTRY_STRING, steps[i].key,
-						steps[i].keylen);
-		if (i < n - 1)
-			jt_writer_entry_begin(&w[i], JT_JENTRY_CONTAINER);
+		uint32		header = JT_CONTAINER_OBJECT | 1;
+		uint32		key_entry = JT_JENTRY_STRING | JT_JENTRY_HAS_OFF |
+			steps[i].keylen;
+
+		memcpy(buf + pos, &header, sizeof(uint32));
+		memcpy(buf + pos + sizeof(uint32), &key_entry, sizeof(uint32));
+		value_entry[i] = pos + 2 * sizeof(uint32);
+		pos += 3 * sizeof(uint32);
+		memcpy(buf + pos, steps[i].key, steps[i].keylen);
+		pos += steps[i].keylen;
+		value_start[i] = pos;
+		if (i < n - 1 || jt_entry_type_is_aligned(type))
+			while (pos % sizeof(uint32) != 0)
+				buf[pos++] = '\0';
 	}
-	if (!jt_reach_write(r, &w[n - 1]))
+	memcpy(buf + pos, data, len);
+	pos += len;
+	if (pos - value_start[0] > JT_JENTRY_OFFLEN_MASK)
+		jt_writer_too_long();
+	for (int i = 0; i < n; i++)
 	{
-		pfree(buf.data);
-		return (Datum) 0;
+		uint32		value = (i < n - 1 ? JT_JENTRY_CONTAINER : type) |
+			(uint32) (pos - value_start[i]);
+
+		memcpy(buf + value_entry[i], &value, sizeof(uint32));
 	}
-	for (int i = n - 1; i >= 0; i--)
-	{
-		jt_writer_end(&w[i]);
-		if (i > 0)
-			jt_writer_entry_end(&w[i - 1]);
-	}
-	SET_VARSIZE(buf.data, buf.len);
+	SET_VARSIZE(buf, pos);
 	jt_reach_close(r);
-	return PointerGetDatum(buf.data);
+	return PointerGetDatum(buf);
 }
 
 /*

@@ -28,6 +28,8 @@ typedef struct JtChains
 	int			start[JT_NARROW_MAX_CHAINS];	/* of each chain, in steps */
 	int			length[JT_NARROW_MAX_CHAINS];
 	int			nchains;
+	bool		exact;			/* what is read is the node the one chain
+								 * reaches, and nothing else */
 } JtChains;
 
 extern void jt_chains_init(JtChains *chains);
