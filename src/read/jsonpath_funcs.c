@@ -345,6 +345,26 @@ item_path_chains(const JtChains *base, List *item_paths, JtChains *chains)
 }
 
 /*
+ * item narrowed for the paths of a JSON_TABLE whose row pattern is jp, if
+ * that is a chain: to what item_paths read of the node it names.  (Datum)
+ * 0 if not, or if some item path reads that node whole.
+ */
+static Datum
+narrow_for_item_paths(Datum item, JsonPath *jp, List *item_paths)
+{
+	JtChains	base;
+	JtChains	chains;
+	bool		missed;
+
+	jt_chains_init(&base);
+	jt_chains_init(&chains);
+	if (!pure_chain(jp, &base) ||
+		!item_path_chains(&base, item_paths, &chains) || chains.nchains == 0)
+		return (Datum) 0;
+	return jt_narrow(item, &chains, &missed);
+}
+
+/*
  * The context item of a SQL/JSON query function (JSON_VALUE, JSON_QUERY,
  * JSON_EXISTS, JSON_TABLE) narrowed for its path, or the item itself.
  * JSON_TABLE's row pattern comes with item_paths, the paths of its columns
@@ -354,19 +374,13 @@ item_path_chains(const JtChains *base, List *item_paths, JtChains *chains)
 Datum
 jt_narrow_path_item(Datum item, JsonPath *jp, List *item_paths)
 {
-	Datum		narrowed;
-	JtChains	base;
-	JtChains	chains;
-	bool		missed;
+	Datum		narrowed = (Datum) 0;
 
 	if (jt_datum_is_plain(item))
 		return item;
-	jt_chains_init(&base);
-	jt_chains_init(&chains);
-	if (item_paths != NIL && pure_chain(jp, &base) &&
-		item_path_chains(&base, item_paths, &chains) && chains.nchains > 0)
-		narrowed = jt_narrow(item, &chains, &missed);
-	else
+	if (item_paths != NIL)
+		narrowed = narrow_for_item_paths(item, jp, item_paths);
+	if (narrowed == (Datum) 0)
 		narrowed = narrow_for_path(item, jp);
 	return narrowed == (Datum) 0 ? item : narrowed;
 }
