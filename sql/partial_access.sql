@@ -242,6 +242,29 @@ SELECT count(*) FILTER (WHERE (f.jb -> 'key1') IS DISTINCT FROM (d.doc -> 'key1'
 FROM f_lz4_external f JOIN docs d USING (id);
 RESET search_path;
 
+-- A small object whose keys lie past what has been read of its value:
+-- reading a key reads on, and may move the buffer, while the object's
+-- JEntries are being walked.  Fillers of 7,900 to 7,990 bytes put the
+-- keys of "q" on either side of the first read's end.  Each lookup runs
+-- in a transaction of its own, which starts with an empty buffer.
+CREATE TABLE boundary (pad int, jb jsonb);
+ALTER TABLE boundary ALTER COLUMN jb SET STORAGE EXTERNAL;
+INSERT INTO boundary
+SELECT n, jsonb_build_object('p', repeat('x', n), 'q', '{"k1": 1, "k2": 2}'::jsonb,
+							 'r', repeat('y', 5000))
+FROM generate_series(7900, 7990) n;
+CREATE TABLE boundary_wrong (pad int, key text);
+SELECT format('INSERT INTO boundary_wrong SELECT pad, %L FROM boundary WHERE pad = %s AND jt.jt_extract_path(jb, ''q'', %L) IS DISTINCT FROM %L::jsonb',
+			  k, n, k, v)
+FROM generate_series(7900, 7990) n, (VALUES ('k1', '1'), ('k2', '2')) kv(k, v)
+ORDER BY n, k
+\set ECHO none
+\gexec
+\set ECHO all
+SELECT (SELECT count(*) FROM boundary) AS documents,
+	   (SELECT count(*) FROM boundary_wrong) AS wrong;
+DROP TABLE boundary, boundary_wrong;
+
 DROP SCHEMA jt CASCADE;
 DROP TABLE docs, probes, expected, results, f_pglz_inline, f_lz4_inline, f_pglz_external,
   f_lz4_external, f_uncompressed CASCADE;

@@ -98,7 +98,8 @@ entry_at(JtSource *src, const ContainerLayout *lay, uint32 i)
 
 /*
  * The container's JEntries if all of them are readable as they are (a
- * skeleton, a document in memory), for loops over several; else NULL.
+ * skeleton, a document in memory), for loops over several that read
+ * nothing else from the source (a read may move its data); else NULL.
  */
 static inline const char *
 entries_readable(JtSource *src, const ContainerLayout *lay)
@@ -306,12 +307,12 @@ object_find(JtSource *src, const JtNode *object, const ContainerLayout *lay,
 	 */
 	if (high <= SMALL_OBJECT_KEYS)
 	{
-		const char *entries = entries_readable(src, lay);
 		uint64		start = 0;
 
+		/* entry_at() each time: reading a key may move the source's data */
 		for (uint32 i = 0; i < high; i++)
 		{
-			uint32		e = entry_from(src, lay, entries, i);
+			uint32		e = entry_at(src, lay, i);
 			uint64		len = entry_length(src, lay, e, start);
 			int			diff;
 
