@@ -171,7 +171,58 @@ SELECT e, orr_error(e) FROM unnest(ARRAY[
 	'jsonb_path_match(jb, ''$.a'', ''{}'', false)',
 	'jsonb_path_match(jb, ''$.a'', ''{}'', true)',
 	'jsonb_path_match(jb, ''$.flag'', ''{}'', false)']) e;
+SELECT e, orr_error(e) FROM unnest(ARRAY[
+	'jsonb_path_exists(jb, ''$.name'', ''[]'', true)',
+	'jsonb_path_query_first(jb, ''$.obj'', ''1'', true)',
+	'jsonb_path_match(jb, ''$.flag'', ''"x"'', true)',
+	'jsonb_path_query_first(''5'', ''strict $[0]'', ''{}'', false)',
+	'jsonb_path_query_first(''5'', ''strict $[0]'', ''{}'', true)',
+	'jsonb_path_query_first(''5'', ''lax $[0]'')']) e;
 DROP FUNCTION orr_error(text);
+
+-- The document a path of keys is narrowed to, for the SQL/JSON query
+-- functions and @@, lays out every kind of leaf after keys of every length
+-- modulo 4 (the padding before numerics and containers), and chains of 32
+-- keys (written in one pass) and of 33 (through the tree of chains).
+CREATE TABLE orr_chain (id int, jb jsonb);
+ALTER TABLE orr_chain ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+INSERT INTO orr_chain SELECT 1, jsonb_build_object(
+	'a', jsonb_build_object('n', 1.5, 's', 'x', 'e', '', 't', true, 'f', false,
+							'z', NULL::jsonb, 'o', jsonb_build_object('k', 2),
+							'l', jsonb_build_array(1, 2)),
+	'bb', jsonb_build_object('n', -7), 'ccc', jsonb_build_object('n', 123456789.25),
+	'dddd', jsonb_build_object('n', 0, 'o', '{}'::jsonb),
+	'big', repeat('b', 3000));
+UPDATE orr_chain SET jb = jsonb_set(jb, '{deep32}',
+	(SELECT ('{"x": ' || repeat('{"x": ', 30) || '1.25' || repeat('}', 30) || '}')::jsonb));
+UPDATE orr_chain SET jb = jsonb_set(jb, '{deep33}',
+	(SELECT ('{"x": ' || repeat('{"x": ', 31) || '1.25' || repeat('}', 31) || '}')::jsonb));
+SELECT (jsonb_toaster_storage(jb)).form FROM orr_chain;
+CREATE TABLE orr_chain_paths (p text);
+INSERT INTO orr_chain_paths
+SELECT '$.' || k || '.' || l
+FROM unnest(ARRAY['a', 'bb', 'ccc', 'dddd']) k,
+	 unnest(ARRAY['n', 's', 'e', 't', 'f', 'z', 'o', 'l', 'o.k']) l
+UNION ALL SELECT '$.deep32' || repeat('.x', 31)
+UNION ALL SELECT '$.deep33' || repeat('.x', 32);
+CREATE VIEW orr_chain_results AS
+SELECT p.p, JSON_QUERY(c.jb, p.p::jsonpath)::text AS q,
+	   JSON_VALUE(c.jb, p.p::jsonpath) AS v,
+	   JSON_EXISTS(c.jb, p.p::jsonpath) AS e,
+	   c.jb @@ (p.p || ' == 1.25')::jsonpath AS m,
+	   (SELECT array_agg(t.*::text) FROM JSON_TABLE(c.jb, '$' COLUMNS (
+			x jsonb PATH '$.a.n', y text PATH '$.dddd.o', w jsonb PATH '$.bb')) t) AS jt
+FROM orr_chain c, orr_chain_paths p;
+CREATE TABLE orr_chain_served AS SELECT * FROM orr_chain_results;
+SET jsonb_toaster.override_builtins = off;
+CREATE TABLE orr_chain_builtin AS SELECT * FROM orr_chain_results;
+RESET jsonb_toaster.override_builtins;
+SELECT count(*) AS paths,
+	   count(*) FILTER (WHERE s IS DISTINCT FROM b) AS differ,
+	   count(*) FILTER (WHERE (s).e) AS found
+FROM orr_chain_served s JOIN orr_chain_builtin b USING (p);
+DROP VIEW orr_chain_results;
+DROP TABLE orr_chain, orr_chain_paths, orr_chain_served, orr_chain_builtin;
 
 DROP VIEW orr_results, orr_docs;
 DROP TABLE orr_main, orr_ext, orr_plain_ext, orr_skel, orr_served, orr_builtin;
