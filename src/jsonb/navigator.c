@@ -97,30 +97,6 @@ entry_at(JtSource *src, const ContainerLayout *lay, uint32 i)
 }
 
 /*
- * The container's JEntries if all of them are readable as they are (a
- * skeleton, a document in memory), for loops over several that read
- * nothing else from the source (a read may move its data); else NULL.
- */
-static inline const char *
-entries_readable(JtSource *src, const ContainerLayout *lay)
-{
-	return likely(lay->data <= src->avail) ? src->data + lay->entries : NULL;
-}
-
-/* JEntry i, from entries_readable()'s result or else from the source */
-static inline uint32
-entry_from(JtSource *src, const ContainerLayout *lay, const char *entries,
-		   uint32 i)
-{
-	uint32		v;
-
-	if (entries == NULL)
-		return entry_at(src, lay, i);
-	memcpy(&v, entries + (uint64) i * sizeof(uint32), sizeof(uint32));
-	return v;
-}
-
-/*
  * Start of entry i's data, relative to the data area: the nearest stored
  * end offset before it, plus the lengths in between.  With check, that end
  * offset is also checked against the start of its own entry.  A walk or a
@@ -133,12 +109,11 @@ static inline uint64
 entry_start_from(JtSource *src, const ContainerLayout *lay, uint32 i,
 				 bool check)
 {
-	const char *entries = entries_readable(src, lay);
 	uint64		start = 0;
 
 	while (i > 0)
 	{
-		uint32		e = entry_from(src, lay, entries, --i);
+		uint32		e = entry_at(src, lay, --i);
 
 		start += e & JT_JENTRY_OFFLEN_MASK;
 		if (e & JT_JENTRY_HAS_OFF)
@@ -309,7 +284,6 @@ object_find(JtSource *src, const JtNode *object, const ContainerLayout *lay,
 	{
 		uint64		start = 0;
 
-		/* entry_at() each time: reading a key may move the source's data */
 		for (uint32 i = 0; i < high; i++)
 		{
 			uint32		e = entry_at(src, lay, i);

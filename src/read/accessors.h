@@ -14,7 +14,6 @@
 
 #include "fmgr.h"
 
-#include "jsonb/jsonb_writer.h"
 #include "read/datum_source.h"
 
 /* same arguments, results and errors as the builtins of the same name */
