@@ -115,12 +115,12 @@ OBJS += \
 	src/bytea/bytea_append.o \
 	src/subscripting.o \
 	src/overrides.o
-REGRESS += toaster sharing packing units tree_outside large_documents nested_documents folded partial_update deltas update_random syntaxes_random toaster_corruption rewrite column_privileges override_results convert_ownership column_options column_label bytea_toaster
+REGRESS += toaster sharing packing units tree_outside large_documents nested_documents folded partial_update deltas update_random syntaxes_random toaster_corruption rewrite column_privileges override_results convert_ownership column_options column_label bytea_toaster executor_paths
 # Isolation specs (specs/, several sessions) run with the pg_regress files,
 # not when REGRESS is emptied to run only the TAP tests, which start
 # clusters of their own.
 ifneq ($(strip $(REGRESS)),)
-ISOLATION = convert_column_lock bytea_append_concurrency
+ISOLATION = convert_column_lock bytea_append_concurrency held_documents
 endif
 else
 REGRESS += stock
