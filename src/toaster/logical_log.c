@@ -303,11 +303,19 @@ jt_rmgr_desc(StringInfo buf, XLogReaderState *record)
 		XLogRecGetDataLen(record) >= sizeof(xl_jt_shared_stream))
 	{
 		xl_jt_shared_stream st;
+		uint64		stream_at;
+		const char *compression = NULL;
 
 		memcpy(&st, XLogRecGetData(record), sizeof(st));
-		appendStringInfo(buf, "rel %u/%u/%u; %u toast values; stream of %u bytes",
+		stream_at = sizeof(st) + (uint64) st.nvalues * sizeof(JtStreamValue);
+		if (stream_at + st.stream_len <= XLogRecGetDataLen(record))
+			compression = jt_shared_stream_compression(XLogRecGetData(record) +
+													   stream_at,
+													   st.stream_len);
+		appendStringInfo(buf, "rel %u/%u/%u; %u toast values; stream of %u bytes, %s",
 						 st.toast_locator.spcOid, st.toast_locator.dbOid,
-						 st.toast_locator.relNumber, st.nvalues, st.stream_len);
+						 st.toast_locator.relNumber, st.nvalues, st.stream_len,
+						 compression ? compression : "unreadable");
 		return;
 	}
 	if (info != XLOG_JT_VALUE_CHUNKS ||

@@ -13,7 +13,7 @@
  * compression unit most of which later updates replaced) go into one
  * stream instead: a header, the values the stream is laid over, and the
  * raw content of each shared part as the flattener will ask for it,
- * compressed with the column's method.  Decoding lays the stream out over
+ * compressed (stream_compression()).  Decoding lays the stream out over
  * those values, each getting as many bytes as it stores (zeros after the
  * stream's end), so that core rebuilds every value the size the pointer
  * gives it; reassembly finds the header at the start of the first value
@@ -174,6 +174,23 @@ append_entry(StringInfo entries, const JtPartEntry *stored,
 }
 
 /*
+ * How a stream's entries are compressed: with lz4 when the server has it,
+ * whatever the column's method.  The stream is built at each UPDATE that
+ * shares parts, and lives only in the WAL: lz4 compresses it several times
+ * faster than pglz, and decoding decompresses it as core decompresses
+ * any TOAST value (a server without lz4 never writes such a stream).
+ */
+static inline char
+stream_compression(void)
+{
+#ifdef USE_LZ4
+	return TOAST_LZ4_COMPRESSION;
+#else
+	return TOAST_PGLZ_COMPRESSION;
+#endif
+}
+
+/*
  * Do the parts of skel in value valueid (extsize bytes stored) go into the
  * stream?  Parts stored one by one do: compressed together they take less.
  * A compression unit's parts are compressed together already, and
@@ -213,14 +230,12 @@ value_streams(const JtPartEntry *ranges, uint32 nranges, Oid valueid,
 
 /*
  * Append to entries each part of skel (ranges[], as the flattener asks for
- * them, an outside tree's too) that lies in one of values[]; *method gets
- * the column's compression method, as the stored parts show it.
+ * them, an outside tree's too) that lies in one of values[].
  */
 static void
 collect_entries(StringInfo entries, const JtSkeleton *skel,
 				const JtPartEntry *ranges, uint32 nranges,
-				const varatt_external *values, uint32 nvalues,
-				uint32 *method)
+				const varatt_external *values, uint32 nvalues)
 {
 	JtUnitCache units;
 
@@ -236,15 +251,7 @@ collect_entries(StringInfo entries, const JtSkeleton *skel,
 			if (stored->valueid != values[v].va_valueid)
 				continue;
 			if (value == NULL)
-			{
 				value = read_stored_value(&values[v]);
-				if (VARATT_EXTERNAL_IS_COMPRESSED(values[v]) &&
-					*method == TOAST_INVALID_COMPRESSION_ID)
-					*method = VARATT_EXTERNAL_GET_COMPRESS_METHOD(values[v]);
-			}
-			if (*method == TOAST_INVALID_COMPRESSION_ID &&
-				jt_stored_compressed(stored))
-				*method = stored->extinfo >> VARLENA_EXTSIZE_BITS;
 			append_entry(entries, stored, value, skel->hdr.toastrelid, &units);
 		}
 		if (value != NULL)
@@ -276,7 +283,6 @@ jt_shared_stream_build(struct varlena *pointer,
 	uint32		nparts = 0;
 	uint64		raw_total = 0;
 	uint64		stored_total = 0;
-	uint32		method = TOAST_INVALID_COMPRESSION_ID;
 	StringInfoData entries;
 	JtStreamValue *order = NULL;
 	JtStreamHeader hdr;
@@ -339,7 +345,7 @@ jt_shared_stream_build(struct varlena *pointer,
 	/* each shared part as the flattener asks for it (a delta's base) */
 	initStringInfo(&entries);
 	appendStringInfoSpaces(&entries, VARHDRSZ);
-	collect_entries(&entries, &skel, ranges, nranges, values, nvalues, &method);
+	collect_entries(&entries, &skel, ranges, nranges, values, nvalues);
 	if (entries.len > JT_STREAM_MAX_RAW)
 		goto done;
 	SET_VARSIZE(entries.data, entries.len);
@@ -347,8 +353,7 @@ jt_shared_stream_build(struct varlena *pointer,
 	/* the header, the ids, then the entries, compressed if that pays */
 	compressed = (struct varlena *) DatumGetPointer(
 		toast_compress_datum(PointerGetDatum(entries.data),
-							 method == TOAST_LZ4_COMPRESSION_ID ?
-							 TOAST_LZ4_COMPRESSION : TOAST_PGLZ_COMPRESSION));
+							 stream_compression()));
 	body = compressed != NULL ? compressed : (struct varlena *) entries.data;
 	stored_len = VARSIZE(body);
 	if ((uint64) head_len + stored_len >= stored_total)
@@ -582,6 +587,37 @@ jt_shared_stream_holds(const JtSharedStream *st, Oid valueid)
 {
 	return bsearch(&valueid, st->valueids, st->nvalues, sizeof(Oid),
 				   valueid_cmp) != NULL;
+}
+
+/*
+ * How the entries of a stream (len bytes, as logged) are stored: "lz4",
+ * "pglz" or "uncompressed"; NULL if the stream is too short to say.  For
+ * the record's description: nothing is checked.
+ */
+const char *
+jt_shared_stream_compression(const char *stream, uint32 len)
+{
+	JtStreamHeader hdr;
+	uint64		head_len;
+	char		body[VARHDRSZ_COMPRESSED];
+
+	if (len < sizeof(hdr))
+		return NULL;
+	memcpy(&hdr, stream, sizeof(hdr));
+	head_len = sizeof(hdr) + (uint64) hdr.nvalues * sizeof(JtStreamValue);
+	if (head_len + VARHDRSZ_COMPRESSED > len)
+		return NULL;
+	memcpy(body, stream + head_len, VARHDRSZ_COMPRESSED);
+	if (!VARATT_IS_COMPRESSED(body))
+		return "uncompressed";
+	switch (VARDATA_COMPRESSED_GET_COMPRESS_METHOD(body))
+	{
+		case TOAST_PGLZ_COMPRESSION_ID:
+			return "pglz";
+		case TOAST_LZ4_COMPRESSION_ID:
+			return "lz4";
+	}
+	return NULL;
 }
 
 /* The raw content of stored range of a value the stream holds, palloc'd. */

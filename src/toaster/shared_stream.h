@@ -36,6 +36,8 @@ extern JtSharedStream *jt_shared_stream_find(const JtPartEntry *values,
 											 uint32 nvalues, Oid toastrelid,
 											 bool ask_core);
 extern bool jt_shared_stream_holds(const JtSharedStream *st, Oid valueid);
+extern const char *jt_shared_stream_compression(const char *stream,
+												uint32 len);
 extern struct varlena *jt_shared_stream_part(const JtSharedStream *st,
 											 const JtPartEntry *range);
 
