@@ -436,7 +436,7 @@ foreach my $n (3, 5)
 # whole.
 SKIP:
 {
-	skip 'contrib module pg_walinspect is not installed', 6
+	skip 'contrib module pg_walinspect is not installed', 10
 	  unless -f $node->config_data('--sharedir') . '/extension/pg_walinspect.control';
 	$node->safe_psql('postgres', q{
 CREATE EXTENSION IF NOT EXISTS pg_walinspect;
@@ -493,6 +493,46 @@ WHERE resource_manager = 'jsonb_toaster'}),
 	is( $node->safe_psql('postgres', q{SELECT md5(jb::text) FROM bigp WHERE id = 1}),
 		md5_hex($pdecoded{1} // ''),
 		'pglz, its shared parts streamed with lz4: decoded whole');
+
+	# Parts that compressed alone to more than seven eighths of their size
+	# go into the stream as stored, not decompressed to be compressed
+	# again; a stream that is mostly such parts is not compressed.  Fields
+	# of hex digits (hashes) in every part, or in half of them, the other
+	# half compressing well; the update writes one part anew, so that the
+	# parts the stream holds are fewer than the value's.
+	$node->safe_psql('postgres', q{
+CREATE TABLE hexy (id int PRIMARY KEY, jb jsonb COMPRESSION lz4);
+SET jsonb_toaster.unit_size = 0;
+ALTER TABLE hexy ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+INSERT INTO hexy SELECT i, (SELECT jsonb_object_agg('field' || lpad(j::text, 2, '0'),
+		CASE WHEN i = 1 OR j < 50
+			 THEN left(encode(sha512(convert_to(i || '/' || j, 'UTF8')), 'hex') ||
+					   encode(sha512(convert_to(i || '/' || j || '/2', 'UTF8')), 'hex'), 200)
+			 ELSE repeat('field ' || j || ' ', 25) END)
+	FROM generate_series(0, 99) j) FROM generate_series(1, 2) i;
+SELECT pg_create_logical_replication_slot('hexy', 'test_decoding');});
+	my %hexy_desc;
+	foreach my $i (1, 2)
+	{
+		my $from = $node->safe_psql('postgres', 'SELECT pg_current_wal_insert_lsn()');
+		$node->safe_psql('postgres',
+			qq{UPDATE hexy SET jb = jsonb_set(jb, '{field42}', to_jsonb(repeat('changed ', 400))) WHERE id = $i});
+		$hexy_desc{$i} = $node->safe_psql('postgres', qq{
+SELECT string_agg(record_type || ': ' || description, E'\n')
+FROM pg_get_wal_records_info('$from', pg_current_wal_insert_lsn())
+WHERE resource_manager = 'jsonb_toaster'});
+	}
+	like($hexy_desc{1}, qr/^SHARED_STREAM: .*, uncompressed$/,
+		'parts of hex digits streamed as stored, the stream not compressed again');
+	like($hexy_desc{2}, qr/^SHARED_STREAM: .*, lz4$/,
+		'half of the parts as stored: the stream compressed');
+	my %hdecoded = decoded_updates('hexy', 'hexy');
+	foreach my $i (1, 2)
+	{
+		is( $node->safe_psql('postgres', qq{SELECT md5(jb::text) FROM hexy WHERE id = $i}),
+			md5_hex($hdecoded{$i} // ''),
+			"parts streamed as stored ($i): decoded whole");
+	}
 }
 
 # Folded inline skeletons (format version 8): a document whose tree is

@@ -922,6 +922,30 @@ jt_part_from_value(const JtPartEntry *range, struct varlena *value,
 }
 
 /*
+ * The stored bytes of a part compressed alone (not in a unit): the
+ * extinfo's size of them, its compressed stream as stored, where they lie
+ * in value, its TOAST value as logical decoding rebuilds one (see
+ * jt_part_from_value()).
+ */
+const char *
+jt_part_stored_bytes(const JtPartEntry *range, struct varlena *value)
+{
+	Assert(!jt_entry_in_unit(range) && jt_stored_compressed(range));
+	jt_check_stored_entry(range);
+	if (jt_entry_is_whole_value(range) ?
+		VARSIZE_ANY_EXHDR(value) != jt_entry_extsize(range) :
+		(VARATT_IS_EXTENDED(value) ||
+		 VARSIZE(value) - VARHDRSZ != range->value_size))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("corrupt jsonb_toaster value"),
+				 errdetail("Toast value %u holds %u bytes, not the %u its parts say.",
+						   range->valueid, (uint32) VARSIZE_ANY_EXHDR(value),
+						   range->value_size)));
+	return VARDATA_ANY(value) + jt_entry_stored_offset(range);
+}
+
+/*
  * The raw content of a part whose stored bytes (its directory entry's
  * extinfo's size of them: its own, or its unit's) are at bytes.  A unit
  * cache, if given, keeps the unit decoded for the next parts of it, the

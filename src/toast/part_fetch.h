@@ -43,6 +43,8 @@ extern struct varlena *jt_read_part(const JtPartEntry *range, Oid toastrelid);
 extern struct varlena *jt_part_from_bytes(const JtPartEntry *range,
 										  const char *bytes, Oid toastrelid,
 										  JtUnitCache *cache);
+extern const char *jt_part_stored_bytes(const JtPartEntry *range,
+										struct varlena *value);
 extern struct varlena *jt_part_from_value(const JtPartEntry *range,
 										  struct varlena *value,
 										  Oid toastrelid, JtUnitCache *cache,

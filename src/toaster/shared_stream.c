@@ -63,7 +63,9 @@ typedef struct JtStreamHeader
 
 /*
  * An entry: a shared part as the flattener asks for it (the entry of what
- * is stored for it), its raw content, a varlena, after it.
+ * is stored for it), its raw content, a varlena, after it; or, for a part
+ * stored alone and compressed (keeps_stored_form()), its stored bytes as
+ * a varlena, shorter than the part's raw size.
  */
 typedef struct JtStreamEntry
 {
@@ -150,22 +152,54 @@ stream_entry_cmp(const void *a, const void *b)
 	return (x->rawsize > y->rawsize) - (x->rawsize < y->rawsize);
 }
 
-/* Append stored, a part of value, to entries with its raw content. */
+/*
+ * Does a shared part go into the stream as it is stored rather than as its
+ * raw content?  When it is stored alone, compressed to more than seven
+ * eighths of its size: what the stream's compression could still find in
+ * it is not worth decompressing it and compressing it again.
+ */
+static inline bool
+keeps_stored_form(const JtPartEntry *stored)
+{
+	return !jt_entry_in_unit(stored) && jt_stored_compressed(stored) &&
+		(uint64) jt_entry_extsize(stored) * 8 >
+		(uint64) (stored->rawsize - VARHDRSZ) * 7;
+}
+
+/*
+ * Append stored, a part of value, to entries with its raw content or its
+ * stored bytes; *as_stored counts the bytes of the latter.
+ */
 static void
 append_entry(StringInfo entries, const JtPartEntry *stored,
-			 struct varlena *value, Oid toastrelid, JtUnitCache *units)
+			 struct varlena *value, Oid toastrelid, JtUnitCache *units,
+			 uint64 *as_stored)
 {
 	JtStreamEntry e;
-	struct varlena *raw;
-	bool		should_free;
+	struct varlena *raw = NULL;
+	bool		should_free = false;
+	const char *bytes;
 
-	raw = jt_part_from_value(stored, value, toastrelid, units, &should_free);
 	memset(&e, 0, sizeof(e));
 	e.valueid = stored->valueid;
 	e.offset = stored->offset;
 	e.unit = stored->unit;
 	e.extinfo = stored->extinfo;
 	e.rawsize = stored->rawsize;
+	if (keeps_stored_form(stored))
+	{
+		uint64		head;		/* room for a varlena's header, aligned */
+
+		bytes = jt_part_stored_bytes(stored, value);
+		e.len = VARHDRSZ + jt_entry_extsize(stored);
+		SET_VARSIZE(&head, e.len);
+		appendBinaryStringInfo(entries, (char *) &e, sizeof(e));
+		appendBinaryStringInfo(entries, (char *) &head, VARHDRSZ);
+		appendBinaryStringInfo(entries, bytes, e.len - VARHDRSZ);
+		*as_stored += e.len;
+		return;
+	}
+	raw = jt_part_from_value(stored, value, toastrelid, units, &should_free);
 	e.len = VARSIZE_ANY(raw);
 	appendBinaryStringInfo(entries, (char *) &e, sizeof(e));
 	appendBinaryStringInfo(entries, (char *) raw, e.len);
@@ -230,13 +264,16 @@ value_streams(const JtPartEntry *ranges, uint32 nranges, Oid valueid,
 
 /*
  * Append to entries each part of skel (ranges[], as the flattener asks for
- * them, an outside tree's too) that lies in one of values[].
+ * them, an outside tree's too) that lies in one of values[]; returns how
+ * many of their bytes are parts as stored.
  */
-static void
+static uint64
 collect_entries(StringInfo entries, const JtSkeleton *skel,
 				const JtPartEntry *ranges, uint32 nranges,
 				const varatt_external *values, uint32 nvalues)
 {
+	uint64		as_stored = 0;
+
 	JtUnitCache units;
 
 	jt_unit_cache_init(&units);
@@ -252,12 +289,14 @@ collect_entries(StringInfo entries, const JtSkeleton *skel,
 				continue;
 			if (value == NULL)
 				value = read_stored_value(&values[v]);
-			append_entry(entries, stored, value, skel->hdr.toastrelid, &units);
+			append_entry(entries, stored, value, skel->hdr.toastrelid, &units,
+						 &as_stored);
 		}
 		if (value != NULL)
 			pfree(value);
 	}
 	jt_unit_cache_release(&units);
+	return as_stored;
 }
 
 /*
@@ -283,6 +322,7 @@ jt_shared_stream_build(struct varlena *pointer,
 	uint32		nparts = 0;
 	uint64		raw_total = 0;
 	uint64		stored_total = 0;
+	uint64		as_stored;
 	StringInfoData entries;
 	JtStreamValue *order = NULL;
 	JtStreamHeader hdr;
@@ -345,15 +385,20 @@ jt_shared_stream_build(struct varlena *pointer,
 	/* each shared part as the flattener asks for it (a delta's base) */
 	initStringInfo(&entries);
 	appendStringInfoSpaces(&entries, VARHDRSZ);
-	collect_entries(&entries, &skel, ranges, nranges, values, nvalues);
+	as_stored = collect_entries(&entries, &skel, ranges, nranges, values,
+								nvalues);
 	if (entries.len > JT_STREAM_MAX_RAW)
 		goto done;
 	SET_VARSIZE(entries.data, entries.len);
 
-	/* the header, the ids, then the entries, compressed if that pays */
-	compressed = (struct varlena *) DatumGetPointer(
-		toast_compress_datum(PointerGetDatum(entries.data),
-							 stream_compression()));
+	/*
+	 * The header, the ids, then the entries, compressed if that pays: not
+	 * when they are mostly parts as stored, compressed already.
+	 */
+	if (as_stored < (uint64) entries.len / 4 * 3)
+		compressed = (struct varlena *) DatumGetPointer(
+			toast_compress_datum(PointerGetDatum(entries.data),
+								 stream_compression()));
 	body = compressed != NULL ? compressed : (struct varlena *) entries.data;
 	stored_len = VARSIZE(body);
 	if ((uint64) head_len + stored_len >= stored_total)
@@ -599,7 +644,7 @@ jt_shared_stream_compression(const char *stream, uint32 len)
 {
 	JtStreamHeader hdr;
 	uint64		head_len;
-	char		body[VARHDRSZ_COMPRESSED];
+	uint64		body;			/* a varlena's compressed header, aligned */
 
 	if (len < sizeof(hdr))
 		return NULL;
@@ -607,10 +652,10 @@ jt_shared_stream_compression(const char *stream, uint32 len)
 	head_len = sizeof(hdr) + (uint64) hdr.nvalues * sizeof(JtStreamValue);
 	if (head_len + VARHDRSZ_COMPRESSED > len)
 		return NULL;
-	memcpy(body, stream + head_len, VARHDRSZ_COMPRESSED);
-	if (!VARATT_IS_COMPRESSED(body))
+	memcpy(&body, stream + head_len, VARHDRSZ_COMPRESSED);
+	if (!VARATT_IS_COMPRESSED(&body))
 		return "uncompressed";
-	switch (VARDATA_COMPRESSED_GET_COMPRESS_METHOD(body))
+	switch (VARDATA_COMPRESSED_GET_COMPRESS_METHOD(&body))
 	{
 		case TOAST_PGLZ_COMPRESSION_ID:
 			return "pglz";
@@ -620,9 +665,15 @@ jt_shared_stream_compression(const char *stream, uint32 len)
 	return NULL;
 }
 
-/* The raw content of stored range of a value the stream holds, palloc'd. */
+/*
+ * The raw content of stored range of a value the stream holds, palloc'd
+ * (decompressed, with the checks of any read of a part, where the stream
+ * holds the part as stored; toastrelid names the TOAST relation in
+ * errors).
+ */
 struct varlena *
-jt_shared_stream_part(const JtSharedStream *st, const JtPartEntry *range)
+jt_shared_stream_part(const JtSharedStream *st, const JtPartEntry *range,
+					  Oid toastrelid)
 {
 	JtStreamItem key;
 	const JtStreamItem *found;
@@ -642,5 +693,18 @@ jt_shared_stream_part(const JtSharedStream *st, const JtPartEntry *range)
 	memcpy(raw, found->content, found->entry.len);
 	if (VARSIZE_ANY(raw) != found->entry.len)
 		stream_corrupt(range->valueid, "a part's size does not match");
+	if (found->entry.len != (uint32) range->rawsize)
+	{
+		/* the part as stored, compressed alone */
+		struct varlena *stored = raw;
+
+		if (VARATT_IS_EXTENDED(stored) || jt_entry_in_unit(range) ||
+			!jt_stored_compressed(range) ||
+			VARSIZE(stored) - VARHDRSZ != jt_entry_extsize(range))
+			stream_corrupt(range->valueid, "a part's size does not match");
+		raw = palloc(range->rawsize);
+		jt_part_decompress(stored, range, toastrelid, raw);
+		pfree(stored);
+	}
 	return raw;
 }

@@ -39,6 +39,7 @@ extern bool jt_shared_stream_holds(const JtSharedStream *st, Oid valueid);
 extern const char *jt_shared_stream_compression(const char *stream,
 												uint32 len);
 extern struct varlena *jt_shared_stream_part(const JtSharedStream *st,
-											 const JtPartEntry *range);
+											 const JtPartEntry *range,
+											 Oid toastrelid);
 
 #endif							/* JSONB_TOASTER_SHARED_STREAM_H */

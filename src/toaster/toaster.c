@@ -223,7 +223,8 @@ fetch_decoded_parts(void *arg, uint32 first, uint32 n,
 		if (decoded->shared != NULL &&
 			jt_shared_stream_holds(decoded->shared, range->valueid))
 		{
-			raws[i] = jt_shared_stream_part(decoded->shared, range);
+			raws[i] = jt_shared_stream_part(decoded->shared, range,
+											toastrelid);
 			should_free[i] = true;
 			continue;
 		}
