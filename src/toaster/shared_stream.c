@@ -176,9 +176,8 @@ append_entry(StringInfo entries, const JtPartEntry *stored,
 			 uint64 *as_stored)
 {
 	JtStreamEntry e;
-	struct varlena *raw = NULL;
-	bool		should_free = false;
-	const char *bytes;
+	struct varlena *raw;
+	bool		should_free;
 
 	memset(&e, 0, sizeof(e));
 	e.valueid = stored->valueid;
@@ -188,9 +187,9 @@ append_entry(StringInfo entries, const JtPartEntry *stored,
 	e.rawsize = stored->rawsize;
 	if (keeps_stored_form(stored))
 	{
+		const char *bytes = jt_part_stored_bytes(stored, value);
 		uint64		head;		/* room for a varlena's header, aligned */
 
-		bytes = jt_part_stored_bytes(stored, value);
 		e.len = VARHDRSZ + jt_entry_extsize(stored);
 		SET_VARSIZE(&head, e.len);
 		appendBinaryStringInfo(entries, (char *) &e, sizeof(e));
@@ -273,7 +272,6 @@ collect_entries(StringInfo entries, const JtSkeleton *skel,
 				const varatt_external *values, uint32 nvalues)
 {
 	uint64		as_stored = 0;
-
 	JtUnitCache units;
 
 	jt_unit_cache_init(&units);
