@@ -78,6 +78,22 @@ SAVEPOINT s;
 UPDATE docs SET ver = ver + 1, jb = gen_doc(id, ver + 1) WHERE id > 150;
 ROLLBACK TO s;
 COMMIT;
+-- documents that compress well, of parts stored one by one (ids 1 to 3:
+-- an edit logs the parts it shares as a stream) or compressed together in
+-- units (4 to 6: as the units' chunks)
+CREATE TABLE listed (id int PRIMARY KEY, jb jsonb);
+ALTER TABLE listed ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
+CREATE FUNCTION listed_doc(i int) RETURNS jsonb LANGUAGE sql AS $$
+	SELECT jsonb_object_agg('k' || j,
+		(SELECT jsonb_agg(jsonb_build_object('n', k, 'tag', 'item ' || (k % 7) || ' of ' || i))
+		 FROM generate_series(1, 60) k))
+	FROM generate_series(1, 20) j
+$$;
+SET jsonb_toaster.unit_size = 0;
+INSERT INTO listed SELECT i, listed_doc(i) FROM generate_series(1, 3) i;
+SET jsonb_toaster.unit_size = 16384;
+INSERT INTO listed SELECT i, listed_doc(i) FROM generate_series(4, 6) i;
+UPDATE listed SET jb = jsonb_set(jb, '{k3,5,n}', to_jsonb(-id));
 });
 
 my $toastrel = $primary->safe_psql('postgres',
@@ -142,6 +158,10 @@ is( $primary->safe_psql('postgres', q{
 SELECT count(*) > count(DISTINCT id) * 4 FROM docs, jsonb_toaster_parts(jb) p}),
 	't', 'the documents have several parts each');
 compare('after the changes');
+my $listed_query = q{SELECT string_agg(md5(jb::text), ' ' ORDER BY id) FROM listed};
+is($standby->safe_psql('postgres', $listed_query),
+	$primary->safe_psql('postgres', $listed_query),
+	'the standby returns the primary\'s documents whose shared parts were logged either way');
 
 # The standby has only replayed WAL: its TOAST relation holds exactly the
 # live parts once the primary has vacuumed.
