@@ -2,24 +2,25 @@
  *
  * shared_stream.c
  *	  The parts a new value shares with the one it replaces, as logical
- *	  decoding gets them: their raw contents in one compressed stream
- *	  (patched servers only).
+ *	  decoding gets them: their contents in one stream (patched servers
+ *	  only).
  *
- * In a logically logged table the toaster logs, with each value it
- * stores, what decoding needs of the parts the value takes over
- * (logical_log.c).  Their stored chunks, each part compressed alone, take
- * far more WAL than the same parts compressed together, as stock's whole
- * document is.  So the parts stored one by one (and those of a
- * compression unit most of which later updates replaced) go into one
- * stream instead: a header, the values the stream is laid over, and the
- * raw content of each shared part as the flattener will ask for it,
- * compressed (stream_compression()).  Decoding lays the stream out over
+ * In a logically logged table the toaster logs, with each value it stores,
+ * what decoding needs of the parts the value takes over (logical_log.c).
+ * Their stored chunks, each part compressed alone, take far more WAL than
+ * the same parts compressed together, as stock's whole document is.  So the
+ * parts stored one by one (and those of a compression unit most of which
+ * later updates replaced) go into one stream instead: a header, the values
+ * the stream is laid over, and the raw content of each shared part as the
+ * flattener will ask for it (or the part as stored, where it hardly
+ * compressed: keeps_stored_form()), compressed (stream_compression())
+ * unless it is mostly parts as stored.  Decoding lays the stream out over
  * those values, each getting as many bytes as it stores (zeros after the
  * stream's end), so that core rebuilds every value the size the pointer
  * gives it; reassembly finds the header at the start of the first value
- * (the one holding an outside tree, if streamed, since decoding lists
- * only that one), checks it and its checksum, and serves the shared parts
- * from the stream.
+ * (the one holding an outside tree, if streamed, since decoding lists only
+ * that one), checks it and its checksum, and serves the shared parts from
+ * the stream.
  *
  * Copyright (c) 2026, jsonb_toaster developers
  *
@@ -74,7 +75,7 @@ typedef struct JtStreamEntry
 	uint32		unit;
 	uint32		extinfo;
 	int32		rawsize;
-	uint32		len;			/* of the raw content, a varlena */
+	uint32		len;			/* of the content that follows, a varlena */
 } JtStreamEntry;
 
 /* streams of more raw bytes go as chunks: records stay reasonably small */
@@ -83,7 +84,7 @@ typedef struct JtStreamEntry
 typedef struct JtStreamItem
 {
 	JtStreamEntry entry;
-	const char *content;		/* its raw content */
+	const char *content;		/* its content, raw or as stored */
 } JtStreamItem;
 
 /* The shared parts of a pointer being reassembled, from its stream. */
@@ -634,8 +635,9 @@ jt_shared_stream_holds(const JtSharedStream *st, Oid valueid)
 
 /*
  * How the entries of a stream (len bytes, as logged) are stored: "lz4",
- * "pglz" or "uncompressed"; NULL if the stream is too short to say.  For
- * the record's description: nothing is checked.
+ * "pglz" or "uncompressed"; NULL if the stream is too short to say or
+ * names no method known.  For the record's description: nothing is
+ * checked.
  */
 const char *
 jt_shared_stream_compression(const char *stream, uint32 len)
