@@ -438,6 +438,9 @@ SKIP:
 {
 	skip 'contrib module pg_walinspect is not installed', 10
 	  unless -f $node->config_data('--sharedir') . '/extension/pg_walinspect.control';
+	skip 'the server was built without lz4', 10
+	  unless $node->safe_psql('postgres', q{
+SELECT 'lz4' = ANY(enumvals) FROM pg_settings WHERE name = 'default_toast_compression'}) eq 't';
 	$node->safe_psql('postgres', q{
 CREATE EXTENSION IF NOT EXISTS pg_walinspect;
 CREATE TABLE bigz (id int PRIMARY KEY, jb jsonb COMPRESSION lz4);
