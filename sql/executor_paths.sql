@@ -13,12 +13,16 @@ RESET client_min_messages;
 
 CREATE TABLE docs (id int PRIMARY KEY, jb jsonb);
 ALTER TABLE docs ALTER COLUMN jb SET (toaster = 'jsonb_toaster');
-INSERT INTO docs
-SELECT i, jsonb_build_object('a', i,
-	'big', (SELECT jsonb_agg(md5(g::text || i::text)) FROM generate_series(1, 2000) g),
-	'obj', (SELECT jsonb_object_agg('k' || g, repeat(md5(g::text), 3)) FROM generate_series(1, 60) g),
-	'z', 'end')
-FROM generate_series(1, 6) i;
+-- six documents of several parts
+CREATE FUNCTION fill_docs() RETURNS void LANGUAGE sql AS $$
+	INSERT INTO docs
+	SELECT i, jsonb_build_object('a', i,
+		'big', (SELECT jsonb_agg(md5(g::text || i::text)) FROM generate_series(1, 2000) g),
+		'obj', (SELECT jsonb_object_agg('k' || g, repeat(md5(g::text), 3)) FROM generate_series(1, 60) g),
+		'z', 'end')
+	FROM generate_series(1, 6) i;
+$$;
+SELECT fill_docs();
 SELECT count(*) FILTER (WHERE (jsonb_toaster_storage(jb)).form = 'skeleton' AND
 						(jsonb_toaster_storage(jb)).parts > 2) AS skeletons_of_several_parts
 FROM docs;
@@ -79,12 +83,7 @@ CLOSE held;
 
 -- start again from six documents of several parts
 TRUNCATE docs;
-INSERT INTO docs
-SELECT i, jsonb_build_object('a', i,
-	'big', (SELECT jsonb_agg(md5(g::text || i::text)) FROM generate_series(1, 2000) g),
-	'obj', (SELECT jsonb_object_agg('k' || g, repeat(md5(g::text), 3)) FROM generate_series(1, 60) g),
-	'z', 'end')
-FROM generate_series(1, 6) i;
+SELECT fill_docs();
 CREATE TABLE reference AS SELECT id, jsonb_toaster_standard(jb) AS jb FROM docs;
 
 -- Triggers: a BEFORE trigger that changes NEW's document, an AFTER row
@@ -210,5 +209,5 @@ WHERE c.jb::text = r.jb::text;
 
 DROP MATERIALIZED VIEW docs_view;
 DROP TABLE docs, reference, snap, seen, copied;
-DROP FUNCTION take_snapshot(), cursor_against_snapshot(refcursor), count_update(),
-	see_row(), see_statement();
+DROP FUNCTION fill_docs(), take_snapshot(), cursor_against_snapshot(refcursor),
+	count_update(), see_row(), see_statement();

@@ -891,6 +891,26 @@ jt_fetch_stored_parts_compressed(void *arg, uint32 first, uint32 n,
 }
 
 /*
+ * Check that value, a TOAST value as logical decoding rebuilds one, holds
+ * the bytes range's entry says: a part that is the whole value may be
+ * stored compressed; a value packing parts is stored as it is.
+ */
+static void
+check_value_size(const JtPartEntry *range, struct varlena *value)
+{
+	if (jt_entry_is_whole_value(range) ?
+		VARSIZE_ANY_EXHDR(value) != range->value_size :
+		(VARATT_IS_EXTENDED(value) ||
+		 VARSIZE(value) - VARHDRSZ != range->value_size))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("corrupt jsonb_toaster value"),
+				 errdetail("Toast value %u holds %u bytes, not the %u its parts say.",
+						   range->valueid, (uint32) VARSIZE_ANY_EXHDR(value),
+						   range->value_size)));
+}
+
+/*
  * The raw content of a part of the TOAST value value, rebuilt whole as
  * logical decoding rebuilds one (compressed, when the value's pointer says
  * so, for a part that is a value on its own).  *should_free says whether
@@ -908,14 +928,7 @@ jt_part_from_value(const JtPartEntry *range, struct varlena *value,
 		*should_free = (raw != value);
 		return raw;
 	}
-	if (VARATT_IS_EXTENDED(value) ||
-		VARSIZE(value) - VARHDRSZ != range->value_size)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("corrupt jsonb_toaster value"),
-				 errdetail("Toast value %u holds %u bytes, not the %u its parts say.",
-						   range->valueid, (uint32) VARSIZE_ANY_EXHDR(value),
-						   range->value_size)));
+	check_value_size(range, value);
 	*should_free = true;
 	return jt_part_from_bytes(range, VARDATA(value) + jt_entry_stored_offset(range),
 							  toastrelid, cache);
@@ -932,16 +945,7 @@ jt_part_stored_bytes(const JtPartEntry *range, struct varlena *value)
 {
 	Assert(!jt_entry_in_unit(range) && jt_stored_compressed(range));
 	jt_check_stored_entry(range);
-	if (jt_entry_is_whole_value(range) ?
-		VARSIZE_ANY_EXHDR(value) != jt_entry_extsize(range) :
-		(VARATT_IS_EXTENDED(value) ||
-		 VARSIZE(value) - VARHDRSZ != range->value_size))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("corrupt jsonb_toaster value"),
-				 errdetail("Toast value %u holds %u bytes, not the %u its parts say.",
-						   range->valueid, (uint32) VARSIZE_ANY_EXHDR(value),
-						   range->value_size)));
+	check_value_size(range, value);
 	return VARDATA_ANY(value) + jt_entry_stored_offset(range);
 }
 
