@@ -78,6 +78,13 @@ typedef struct JtStreamEntry
 	uint32		len;			/* of the content that follows, a varlena */
 } JtStreamEntry;
 
+/* The bytes of a stream before its entries: the header, then the values. */
+static inline uint64
+stream_head_len(uint32 nvalues)
+{
+	return sizeof(JtStreamHeader) + (uint64) nvalues * sizeof(JtStreamValue);
+}
+
 /* streams of more raw bytes go as chunks: records stay reasonably small */
 #define JT_STREAM_MAX_RAW		(4 * 1024 * 1024)
 
@@ -358,7 +365,7 @@ jt_shared_stream_build(struct varlena *pointer,
 	 */
 	if (nparts < 2 || raw_total > JT_STREAM_MAX_RAW)
 		goto done;
-	head_len = sizeof(JtStreamHeader) + nvalues * sizeof(JtStreamValue);
+	head_len = stream_head_len(nvalues);
 
 	/*
 	 * The values in the order they are laid over: decoding lists only the
@@ -522,7 +529,7 @@ stream_at(uint32 v, const JtPartEntry *values, struct varlena **contents,
 		memcmp(first, JT_STREAM_MAGIC, JT_STREAM_MAGIC_LEN) != 0)
 		return NULL;
 	memcpy(&hdr, first, sizeof(hdr));
-	head_len = sizeof(hdr) + (uint64) hdr.nvalues * sizeof(JtStreamValue);
+	head_len = stream_head_len(hdr.nvalues);
 	stream_len = head_len + hdr.stored_len;
 	if (hdr.nvalues == 0 || head_len > first_len ||
 		stream_len > MaxAllocSize || hdr.raw_len > MaxAllocSize ||
@@ -649,7 +656,7 @@ jt_shared_stream_compression(const char *stream, uint32 len)
 	if (len < sizeof(hdr))
 		return NULL;
 	memcpy(&hdr, stream, sizeof(hdr));
-	head_len = sizeof(hdr) + (uint64) hdr.nvalues * sizeof(JtStreamValue);
+	head_len = stream_head_len(hdr.nvalues);
 	if (head_len + VARHDRSZ_COMPRESSED > len)
 		return NULL;
 	memcpy(&body, stream + head_len, VARHDRSZ_COMPRESSED);
